@@ -1,0 +1,217 @@
+/*
+ * chan.c - framed JSON with descriptors over unix stream sockets.
+ * Runs in every process of coil; see chan.h for the frame format.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <poll.h>
+
+#include "chan.h"
+
+struct chan_hdr {
+	uint32_t len;
+	uint32_t nfds;
+};
+
+void
+chan_init(struct chan *c, int fd)
+{
+	c->fd = fd;
+	buf_init(&c->in);
+	c->nfds = 0;
+	c->eof = false;
+}
+
+void
+chan_close(struct chan *c)
+{
+	int i;
+
+	if (c->fd >= 0)
+		close(c->fd);
+	for (i = 0; i < c->nfds; i++)
+		close(c->fds[i]);
+	c->fd = -1;
+	c->nfds = 0;
+	buf_free(&c->in);
+}
+
+int
+chan_send(int fd, json_t *msg, const int *fds, int nfds)
+{
+	char *body;
+	size_t len;
+	struct chan_hdr h;
+	struct iovec iov[2];
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * CHAN_MAX_FDS)];
+		struct cmsghdr align;
+	} u;
+	struct msghdr m;
+	ssize_t w;
+	int rc = -1;
+
+	body = json_dumps(msg, JSON_COMPACT | JSON_ENCODE_ANY);
+	if (body == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	len = strlen(body);
+	h.len = (uint32_t)len;
+	h.nfds = (uint32_t)nfds;
+	iov[0].iov_base = &h;
+	iov[0].iov_len = sizeof h;
+	iov[1].iov_base = body;
+	iov[1].iov_len = len;
+	memset(&m, 0, sizeof m);
+	m.msg_iov = iov;
+	m.msg_iovlen = 2;
+	if (nfds > 0) {
+		struct cmsghdr *cm;
+
+		memset(&u, 0, sizeof u);
+		m.msg_control = u.buf;
+		m.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
+		cm = CMSG_FIRSTHDR(&m);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
+		memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
+	}
+	/* The first sendmsg carries the descriptors; whatever it did not
+	 * write goes out with plain writes. */
+	for (;;) {
+		w = sendmsg(fd, &m, MSG_NOSIGNAL);
+		if (w >= 0)
+			break;
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN) {
+			struct pollfd p = { .fd = fd, .events = POLLOUT };
+
+			poll(&p, 1, -1);
+			continue;
+		}
+		goto out;
+	}
+	if ((size_t)w < sizeof h) {
+		if (write_all(fd, (char *)&h + w, sizeof h - (size_t)w) == -1 ||
+		    write_all(fd, body, len) == -1)
+			goto out;
+	} else if (write_all(fd, body + (w - (ssize_t)sizeof h),
+	    len - (size_t)(w - (ssize_t)sizeof h)) == -1) {
+		goto out;
+	}
+	rc = 0;
+out:
+	free(body);
+	return rc;
+}
+
+int
+chan_fill(struct chan *c)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * CHAN_MAX_FDS)];
+		struct cmsghdr align;
+	} u;
+	struct msghdr m;
+	struct iovec iov;
+	struct cmsghdr *cm;
+	ssize_t r;
+
+	buf_reserve(&c->in, 65536);
+	iov.iov_base = c->in.p + c->in.len;
+	iov.iov_len = c->in.cap - c->in.len - 1;
+	memset(&m, 0, sizeof m);
+	m.msg_iov = &iov;
+	m.msg_iovlen = 1;
+	m.msg_control = u.buf;
+	m.msg_controllen = sizeof u.buf;
+	do {
+		r = recvmsg(c->fd, &m, MSG_CMSG_CLOEXEC);
+	} while (r == -1 && errno == EINTR);
+	if (r < 0)
+		return -1;
+	for (cm = CMSG_FIRSTHDR(&m); cm != NULL; cm = CMSG_NXTHDR(&m, cm)) {
+		int n, i, *p;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		n = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+		p = (int *)CMSG_DATA(cm);
+		for (i = 0; i < n; i++) {
+			if (c->nfds < (int)nitems(c->fds))
+				c->fds[c->nfds++] = p[i];
+			else
+				close(p[i]);
+		}
+	}
+	if (r == 0) {
+		c->eof = true;
+		return 0;
+	}
+	c->in.len += (size_t)r;
+	c->in.p[c->in.len] = '\0';
+	return 1;
+}
+
+json_t *
+chan_next(struct chan *c, int *fds, int *nfds, bool *bad)
+{
+	struct chan_hdr h;
+	json_t *msg;
+	json_error_t jerr;
+	int i, n;
+
+	if (bad != NULL)
+		*bad = false;
+	if (nfds != NULL)
+		*nfds = 0;
+	if (c->in.len < sizeof h)
+		return NULL;
+	memcpy(&h, c->in.p, sizeof h);
+	if (h.len > CHAN_MAX_FRAME || h.nfds > CHAN_MAX_FDS) {
+		if (bad != NULL)
+			*bad = true;
+		return NULL;
+	}
+	if (c->in.len < sizeof h + h.len)
+		return NULL;
+	msg = json_loadb(c->in.p + sizeof h, h.len, JSON_ALLOW_NUL, &jerr);
+	buf_consume(&c->in, sizeof h + h.len);
+	n = (int)h.nfds < c->nfds ? (int)h.nfds : c->nfds;
+	for (i = 0; i < n; i++) {
+		if (fds != NULL && nfds != NULL)
+			fds[(*nfds)++] = c->fds[i];
+		else
+			close(c->fds[i]);
+	}
+	memmove(c->fds, c->fds + n, sizeof(int) * (size_t)(c->nfds - n));
+	c->nfds -= n;
+	if (msg == NULL && bad != NULL)
+		*bad = true;
+	return msg;
+}
+
+json_t *
+chan_recv(struct chan *c, int *fds, int *nfds)
+{
+	json_t *msg;
+	bool bad;
+
+	for (;;) {
+		msg = chan_next(c, fds, nfds, &bad);
+		if (msg != NULL)
+			return msg;
+		if (bad)
+			return NULL;
+		if (chan_fill(c) <= 0)
+			return NULL;
+	}
+}

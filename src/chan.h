@@ -1,0 +1,54 @@
+/*
+ * chan.h - framed JSON messages, with file descriptors, over a unix
+ * stream socket.  Used between the supervisor, init, the worker and its
+ * checkpoints (never on the user-facing stdin/stdout).
+ *
+ * A frame is a header { uint32 length, uint32 nfds } and `length` bytes of
+ * JSON.  The nfds descriptors travel with the frame's first byte as
+ * SCM_RIGHTS; the receiver queues them and hands them out with the frame
+ * they belong to.  Payloads may hold NUL characters (\u0000).
+ *
+ * Ownership: chan_send borrows msg and fds; chan_next returns a new
+ * reference and hands the received fds to the caller, who closes them.
+ */
+#ifndef COIL_CHAN_H
+#define COIL_CHAN_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "util.h"
+
+#define CHAN_MAX_FDS 8
+#define CHAN_MAX_FRAME (256u << 20)
+
+struct chan {
+	int fd;
+	struct buf in;
+	int fds[4 * CHAN_MAX_FDS];
+	int nfds;
+	bool eof;
+};
+
+void chan_init(struct chan *c, int fd);
+/* Close the socket and every queued descriptor. */
+void chan_close(struct chan *c);
+
+/* Send one frame; blocks (polling) until written.  0 or -1 (errno). */
+int chan_send(int fd, json_t *msg, const int *fds, int nfds);
+
+/* Read what the socket has.  With a blocking fd, waits for data.
+ * Returns 1 when bytes arrived, 0 at end of file, -1 on error (errno;
+ * EAGAIN when a non-blocking socket had nothing). */
+int chan_fill(struct chan *c);
+
+/* Take the next complete frame, or NULL when none is complete yet or the
+ * frame is malformed (then *bad is set).  fds (may be NULL) gets up to
+ * CHAN_MAX_FDS descriptors, *nfds their count; unwanted ones are closed. */
+json_t *chan_next(struct chan *c, int *fds, int *nfds, bool *bad);
+
+/* Blocking convenience: fill until a frame is complete.  NULL at EOF or
+ * error. */
+json_t *chan_recv(struct chan *c, int *fds, int *nfds);
+
+#endif

@@ -1,0 +1,447 @@
+/*
+ * plain.c - plain mode (see plain.h).
+ *
+ * readline runs through its callback interface so the session's loop
+ * keeps turning while a person sits at the prompt: output a thread
+ * prints between cells appears above the prompt, not after the next
+ * cell.  While a cell runs, stdin is left alone (typed keys wait in the
+ * terminal) and SIGINT only sets a flag that the loop turns into an
+ * interrupt of the cell.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <readline/history.h>
+#include <readline/readline.h>
+
+#include "plain.h"
+#include "request.h"
+#include "session.h"
+#include "util.h"
+
+#define PS1 ">>> "
+#define PS2 "... "
+
+struct plain {
+	const struct coil_opts *opts;
+	struct session *s;
+	bool tty;
+	struct buf cell;	/* lines of the cell being typed */
+	bool waiting;		/* a request is in flight */
+	bool eof;
+	bool failed;		/* some cell raised (non-tty exit status) */
+	bool incomplete;
+	json_t *reply;		/* last response, for synchronous calls */
+	char *history;
+};
+
+static struct plain *plain_self;	/* for readline's callbacks */
+static volatile sig_atomic_t plain_sigint;
+
+static void
+plain_on_sigint(int sig)
+{
+	(void)sig;
+	plain_sigint = 1;
+}
+
+static void
+plain_write(int fd, const char *p, size_t n)
+{
+	if (write_all(fd, p, n) == -1 && errno == EPIPE)
+		exit(0);
+}
+
+static void
+plain_puts(int fd, const char *s)
+{
+	plain_write(fd, s, strlen(s));
+}
+
+/* Print the response to an exec as the python REPL would. */
+static void
+plain_show(struct plain *p, json_t *msg)
+{
+	const char *status = json_string_value(json_object_get(msg, "status"));
+	json_t *result = json_object_get(msg, "result");
+	json_t *error = json_object_get(msg, "error");
+	json_t *v;
+	size_t i;
+
+	if (status == NULL)
+		return;
+	if (strcmp(status, "incomplete") == 0) {
+		p->incomplete = true;
+		return;
+	}
+	p->incomplete = false;
+	if (json_is_string(result)) {
+		plain_write(1, json_string_value(result),
+		    json_string_length(result));
+		plain_puts(1, "\n");
+	}
+	if (json_is_object(error)) {
+		const char *tb = json_string_value(json_object_get(error,
+		    "traceback"));
+		const char *type = json_string_value(json_object_get(error,
+		    "type"));
+		const char *m = json_string_value(json_object_get(error,
+		    "message"));
+
+		p->failed = true;
+		if (tb != NULL && strcmp(status, "crashed") != 0 &&
+		    !json_is_object(json_object_get(msg, "restored"))) {
+			plain_puts(2, tb);
+			if (strcmp(status, "timeout") == 0 && m != NULL) {
+				plain_puts(2, "coil: ");
+				plain_puts(2, m);
+				plain_puts(2, "\n");
+			}
+		} else {
+			plain_puts(2, "coil: ");
+			plain_puts(2, m != NULL ? m : type != NULL ? type :
+			    "the cell failed");
+			plain_puts(2, "\n");
+		}
+	} else if (strcmp(status, "invalid") == 0) {
+		p->failed = true;
+	}
+	v = json_object_get(msg, "display");
+	for (i = 0; json_is_array(v) && i < json_array_size(v); i++) {
+		const char *path = json_string_value(json_object_get(
+		    json_array_get(v, i), "path"));
+
+		if (path != NULL) {
+			plain_puts(1, "[figure saved to ");
+			plain_puts(1, path);
+			plain_puts(1, "]\n");
+		}
+	}
+	v = json_object_get(msg, "warnings");
+	for (i = 0; json_is_array(v) && i < json_array_size(v); i++) {
+		plain_puts(2, "coil: warning: ");
+		plain_puts(2, json_string_value(json_array_get(v, i)));
+		plain_puts(2, "\n");
+	}
+}
+
+static void
+plain_on_event(void *ctx, const struct session_event *ev)
+{
+	struct plain *p = ctx;
+
+	switch (ev->kind) {
+	case EV_OUTPUT:
+		plain_write(1, ev->data, ev->len);
+		break;
+	case EV_STDERR:
+		plain_write(2, ev->data, ev->len);
+		break;
+	case EV_RESPONSE:
+		json_decref(p->reply);
+		p->reply = json_incref(ev->msg);
+		p->waiting = false;
+		break;
+	}
+}
+
+/* Background output: keep the prompt and the typed line intact. */
+static void
+plain_on_background(void *ctx, const struct session_event *ev)
+{
+	struct plain *p = ctx;
+	bool redraw = p->tty && !p->waiting && RL_ISSTATE(RL_STATE_CALLBACK);
+	char *saved = NULL;
+	int point = 0;
+
+	if (redraw) {
+		saved = rl_copy_text(0, rl_end);
+		point = rl_point;
+		rl_save_prompt();
+		rl_replace_line("", 0);
+		rl_redisplay();
+		plain_puts(1, "\r");
+	}
+	plain_write(ev->kind == EV_STDERR ? 2 : 1, ev->data, ev->len);
+	if (redraw) {
+		if (ev->len > 0 && ev->data[ev->len - 1] != '\n')
+			plain_puts(1, "\n");
+		rl_restore_prompt();
+		rl_replace_line(saved, 0);
+		rl_point = point;
+		rl_forced_update_display();
+		free(saved);
+	}
+}
+
+/* Send one request and turn the loop until it is answered. */
+static json_t *
+plain_call(struct plain *p, json_t *req, enum op op)
+{
+	json_decref(p->reply);
+	p->reply = NULL;
+	p->waiting = true;
+	session_submit(p->s, req, json_null(), op, ORIGIN_PERSON,
+	    plain_on_event, p);
+	while (p->waiting) {
+		if (plain_sigint) {
+			plain_sigint = 0;
+			session_interrupt(p->s);
+		}
+		if (session_poll(p->s, NULL, 0, -1) == -1)
+			fatal_errno("poll");
+	}
+	return p->reply;
+}
+
+static void
+plain_run_cell(struct plain *p, bool at_eof)
+{
+	json_t *req;
+
+	req = json_pack("{s:s, s:s%}", "op", "exec", "code", p->cell.p,
+	    p->cell.len);
+	if (at_eof)
+		json_object_set_new(req, "code", json_sprintf("%s\n",
+		    p->cell.p));
+	plain_show(p, plain_call(p, req, OP_EXEC));
+	if (!p->incomplete)
+		buf_free(&p->cell);
+}
+
+static void
+plain_add_line(struct plain *p, const char *line)
+{
+	if (p->cell.len > 0 || p->incomplete)
+		buf_add(&p->cell, "\n", 1);
+	buf_addstr(&p->cell, line);
+	if (p->cell.len == 0 && !p->incomplete)
+		return;
+	if (!p->incomplete) {
+		const char *c = p->cell.p;
+
+		while (*c == ' ' || *c == '\t')
+			c++;
+		if (*c == '\0') {
+			buf_free(&p->cell);
+			return;
+		}
+	}
+	plain_run_cell(p, false);
+}
+
+/* ---- the terminal: readline ---------------------------------------- */
+
+static char **
+plain_complete(const char *text, int start, int end)
+{
+	struct plain *p = plain_self;
+	json_t *req, *reply, *m;
+	char **out;
+	size_t i, n;
+
+	(void)start;
+	(void)end;
+	rl_attempted_completion_over = 1;
+	req = json_pack("{s:s, s:s, s:i}", "op", "complete", "code",
+	    rl_line_buffer, "cursor", rl_point);
+	reply = plain_call(p, req, OP_COMPLETE);
+	m = json_object_get(reply, "matches");
+	n = json_array_size(m);
+	if (n == 0)
+		return NULL;
+	/* readline wants the common prefix first, then the matches. */
+	out = xcalloc(n + 2, sizeof *out);
+	for (i = 0; i < n; i++) {
+		const char *s = json_string_value(json_array_get(m, i));
+		size_t tl = strlen(text), sl;
+		const char *tail;
+
+		/* The worker replies whole tokens; readline completes the
+		 * text it was given, which ends where the token ends. */
+		sl = strlen(s);
+		tail = sl >= tl ? s : "";
+		out[i + 1] = xstrdup(tail);
+	}
+	{
+		size_t k = strlen(out[1]);
+
+		for (i = 2; i <= n; i++) {
+			size_t j = 0;
+
+			while (j < k && out[i][j] == out[1][j])
+				j++;
+			k = j;
+		}
+		out[0] = xstrndup(out[1], k);
+	}
+	if (n == 1) {
+		free(out[1]);
+		out[1] = NULL;
+	}
+	return out;
+}
+
+static void plain_on_line(char *line);
+
+static void
+plain_prompt(struct plain *p)
+{
+	rl_callback_handler_install(p->incomplete ? PS2 : PS1, plain_on_line);
+}
+
+static void
+plain_on_line(char *line)
+{
+	struct plain *p = plain_self;
+
+	rl_callback_handler_remove();
+	if (line == NULL) {
+		p->eof = true;
+		plain_puts(1, "\n");
+		return;
+	}
+	if (*line != '\0') {
+		add_history(line);
+		if (p->history != NULL)
+			append_history(1, p->history);
+	}
+	plain_add_line(p, line);
+	free(line);
+	if (!p->eof)
+		plain_prompt(p);
+}
+
+static char *
+plain_history_path(const struct coil_opts *o)
+{
+	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	char *dir, *path;
+
+	if (o->history != NULL)
+		return *o->history ? xstrdup(o->history) : NULL;
+	if (state != NULL && *state == '/')
+		xasprintf(&dir, "%s/coil", state);
+	else if (home != NULL && *home == '/')
+		xasprintf(&dir, "%s/.local/state/coil", home);
+	else
+		return NULL;
+	/* mkdir -p of the last two levels is enough for XDG layouts. */
+	{
+		char *slash = strrchr(dir, '/');
+
+		*slash = '\0';
+		mkdir(dir, 0700);
+		*slash = '/';
+		mkdir(dir, 0700);
+	}
+	xasprintf(&path, "%s/history", dir);
+	free(dir);
+	return path;
+}
+
+static int
+plain_tty_loop(struct plain *p)
+{
+	struct sigaction sa = { .sa_handler = plain_on_sigint };
+
+	sigaction(SIGINT, &sa, NULL);
+	rl_readline_name = "coil";
+	rl_attempted_completion_function = plain_complete;
+	rl_completer_word_break_characters =
+	    " \t\n\"'`@$><=;|&{(+-*/%^~[],:!";
+	rl_catch_signals = 0;
+	using_history();
+	p->history = plain_history_path(p->opts);
+	if (p->history != NULL) {
+		FILE *f = fopen(p->history, "a");
+
+		if (f != NULL)
+			fclose(f);
+		read_history(p->history);
+	}
+	plain_prompt(p);
+	while (!p->eof && !session_done(p->s)) {
+		struct pollfd pfd = { .fd = 0, .events = POLLIN };
+
+		if (session_poll(p->s, &pfd, 1, -1) == -1)
+			fatal_errno("poll");
+		if (plain_sigint) {
+			/* Ctrl-C at the prompt drops what was typed. */
+			plain_sigint = 0;
+			rl_free_line_state();
+			rl_callback_sigcleanup();
+			rl_replace_line("", 0);
+			rl_crlf();
+			plain_puts(2, "KeyboardInterrupt\n");
+			buf_free(&p->cell);
+			p->incomplete = false;
+			rl_callback_handler_remove();
+			plain_prompt(p);
+			continue;
+		}
+		if (pfd.revents & (POLLIN | POLLHUP))
+			rl_callback_read_char();
+	}
+	rl_callback_handler_remove();
+	if (p->history != NULL)
+		history_truncate_file(p->history, 10000);
+	return 0;
+}
+
+static int
+plain_pipe_loop(struct plain *p)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+
+	while (!session_done(p->s) && (n = getline(&line, &cap, stdin)) >= 0) {
+		if (n > 0 && line[n - 1] == '\n')
+			line[--n] = '\0';
+		plain_add_line(p, line);
+	}
+	free(line);
+	if (p->incomplete && p->cell.len > 0) {
+		plain_run_cell(p, true);
+		if (p->incomplete) {
+			plain_puts(2, "coil: the input ended inside an "
+			    "unfinished statement\n");
+			p->failed = true;
+		}
+	}
+	/* Wait for the background to go quiet is not needed: the session
+	 * is idle once the last cell answered. */
+	return p->failed ? 1 : 0;
+}
+
+int
+plain_main(const struct coil_opts *opts)
+{
+	struct plain p = { .opts = opts };
+	char err[512];
+	int rc;
+
+	plain_self = &p;
+	buf_init(&p.cell);
+	p.tty = isatty(0) && isatty(1);
+	p.s = session_new(opts, err, sizeof err);
+	if (p.s == NULL) {
+		fprintf(stderr, "coil: %s\n", err);
+		return 1;
+	}
+	session_set_background(p.s, plain_on_background, &p);
+	rc = p.tty ? plain_tty_loop(&p) : plain_pipe_loop(&p);
+	session_free(p.s);
+	json_decref(p.reply);
+	buf_free(&p.cell);
+	free(p.history);
+	return rc;
+}

@@ -1,0 +1,308 @@
+/*
+ * util.c - allocation, errors, time, buffers and fd helpers.
+ * Used by the supervisor, init and the worker alike; nothing here keeps
+ * state between calls.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+
+void *
+xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (p == NULL)
+		fatal("out of memory (%zu bytes)", n);
+	return p;
+}
+
+void *
+xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (p == NULL)
+		fatal("out of memory (%zu x %zu bytes)", n, size);
+	return p;
+}
+
+void *
+xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (p == NULL)
+		fatal("out of memory (%zu bytes)", n);
+	return p;
+}
+
+char *
+xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+char *
+xstrndup(const char *s, size_t n)
+{
+	char *p = xmalloc(n + 1);
+
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+int
+xasprintf(char **out, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(out, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		fatal("out of memory");
+	return n;
+}
+
+static void __attribute__((noreturn))
+vfatal(bool with_errno, const char *fmt, va_list ap)
+{
+	int saved = errno;
+
+	fputs("coil: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	if (with_errno)
+		fprintf(stderr, ": %s", strerror(saved));
+	fputc('\n', stderr);
+	exit(1);
+}
+
+void
+fatal(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfatal(false, fmt, ap);
+}
+
+void
+fatal_errno(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfatal(true, fmt, ap);
+}
+
+int
+err_set(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err != NULL && len > 0) {
+		va_start(ap, fmt);
+		vsnprintf(err, len, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int64_t
+now_ms(void)
+{
+	return (int64_t)(now_ns() / 1000000u);
+}
+
+void
+buf_init(struct buf *b)
+{
+	b->p = NULL;
+	b->len = b->cap = 0;
+}
+
+void
+buf_free(struct buf *b)
+{
+	free(b->p);
+	buf_init(b);
+}
+
+void
+buf_reserve(struct buf *b, size_t extra)
+{
+	size_t want = b->len + extra + 1;
+
+	if (want <= b->cap)
+		return;
+	if (b->cap * 2 > want)
+		want = b->cap * 2;
+	b->p = xrealloc(b->p, want);
+	b->cap = want;
+}
+
+void
+buf_add(struct buf *b, const void *p, size_t n)
+{
+	buf_reserve(b, n);
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+void
+buf_addstr(struct buf *b, const char *s)
+{
+	buf_add(b, s, strlen(s));
+}
+
+void
+buf_printf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		fatal("out of memory");
+	buf_add(b, s, (size_t)n);
+	free(s);
+}
+
+void
+buf_consume(struct buf *b, size_t n)
+{
+	if (n >= b->len) {
+		b->len = 0;
+	} else {
+		memmove(b->p, b->p + n, b->len - n);
+		b->len -= n;
+	}
+	if (b->p != NULL)
+		b->p[b->len] = '\0';
+}
+
+char *
+buf_take(struct buf *b)
+{
+	char *p;
+
+	if (b->p == NULL)
+		return xstrdup("");
+	p = b->p;
+	buf_init(b);
+	return p;
+}
+
+int
+set_nonblock(int fd, bool on)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl == -1)
+		return -1;
+	fl = on ? (fl | O_NONBLOCK) : (fl & ~O_NONBLOCK);
+	return fcntl(fd, F_SETFL, fl);
+}
+
+int
+set_cloexec(int fd, bool on)
+{
+	int fl = fcntl(fd, F_GETFD);
+
+	if (fl == -1)
+		return -1;
+	fl = on ? (fl | FD_CLOEXEC) : (fl & ~FD_CLOEXEC);
+	return fcntl(fd, F_SETFD, fl);
+}
+
+int
+write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n > 0) {
+		ssize_t w = write(fd, c, n);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN) {
+				struct pollfd pfd = { .fd = fd, .events = POLLOUT };
+
+				poll(&pfd, 1, -1);
+				continue;
+			}
+			return -1;
+		}
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int
+parse_size(const char *s, unsigned long long *out)
+{
+	char *end;
+	unsigned long long v, mul = 1;
+
+	errno = 0;
+	if (*s == '-' || *s == '\0')
+		return -1;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || end == s)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': mul = 1ULL << 10; end++; break;
+	case 'm': case 'M': mul = 1ULL << 20; end++; break;
+	case 'g': case 'G': mul = 1ULL << 30; end++; break;
+	case 't': case 'T': mul = 1ULL << 40; end++; break;
+	}
+	if (*end == 'i' && mul != 1)
+		end++;
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end != '\0' || (v != 0 && mul > ~0ULL / v))
+		return -1;
+	*out = v * mul;
+	return 0;
+}
+
+void
+describe_wait(int status, char *out, size_t len)
+{
+	if (WIFEXITED(status))
+		snprintf(out, len, "exit status %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(out, len, "signal %d (%s)%s", WTERMSIG(status),
+		    strsignal(WTERMSIG(status)),
+		    WCOREDUMP(status) ? ", core dumped" : "");
+	else
+		snprintf(out, len, "wait status %#x", status);
+}

@@ -1,0 +1,64 @@
+/*
+ * util.h - small helpers shared by every process of coil.
+ *
+ * Out of memory and broken invariants end the process with a message
+ * (fatal), so callers never check the x* allocators for NULL.  Time is
+ * CLOCK_MONOTONIC in milliseconds or nanoseconds.
+ */
+#ifndef COIL_UTIL_H
+#define COIL_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define nitems(a) (sizeof(a) / sizeof((a)[0]))
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+int xasprintf(char **out, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Print "coil: MSG" (plus ": strerror(errno)" for fatal_errno) and exit 1. */
+void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+void fatal_errno(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+/* Fill an error buffer; always returns -1 so callers can "return err_set(...)". */
+int err_set(char *err, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+uint64_t now_ns(void);
+int64_t now_ms(void);
+
+/* A growable byte buffer.  buf_free releases the memory; buf_take hands
+ * it (NUL-terminated) to the caller and leaves the buffer empty. */
+struct buf {
+	char *p;
+	size_t len, cap;
+};
+void buf_init(struct buf *b);
+void buf_free(struct buf *b);
+void buf_reserve(struct buf *b, size_t extra);
+void buf_add(struct buf *b, const void *p, size_t n);
+void buf_addstr(struct buf *b, const char *s);
+void buf_printf(struct buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void buf_consume(struct buf *b, size_t n);	/* drop the first n bytes */
+char *buf_take(struct buf *b);
+
+int set_nonblock(int fd, bool on);
+int set_cloexec(int fd, bool on);
+/* write all of p, retrying on EINTR/EAGAIN (polls on EAGAIN); 0 or -1 */
+int write_all(int fd, const void *p, size_t n);
+
+/* Parse "512M", "4G", "1024" (bytes); 0 or -1. */
+int parse_size(const char *s, unsigned long long *out);
+/* Describe a wait status: "exit status 3", "signal 11 (Segmentation fault)". */
+void describe_wait(int status, char *out, size_t len);
+
+#endif

@@ -1,0 +1,25 @@
+/*
+ * worker.h - the worker process: the only part of coil that runs Python.
+ *
+ * worker_main runs in a child forked by init (proc.c).  On entry fd 0 is
+ * /dev/null, fd 1 and fd 2 are pipes the supervisor reads, and ctl_fd is
+ * the control socket (chan.h frames).  It initialises the interpreter,
+ * sends {"t":"hello"} with a pidfd of itself, then serves requests until
+ * the socket closes.  It never returns.
+ *
+ * Requests are JSON objects with "op" (exec, vars, inspect, complete,
+ * reset) and the op's fields; exec also carries "cell".  Each gets one
+ * {"t":"reply", ...} frame.  The worker flushes Python's and C's stdio
+ * before replying, so everything the cell wrote to fd 1 and 2 is in the
+ * pipes before the reply is on the socket.
+ */
+#ifndef COIL_WORKER_H
+#define COIL_WORKER_H
+
+#include <jansson.h>
+
+/* conf (borrowed): workdir, max_output, figure_dir, preload[] ... as the
+ * supervisor's session_worker_conf builds it. */
+void worker_main(int ctl_fd, json_t *conf) __attribute__((noreturn));
+
+#endif
