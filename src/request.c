@@ -127,7 +127,7 @@ request_parse(const char *line, size_t len, json_t **req, json_t **id,
 
 	*req = NULL;
 	*id = json_null();
-	o = json_loadb(line, len, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES,
+	o = json_loadb(line, len, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
 	    &jerr);
 	if (o == NULL)
 		return err_set(err, errlen, "the request is not valid JSON: %s "
