@@ -14,6 +14,7 @@ import sys
 import tempfile
 import time
 
+sys.dont_write_bytecode = True                  # no __pycache__ in bench/
 HERE = os.path.dirname(os.path.abspath(__file__))
 PY = "/usr/bin/python3"
 QUICK = os.environ.get("BENCH_QUICK", "0") not in ("", "0")
@@ -74,10 +75,12 @@ class LinePeer:
         self.send(code, **extra)
         return json.loads(self.recv())
 
-    def stderr_tail(self):
+    def stderr_tail(self, first=False):
         self.err.seek(0)
         text = self.err.read().decode(errors="replace").strip()
-        return text.splitlines()[-1][:120] if text else "no message"
+        if not text:
+            return "no message"
+        return text.splitlines()[0 if first else -1][:120]
 
     def close(self):
         self.p.stdin.close()
@@ -87,7 +90,7 @@ class LinePeer:
 
 def coil_peer(*args):
     if not os.access(COIL, os.X_OK):
-        raise NA(f"{COIL} not built")
+        raise NA(f"no coil at {COIL}")
     return LinePeer([COIL, "--agent", *args], cwd=tempfile.mkdtemp())
 
 
@@ -121,8 +124,8 @@ def rt_coil_nockpt():
     peer = coil_peer("--checkpoints", "0")
     try:
         peer.call("1+1")
-    except NA as e:
-        raise NA(f"--checkpoints 0 rejected: {e}")
+    except (NA, OSError):
+        raise NA(peer.stderr_tail(first=True))
     return line_round_trips(peer, n("coil"))
 
 
@@ -266,7 +269,7 @@ def cold(argv, stdin_bytes, check):
 
 def cold_coil():
     if not os.access(COIL, os.X_OK):
-        raise NA(f"{COIL} not built")
+        raise NA(f"no coil at {COIL}")
 
     def check(p):
         lines = p.stdout.splitlines()

@@ -296,7 +296,10 @@ worker_main(int ctl_fd, json_t *conf)
 		close(pidfd);
 
 	for (;;) {
+		/* Threads of earlier cells run while we wait. */
+		Py_BEGIN_ALLOW_THREADS
 		req = chan_recv(&worker_ctl, NULL, NULL);
+		Py_END_ALLOW_THREADS
 		if (req == NULL)
 			break;
 		reply = worker_call(req);
