@@ -122,11 +122,14 @@ agent_on_event(void *ctx, const struct session_event *ev)
 			    ev->len, false);
 		break;
 	case EV_RESPONSE:
-		if (ar->stream) {
-			agent_stream(ar, 0, "", 0, true);
-			agent_stream(ar, 1, "", 0, true);
+	case EV_DROPPED:
+		if (ev->kind == EV_RESPONSE) {
+			if (ar->stream) {
+				agent_stream(ar, 0, "", 0, true);
+				agent_stream(ar, 1, "", 0, true);
+			}
+			agent_write(ev->msg);
 		}
-		agent_write(ev->msg);
 		json_decref(ar->id);
 		buf_free(&ar->carry[0]);
 		buf_free(&ar->carry[1]);

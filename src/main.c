@@ -154,7 +154,7 @@ main(int argc, char **argv)
 	};
 	struct option lopts[nitems(main_options) + 1];
 	size_t i;
-	int c;
+	int c, rc;
 	char *fig;
 
 	for (i = 0; i < nitems(main_options); i++)
@@ -170,8 +170,14 @@ main(int argc, char **argv)
 		case O_GRACE: o.grace = main_seconds("grace", optarg); break;
 		case O_MAX_OUTPUT: o.max_output = main_size(optarg); break;
 		case O_MAX_REQUEST: o.max_request = main_size(optarg); break;
-		case O_WORKDIR: o.workdir = main_absdir(optarg); break;
-		case O_FIGURE_DIR: o.figure_dir = xstrdup(optarg); break;
+		case O_WORKDIR:
+			free((char *)o.workdir);
+			o.workdir = main_absdir(optarg);
+			break;
+		case O_FIGURE_DIR:
+			free((char *)o.figure_dir);
+			o.figure_dir = xstrdup(optarg);
+			break;
 		case O_PRELOAD: main_preload(&o, optarg); break;
 		case O_HISTORY: o.history = optarg; break;
 		case O_SANDBOX:
@@ -205,7 +211,11 @@ main(int argc, char **argv)
 		xasprintf(&fig, "%s/.coil/figures", o.workdir);
 		o.figure_dir = fig;
 	}
-	if (o.mode == MODE_AGENT)
-		return agent_main(&o);
-	return plain_main(&o);
+	rc = o.mode == MODE_AGENT ? agent_main(&o) : plain_main(&o);
+	free((char *)o.workdir);
+	free((char *)o.figure_dir);
+	for (i = 0; i < o.npreload; i++)
+		free((char *)o.preload[i]);
+	free(o.preload);
+	return rc;
 }

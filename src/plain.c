@@ -149,6 +149,8 @@ plain_on_event(void *ctx, const struct session_event *ev)
 		p->reply = json_incref(ev->msg);
 		p->waiting = false;
 		break;
+	case EV_DROPPED:
+		break;
 	}
 }
 

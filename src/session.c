@@ -112,14 +112,16 @@ session_error(const char *type, const char *fmt, ...)
 {
 	va_list ap;
 	char *msg;
+	json_t *e;
 
 	va_start(ap, fmt);
 	if (vasprintf(&msg, fmt, ap) < 0)
 		fatal("out of memory");
 	va_end(ap);
-	return json_pack("{s:s, s:s%, s:n, s:n}", "type", type, "message",
+	e = json_pack("{s:s, s:s%, s:n, s:n}", "type", type, "message",
 	    msg, strlen(msg), "traceback", "line");
 	free(msg);
+	return e;
 }
 
 static json_t *
@@ -293,7 +295,8 @@ session_exec_response(struct session *s, struct sreq *r, const char *status,
 		error = json_incref(json_object_get(reply, "error"));
 	json_object_set_new(o, "error", error != NULL ? error : json_null());
 	v = reply != NULL ? json_object_get(reply, "display") : NULL;
-	json_object_set(o, "display", json_is_array(v) ? v : json_array());
+	json_object_set_new(o, "display", json_is_array(v) ? json_incref(v) :
+	    json_array());
 	json_object_set_new(o, "duration_ms",
 	    json_real(round((double)(now_ns() - r->t0) / 1e4) / 100.0));
 	if (dropped > 0)
@@ -579,6 +582,13 @@ session_serve_supervisor(struct session *s, struct sreq *r)
 	case OP_SHUTDOWN:
 		s->done = true;
 		session_answer(r, json_pack("{s:s}", "status", "ok"));
+		/* What came after the shutdown is answered, not dropped. */
+		while ((r = s->queue) != NULL) {
+			s->queue = r->next;
+			session_answer(r, session_invalid("the session was shut "
+			    "down before this request ran"));
+		}
+		s->queue_tail = &s->queue;
 		break;
 	case OP_SNAPSHOT:
 	case OP_SNAPSHOTS:
@@ -812,16 +822,17 @@ session_free(struct session *s)
 	if (s->proc.pid > 0)
 		proc_stop(&s->proc);
 	session_close_worker(s);
+	if (s->run != NULL) {
+		s->run->next = s->queue;
+		s->queue = s->run;
+		s->run = NULL;
+	}
 	for (r = s->queue; r != NULL; r = next) {
 		next = r->next;
+		session_emit(r, EV_DROPPED, NULL, 0, NULL);
 		json_decref(r->req);
 		json_decref(r->id);
 		free(r);
-	}
-	if (s->run != NULL) {
-		json_decref(s->run->req);
-		json_decref(s->run->id);
-		free(s->run);
 	}
 	outbuf_free(&s->ob_out);
 	outbuf_free(&s->ob_err);

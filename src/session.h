@@ -29,7 +29,9 @@
 
 enum origin { ORIGIN_AGENT, ORIGIN_PERSON, ORIGIN_REPLAY };
 
-enum session_ev { EV_OUTPUT, EV_STDERR, EV_RESPONSE };
+/* EV_DROPPED: the session is being freed before the request was
+ * answered; the callback's last call, so it can free ctx. */
+enum session_ev { EV_OUTPUT, EV_STDERR, EV_RESPONSE, EV_DROPPED };
 
 struct session_event {
 	enum session_ev kind;

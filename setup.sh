@@ -1,0 +1,77 @@
+#!/bin/sh
+# setup.sh - install what coil needs on Debian 12, build it, and then
+#   ./setup.sh              start coil
+#   ./setup.sh check        run the whole test suite (make check)
+#   ./setup.sh check-asan   the suite again under AddressSanitizer + UBSan
+#   ./setup.sh bench        the benchmarks, side by side with their peers
+# Builds go to build/ (and build-asan/); the source tree stays clean.
+set -eu
+cd "$(dirname "$0")"
+top=$(pwd)
+
+# Build and test dependencies, by Debian package name.
+PKGS="build-essential autoconf automake pkg-config python3-dev
+libjansson-dev libreadline-dev libncurses-dev libseccomp-dev
+python3 tmux clang libclang-rt-14-dev
+python3-ipykernel python3-jupyter-client python3-numpy python3-matplotlib
+python3-pandas python3-nbformat"
+
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+		missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	echo "setup: installing$missing" >&2
+	sudo=""
+	[ "$(id -u)" -eq 0 ] || sudo=sudo
+	$sudo apt-get update -q >&2
+	# shellcheck disable=SC2086
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q \
+		--no-install-recommends $missing >&2
+fi
+
+[ -x configure ] && [ configure -nt configure.ac ] && [ configure -nt Makefile.am ] ||
+	autoreconf -fi >&2
+
+build() {	# build DIR [CONFIGURE-ARGS...]
+	dir=$1
+	shift
+	mkdir -p "$dir"
+	if [ ! -f "$dir/Makefile" ]; then
+		(cd "$dir" && "$top/configure" -q "$@") >&2
+	fi
+	make -C "$dir" -j"$(nproc)" >&2
+}
+
+case "${1:-run}" in
+run)
+	build build
+	shift $(($# > 0 ? 1 : 0))
+	exec build/src/coil "$@"
+	;;
+check)
+	build build
+	make -C build -j"$(nproc)" check
+	;;
+check-asan)
+	# The worker keeps its own signals: a cell's segfault must reach
+	# the supervisor as SIGSEGV, as it does without sanitizers.
+	build build-asan --enable-sanitizers
+	ASAN_OPTIONS=detect_leaks=1:handle_segv=0:handle_abort=0 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		make -C build-asan -j"$(nproc)" check
+	;;
+fuzz)
+	build build
+	make -C build fuzz FUZZ_TIME="${FUZZ_TIME:-60}"
+	;;
+bench)
+	build build
+	make -C build bench
+	;;
+*)
+	echo "usage: ./setup.sh [run [COIL-OPTIONS...] | check | check-asan | fuzz | bench]" >&2
+	exit 2
+	;;
+esac
