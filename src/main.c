@@ -23,7 +23,7 @@
 enum {
 	O_AGENT = 256, O_PLAIN, O_TIMEOUT, O_GRACE, O_MAX_OUTPUT,
 	O_MAX_REQUEST, O_WORKDIR, O_FIGURE_DIR, O_PRELOAD, O_HISTORY,
-	O_SANDBOX, O_HELP, O_VERSION,
+	O_SANDBOX, O_HELP, O_VERSION, O_CHECKPOINTS, O_CHECKPOINT_MEMORY,
 };
 
 static const struct main_option {
@@ -55,6 +55,10 @@ static const struct main_option {
 	  "plain mode's history file (\"\" for none)" },
 	{ "sandbox", required_argument, O_SANDBOX, "PROFILE",
 	  "none, standard or strict (default standard)" },
+	{ "checkpoints", required_argument, O_CHECKPOINTS, "N",
+	  "keep N automatic checkpoints (default 8, 0: none)" },
+	{ "checkpoint-memory", required_argument, O_CHECKPOINT_MEMORY, "SIZE",
+	  "drop the oldest checkpoints when they hold more" },
 	{ "help", no_argument, O_HELP, NULL, "show this help and exit" },
 	{ "version", no_argument, O_VERSION, NULL,
 	  "show the version and exit" },
@@ -150,7 +154,7 @@ main(int argc, char **argv)
 	struct coil_opts o = {
 		.mode = MODE_AUTO, .timeout = 30, .grace = 2,
 		.max_output = 64 << 10, .max_request = 16 << 20,
-		.sandbox = "standard",
+		.sandbox = "standard", .checkpoints = 8,
 	};
 	struct option lopts[nitems(main_options) + 1];
 	size_t i;
@@ -187,6 +191,22 @@ main(int argc, char **argv)
 				main_bad("unknown sandbox profile '%s' (none, "
 				    "standard or strict)", optarg);
 			o.sandbox = optarg;
+			break;
+		case O_CHECKPOINTS: {
+			char *end;
+			long n;
+
+			errno = 0;
+			n = strtol(optarg, &end, 10);
+			if (errno != 0 || end == optarg || *end != '\0' ||
+			    n < 0 || n > 1000)
+				main_bad("invalid number of checkpoints '%s' "
+				    "(0 to 1000)", optarg);
+			o.checkpoints = (int)n;
+			break;
+		}
+		case O_CHECKPOINT_MEMORY:
+			o.checkpoint_memory = main_size(optarg);
 			break;
 		case O_HELP:
 			main_usage(stdout);

@@ -22,6 +22,8 @@ struct coil_opts {
 	const char **preload;		/* modules imported at start, NULL-ended */
 	size_t npreload;
 	const char *sandbox;		/* profile name */
+	int checkpoints;		/* automatic ones kept; 0: none */
+	unsigned long long checkpoint_memory;	/* bytes they may hold; 0: no cap */
 };
 
 #endif

@@ -11,7 +11,19 @@
  * Deadlines: at run->deadline the worker gets SIGINT; if the request has
  * not been answered by run->kill_at it gets SIGKILL.  A worker that dies
  * is reported by init; the run in flight is answered with what happened
- * and a fresh worker is started.
+ * once another worker is up.
+ *
+ * Checkpoints (ckpt.h): the worker sends one after each reply to a cell
+ * that ran code (the reply says so in ckpt_next, and s->ckpt_pending is
+ * set until it arrives).  The socket keeps them in order: reply N,
+ * checkpoint N, reply N+1 ...  A new worker is either spawned fresh by
+ * init or resumed from a checkpoint (session_restore), and only once the
+ * old one is dead, as init reports: its checkpoints are then children of
+ * init, which a resumed worker's death signal relies on.  Ops that
+ * replace the worker on purpose (rollback, reset, a failed atomic cell)
+ * kill it and go the same way; the run stays in s->run with its `after`
+ * set until the new worker says hello, so that the answer says what is
+ * really there.
  */
 #include "config.h"
 
@@ -28,24 +40,44 @@
 #include <unistd.h>
 
 #include "chan.h"
+#include "ckpt.h"
 #include "outbuf.h"
 #include "proc.h"
 #include "session.h"
 #include "util.h"
 
+/* What a run waits for once its worker is gone. */
+enum sreq_after {
+	AFTER_NONE,
+	AFTER_DIED,		/* it died under the run: restore the newest */
+	AFTER_ROLLBACK,		/* killed to resume run->target */
+	AFTER_RESET,		/* killed to resume the pristine one, or spawn */
+	AFTER_ATOMIC,		/* an atomic cell failed: resume run->pre */
+};
+
+struct session;
+
 struct sreq {
 	struct sreq *next;
+	struct session *s;
 	json_t *req, *id;
 	enum op op;
 	enum origin origin;
 	session_fn fn;
 	void *ctx;
+	int waited_for;		/* the cell running when this came, or 0 */
 	/* set when it runs */
 	int cell;
 	uint64_t t0;
 	int64_t deadline, kill_at;	/* ms, 0 when unset */
 	double timeout;
 	bool timed_out, interrupted, killed;
+	bool atomic;
+	enum sreq_after after;
+	struct ckpt *pre;	/* exec: a checkpoint of the state before it */
+	struct ckpt *target;	/* what to resume (held) */
+	json_t *pending;	/* the answer, once the new worker is up */
+	char how[128];		/* how the worker died */
 };
 
 enum wk_state { WK_NONE, WK_STARTING, WK_READY, WK_BUSY };
@@ -72,10 +104,31 @@ struct session {
 	session_fn bg_fn;
 	void *bg_ctx;
 	bool done;
+
+	struct ckpt_set ck;
+	struct ckpt_node *node;	/* the state the worker is in */
+	struct ckpt *current;	/* a checkpoint of exactly that state */
+	struct ckpt *resuming;	/* becoming the worker (WK_STARTING) */
+	struct ckpt *rearm;	/* used up by a resume; replacement due */
+	bool ckpt_pending;	/* the worker owes a ckpt or ckpt_failed */
+	int64_t resume_deadline;
+	char *died_idle;	/* how a worker died between requests */
+	json_t *warnings;	/* for the next response */
+	bool noted_rollback;
+	bool warned_memory;	/* --checkpoint-memory cannot be enforced */
+	int nsnap;		/* for generated snapshot names */
+	long long ping_mem;	/* ping's memory figure, and when it was read */
+	int64_t ping_mem_at;
 };
+
+/* How long a resumed checkpoint has to say hello: it is already running
+ * Python, so this is only ever reached when it was stopped or wedged. */
+#define SESSION_RESUME_MS 5000
 
 static void session_dispatch(struct session *s);
 static void session_spawn(struct session *s);
+static void session_restore(struct session *s);
+static void session_from_worker(struct session *s);
 
 static void
 session_emit(struct sreq *r, enum session_ev kind, const char *p, size_t n,
@@ -87,20 +140,59 @@ session_emit(struct sreq *r, enum session_ev kind, const char *p, size_t n,
 		r->fn(r->ctx, &ev);
 }
 
-/* Answer a request and free it; steals msg. */
+static void
+session_warn(struct session *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Keep a warning for the next response. */
+static void
+session_warn(struct session *s, const char *fmt, ...)
+{
+	va_list ap;
+	char msg[1024];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	json_array_append_new(s->warnings, json_string(msg));
+}
+
+static void
+sreq_free(struct sreq *r)
+{
+	if (r->target != NULL)
+		r->target->held = false;
+	if (r->pre != NULL)
+		r->pre->held = false;
+	json_decref(r->pending);
+	json_decref(r->req);
+	json_decref(r->id);
+	free(r);
+}
+
+/* Answer a request and free it; steals msg.  Warnings kept for the next
+ * response go with it. */
 static void
 session_answer(struct sreq *r, json_t *msg)
 {
-	json_t *full = json_object();
+	json_t *full = json_object(), *w, *all;
+	struct session *s = r->s;
 
 	json_object_set(full, "id", r->id);
 	json_object_update(full, msg);
 	json_decref(msg);
+	if (s != NULL && json_array_size(s->warnings) > 0) {
+		all = json_array();
+		w = json_object_get(full, "warnings");
+		if (json_is_array(w))
+			json_array_extend(all, w);
+		json_array_extend(all, s->warnings);
+		json_array_clear(s->warnings);
+		json_object_set_new(full, "warnings", all);
+	}
 	session_emit(r, EV_RESPONSE, NULL, 0, full);
 	json_decref(full);
-	json_decref(r->req);
-	json_decref(r->id);
-	free(r);
+	sreq_free(r);
 }
 
 static json_t *
@@ -169,28 +261,68 @@ session_signal(struct session *s, int sig)
 		kill(s->pid, sig);
 }
 
+/* A new worker's control socket and pipes: ours are kept, the worker's
+ * ends are put in child[] for the caller to pass on and close. */
 static void
-session_spawn(struct session *s)
+session_channels(struct session *s, int child[3])
 {
 	int sv[2], po[2], pe[2];
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1 ||
 	    pipe2(po, O_CLOEXEC) == -1 || pipe2(pe, O_CLOEXEC) == -1)
 		fatal_errno("cannot create the worker's channels");
-	if (proc_spawn(&s->proc, sv[1], po[1], pe[1]) == -1)
-		fatal_errno("cannot reach init");
-	close(sv[1]);
-	close(po[1]);
-	close(pe[1]);
 	chan_init(&s->ctl, sv[0]);
 	set_nonblock(sv[0], true);
 	s->out = po[0];
 	s->err = pe[0];
 	set_nonblock(s->out, true);
 	set_nonblock(s->err, true);
+	child[0] = sv[1];
+	child[1] = po[1];
+	child[2] = pe[1];
+}
+
+static void
+session_spawn(struct session *s)
+{
+	int child[3];
+
+	session_channels(s, child);
+	if (proc_spawn(&s->proc, child[0], child[1], child[2]) == -1)
+		fatal_errno("cannot reach init");
+	close(child[0]);
+	close(child[1]);
+	close(child[2]);
 	s->state = WK_STARTING;
 	s->pid = 0;
 	buf_free(&s->start_err);
+}
+
+/* Resume ck as the worker; it answers with hello.  -1 when it is gone. */
+static int
+session_resume(struct session *s, struct ckpt *ck)
+{
+	int child[3], rc;
+
+	session_channels(s, child);
+	rc = ckpt_resume(ck, child[0], child[1], child[2],
+	    ck->kind != CKPT_ATOMIC);
+	close(child[0]);
+	close(child[1]);
+	close(child[2]);
+	if (rc == -1) {
+		session_close_worker(s);
+		return -1;
+	}
+	ckpt_touch(&s->ck, ck);
+	s->state = WK_STARTING;
+	s->pid = ck->pid;
+	s->pidfd = ck->pidfd;		/* to kill it if it never says hello */
+	ck->pidfd = -1;
+	s->resuming = ck;
+	s->resume_deadline = now_ms() + SESSION_RESUME_MS;
+	buf_free(&s->start_err);
+	return 0;
 }
 
 /* Route bytes read from the worker's fd 1 or 2. */
@@ -329,6 +461,250 @@ session_stop_reason(struct sreq *r)
 	return r->interrupted ? "interrupted" : "timeout";
 }
 
+/* ---- checkpoints --------------------------------------------------- */
+
+/* ckpt_set's on_drop: forget every pointer to a checkpoint that goes. */
+static void
+session_ckpt_dropped(void *ctx, struct ckpt *ck)
+{
+	struct session *s = ctx;
+
+	if (s->current == ck)
+		s->current = NULL;
+	if (s->resuming == ck)
+		s->resuming = NULL;
+	if (s->rearm == ck)
+		s->rearm = NULL;
+	if (s->run != NULL && s->run->target == ck)
+		s->run->target = NULL;
+	if (s->run != NULL && s->run->pre == ck)
+		s->run->pre = NULL;
+}
+
+static void
+session_set_node(struct session *s, struct ckpt_node *n)
+{
+	ckpt_node_unref(s->node);
+	s->node = n;
+}
+
+/* Where a restore left the namespace, for messages: "the namespace is
+ * back at the state after cell 4; 1 thread did not survive". */
+static const char *
+session_where(json_t *restored, char *buf, size_t len)
+{
+	json_t *cell = json_object_get(restored, "cell");
+	int lost = (int)json_integer_value(json_object_get(restored,
+	    "threads_lost"));
+
+	if (!json_is_integer(cell))
+		snprintf(buf, len, "nothing could be restored, so a fresh "
+		    "namespace started");
+	else
+		snprintf(buf, len, "the namespace is back at the state after "
+		    "cell %d", (int)json_integer_value(cell));
+	if (lost > 0)
+		snprintf(buf + strlen(buf), len - strlen(buf), "; %d thread%s "
+		    "did not survive", lost, lost > 1 ? "s" : "");
+	return buf;
+}
+
+/* A snapshot name must not look like a cell number (the plain mode's
+ * %rollback 3 means cell 3) and must print on one line. */
+static bool
+session_name_ok(const char *name, char *why, size_t len)
+{
+	size_t n = strlen(name), i, digits = 0;
+
+	if (n == 0 || n > 64)
+		return err_set(why, len, "a snapshot name must be 1 to 64 "
+		    "characters long"), false;
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)name[i];
+
+		if (c < 0x20 || c == 0x7f || c == ' ')
+			return err_set(why, len, "a snapshot name must not hold "
+			    "spaces or control characters"), false;
+		if (c >= '0' && c <= '9')
+			digits++;
+	}
+	if (digits == n)
+		return err_set(why, len, "'%s' is a cell number, not a snapshot "
+		    "name: use a name with a letter in it", name), false;
+	return true;
+}
+
+/* "snapshot 'base' (cell 3); cells 5, 6, 7; the pristine one (0)" */
+static char *
+session_ckpt_names(struct session *s)
+{
+	struct buf b;
+	struct ckpt *ck;
+	bool first = true, pristine = false;
+
+	buf_init(&b);
+	for (ck = s->ck.head; ck != NULL; ck = ck->next)
+		if (ck->name != NULL && ck->sock >= 0)
+			buf_printf(&b, "%ssnapshot '%s' (cell %d)", b.len ? ", " :
+			    "", ck->name, ck->node->cell);
+	for (ck = s->ck.head; ck != NULL; ck = ck->next) {
+		if (ck->sock < 0 || ck->name != NULL)
+			continue;
+		if (ck->kind == CKPT_PRISTINE) {
+			pristine = true;
+			continue;
+		}
+		buf_printf(&b, "%s%d", first ? (b.len ? "; cells " : "cells ") :
+		    ", ", ck->node->cell);
+		first = false;
+	}
+	if (pristine)
+		buf_printf(&b, "%sthe pristine one (0)", b.len ? "; " : "");
+	if (b.len == 0)
+		buf_addstr(&b, "none");
+	return buf_take(&b);
+}
+
+/* {"t":"ckpt"}: a checkpoint arrived, with its socket and pidfd. */
+static void
+session_ckpt_arrived(struct session *s, json_t *m, int *fds, int nfds)
+{
+	const char *kind = json_string_value(json_object_get(m, "kind"));
+	pid_t pid = (pid_t)json_integer_value(json_object_get(m, "pid"));
+	int threads = (int)json_integer_value(json_object_get(m, "threads"));
+	double fork_ms = json_number_value(json_object_get(m, "fork_ms"));
+	struct sreq *r = s->run;
+	bool exec_running = r != NULL && r->op == OP_EXEC &&
+	    s->state == WK_BUSY;
+	struct ckpt *ck;
+	enum ckpt_kind k;
+
+	if (kind == NULL || nfds < 1) {
+		while (nfds > 0)
+			close(fds[--nfds]);
+		return;
+	}
+	while (nfds > 2)
+		close(fds[--nfds]);
+	if (strcmp(kind, "rearm") == 0 && s->rearm != NULL) {
+		ck = s->rearm;
+		s->rearm = NULL;
+		ck->sock = fds[0];
+		ck->pidfd = nfds > 1 ? fds[1] : -1;
+		ck->pid = pid;
+		ck->threads = threads;
+		ck->fork_ms = fork_ms;
+	} else {
+		if (strcmp(kind, "pristine") == 0) {
+			k = CKPT_PRISTINE;
+			while ((ck = ckpt_pristine(&s->ck)) != NULL)
+				ckpt_drop(&s->ck, ck);
+		} else if (strcmp(kind, "explicit") == 0) {
+			k = CKPT_PINNED;
+		} else if (strcmp(kind, "before") == 0) {
+			k = s->opts->checkpoints > 0 ? CKPT_AUTO : CKPT_ATOMIC;
+		} else {
+			k = CKPT_AUTO;
+		}
+		ck = ckpt_add(&s->ck, k, s->node, fds[0], nfds > 1 ? fds[1] : -1,
+		    pid, threads, fork_ms);
+	}
+	if (strcmp(kind, "explicit") != 0 && strcmp(kind, "before") != 0)
+		s->ckpt_pending = false;
+	if (exec_running) {
+		/* The state before the running cell: the previous cell's
+		 * checkpoint, or one the atomic cell asked for. */
+		if (r->pre != NULL)
+			r->pre->held = false;
+		r->pre = ck;
+		ck->held = r->atomic;
+	} else {
+		s->current = ck;
+	}
+	if (r != NULL && r->op == OP_SNAPSHOT && strcmp(kind, "explicit") == 0)
+		r->target = ck;
+	if (ckpt_limit(&s->ck, ck, s->pidfd) == -1 && !s->warned_memory) {
+		s->warned_memory = true;
+		session_warn(s, "--checkpoint-memory is not enforced: the "
+		    "checkpoints' memory cannot be read from "
+		    "/proc/PID/smaps_rollup here");
+	}
+}
+
+/* {"t":"ckpt_failed"}: say so on the next response. */
+static void
+session_ckpt_failed(struct session *s, json_t *m)
+{
+	const char *kind = json_string_value(json_object_get(m, "kind"));
+	const char *error = json_string_value(json_object_get(m, "error"));
+	int cell = (int)json_integer_value(json_object_get(m, "cell"));
+	struct ckpt *ck;
+
+	if (kind == NULL)
+		return;
+	if (error == NULL)
+		error = "unknown error";
+	if (strcmp(kind, "auto") == 0) {
+		s->ckpt_pending = false;
+		ck = ckpt_nearest(&s->ck, s->node, s->warnings);
+		if (ck != NULL && ck->kind != CKPT_PRISTINE)
+			session_warn(s, "no checkpoint could be taken after cell "
+			    "%d (%s): if the worker dies now, the namespace goes "
+			    "back to cell %d", cell, error, ck->node->cell);
+		else
+			session_warn(s, "no checkpoint could be taken after cell "
+			    "%d (%s): if the worker dies now, the namespace is "
+			    "lost", cell, error);
+	} else if (strcmp(kind, "pristine") == 0) {
+		s->ckpt_pending = false;
+		session_warn(s, "the pristine checkpoint could not be taken "
+		    "(%s): reset will start a new interpreter", error);
+	} else if (strcmp(kind, "rearm") == 0) {
+		s->ckpt_pending = false;
+		if (s->rearm != NULL) {
+			session_warn(s, "the checkpoint at cell %d%s%s%s was used "
+			    "by the restore and could not be taken again (%s)",
+			    s->rearm->node->cell, s->rearm->name ? " ('" : "",
+			    s->rearm->name ? s->rearm->name : "",
+			    s->rearm->name ? "')" : "", error);
+			ckpt_drop(&s->ck, s->rearm);
+		}
+	}
+	/* explicit and before: the reply to the request says it. */
+}
+
+/* ---- the worker's replies ------------------------------------------ */
+
+static void
+session_snapshot_done(struct session *s, struct sreq *r, json_t *reply)
+{
+	const char *status = json_string_value(json_object_get(reply,
+	    "status"));
+	json_t *msg = r->pending;
+
+	r->pending = NULL;
+	s->run = NULL;
+	if (status != NULL && strcmp(status, "ok") == 0 && r->target != NULL) {
+		struct ckpt *old = ckpt_find_name(&s->ck,
+		    json_string_value(json_object_get(msg, "name")));
+
+		if (old != NULL && old != r->target) {
+			json_object_set_new(msg, "replaced", json_integer(
+			    old->node->cell));
+			ckpt_drop(&s->ck, old);
+		}
+		r->target->name = xstrdup(json_string_value(json_object_get(msg,
+		    "name")));
+		json_object_set_new(msg, "cell", json_integer(
+		    r->target->node->cell));
+		session_answer(r, msg);
+		return;
+	}
+	json_decref(msg);
+	session_answer(r, json_pack("{s:s, s:O?}", "status", "error",
+	    "error", json_object_get(reply, "error")));
+}
+
 /* The worker answered the request in flight. */
 static void
 session_reply(struct session *s, json_t *reply)
@@ -337,11 +713,20 @@ session_reply(struct session *s, json_t *reply)
 	const char *status = json_string_value(json_object_get(reply,
 	    "status"));
 	json_t *msg, *error = NULL;
+	bool ran = json_is_true(json_object_get(reply, "ran"));
 
-	s->run = NULL;
 	s->state = WK_READY;
+	if (json_is_true(json_object_get(reply, "ckpt_next")))
+		s->ckpt_pending = true;
+	json_object_del(reply, "ran");
+	json_object_del(reply, "ckpt_next");
 	if (status == NULL)
 		status = "error";
+	if (r->op == OP_SNAPSHOT) {
+		session_snapshot_done(s, r, reply);
+		return;
+	}
+	s->run = NULL;
 	if (r->op != OP_EXEC) {
 		json_object_del(reply, "t");
 		session_answer(r, json_incref(reply));
@@ -352,6 +737,12 @@ session_reply(struct session *s, json_t *reply)
 	session_drain(s, true);
 	if (strcmp(status, "incomplete") != 0)
 		s->cells = r->cell;
+	if (ran) {
+		session_set_node(s, ckpt_node_new(r->cell, s->node));
+		s->current = NULL;
+	} else if (r->pre != NULL) {
+		s->current = r->pre;
+	}
 	if ((r->timed_out || r->interrupted) && strcmp(status, "error") == 0) {
 		json_t *e = json_object_get(reply, "error");
 		const char *type = json_string_value(json_object_get(e, "type"));
@@ -379,66 +770,236 @@ session_reply(struct session *s, json_t *reply)
 	msg = session_exec_response(s, r, status, reply, error,
 	    strcmp(status, "timeout") == 0 || strcmp(status, "interrupted")
 	    == 0 ? json_null() : NULL);
+	if (r->atomic && ran && strcmp(status, "ok") != 0) {
+		if (r->pre != NULL && ckpt_alive(r->pre)) {
+			/* Leave no trace: the worker goes, the state before
+			 * the cell comes back (session_worker_died). */
+			r->pending = msg;
+			r->after = AFTER_ATOMIC;
+			r->target = r->pre;
+			r->pre = NULL;
+			r->target->held = true;
+			r->deadline = r->kill_at = 0;
+			s->run = r;
+			s->state = WK_BUSY;
+			session_signal(s, SIGKILL);
+			return;
+		}
+		session_warn(s, "cell %d was atomic, but the checkpoint of the "
+		    "state before it is gone (killed from outside coil), so "
+		    "what it did stays", r->cell);
+	}
+	if (r->pre != NULL && r->pre->kind == CKPT_ATOMIC &&
+	    s->current != r->pre) {
+		/* r is no longer s->run: on_drop cannot forget it for us. */
+		struct ckpt *tmp = r->pre;
+
+		r->pre = NULL;
+		ckpt_drop(&s->ck, tmp);
+	}
 	session_answer(r, msg);
 }
 
-/* The worker is gone: answer what was in flight and start another. */
+/* The new worker is up: answer the run that waited for it.  ck is the
+ * checkpoint it was resumed from, NULL when it was spawned fresh. */
+static void
+session_restored(struct session *s, struct ckpt *ck, json_t *restored)
+{
+	struct sreq *r = s->run;
+	json_t *msg = r->pending;
+	char tail[256];
+	int lost = (int)json_integer_value(json_object_get(restored,
+	    "threads_lost"));
+
+	s->run = NULL;
+	r->pending = NULL;
+	session_where(restored, tail, sizeof tail);
+	switch (r->after) {
+	case AFTER_DIED:
+		if (r->op == OP_EXEC) {
+			const char *type = r->killed ? (r->timed_out ?
+			    "TimeoutError" : "KeyboardInterrupt") : "WorkerDied";
+			json_t *e;
+
+			if (r->killed)
+				e = session_error(type, "cell %d %s and did not "
+				    "stop within %g s of the interrupt, so its "
+				    "worker was killed; %s", r->cell,
+				    r->timed_out ? "ran past its timeout" :
+				    "was interrupted", s->opts->grace, tail);
+			else
+				e = session_error(type, "the worker died (%s) "
+				    "while running cell %d; %s", r->how,
+				    r->cell, tail);
+			json_object_set_new(msg, "error", e);
+			json_object_set(msg, "restored", restored);
+		} else {
+			json_decref(msg);
+			msg = json_pack("{s:s, s:o, s:O}", "status", "crashed",
+			    "error", session_error("WorkerDied", "the worker "
+			    "died (%s) while serving '%s'; %s", r->how,
+			    request_ops[r->op].name, tail), "restored",
+			    restored);
+		}
+		break;
+	case AFTER_ROLLBACK:
+		if (ck == NULL || ck != r->target) {
+			json_decref(msg);
+			msg = json_pack("{s:s, s:o, s:O}", "status", "error",
+			    "error", session_error("CheckpointError", "the "
+			    "checkpoint died before it could be resumed; %s",
+			    tail), "restored", restored);
+			break;
+		}
+		json_object_set_new(msg, "threads_lost", json_integer(lost));
+		break;
+	case AFTER_RESET:
+		json_decref(msg);
+		msg = json_pack("{s:s, s:s}", "status", "ok", "from", ck != NULL ?
+		    "pristine checkpoint" : "new interpreter");
+		break;
+	case AFTER_ATOMIC:
+		json_object_set(msg, "restored", restored);
+		if (ck == NULL || ck != r->target)
+			session_warn(s, "cell %d was atomic, but the checkpoint "
+			    "before it could not be resumed; %s", r->cell, tail);
+		break;
+	default:
+		json_decref(msg);
+		msg = json_pack("{s:s}", "status", "ok");
+	}
+	session_answer(r, msg);
+}
+
+/* hello: a worker is up, spawned fresh or resumed from a checkpoint. */
+static void
+session_hello(struct session *s, json_t *m, int *fds, int nfds)
+{
+	const char *py = json_string_value(json_object_get(m, "python"));
+	struct ckpt *ck = s->resuming;
+	json_t *restored;
+	char where[256];
+
+	if (nfds > 0) {
+		if (s->pidfd >= 0)
+			close(s->pidfd);
+		s->pidfd = fds[0];
+	}
+	while (nfds > 1)
+		close(fds[--nfds]);
+	if (s->pid == 0)
+		s->pid = (pid_t)json_integer_value(json_object_get(m, "pid"));
+	if (py != NULL && s->python == NULL)
+		s->python = xstrndup(py, strcspn(py, " "));
+	s->failed_starts = 0;
+	s->state = WK_READY;
+	s->resume_deadline = 0;
+	/* What a starting worker printed is not a cell's. */
+	buf_free(&s->start_err);
+	s->current = NULL;
+	if (ck != NULL) {
+		s->resuming = NULL;
+		restored = ckpt_restored(ck);
+		session_set_node(s, ckpt_node_ref(ck->node));
+	} else {
+		restored = json_pack("{s:n, s:i}", "cell", "threads_lost", 0);
+		session_set_node(s, ckpt_node_new(0, NULL));
+		/* The pristine checkpoint follows. */
+		s->ckpt_pending = s->opts->checkpoints > 0;
+	}
+	if (s->died_idle != NULL) {
+		session_warn(s, "the worker died between requests (%s); %s",
+		    s->died_idle, session_where(restored, where, sizeof where));
+		free(s->died_idle);
+		s->died_idle = NULL;
+	}
+	if (s->run != NULL)
+		session_restored(s, ck, restored);
+	json_decref(restored);
+	if (ck != NULL) {
+		if (ck->kind == CKPT_ATOMIC) {
+			ckpt_drop(&s->ck, ck);
+		} else {
+			/* Its process is the worker now: the worker forks
+			 * the replacement next (worker_become_checkpoint). */
+			s->rearm = ck;
+			s->ckpt_pending = true;
+		}
+	}
+}
+
+/* The worker is gone.  Pick what comes next: the run's target, or the
+ * newest checkpoint of the state the worker was in, or a fresh start. */
+static void
+session_restore(struct session *s)
+{
+	struct sreq *r = s->run;
+	struct ckpt *ck;
+
+	for (;;) {
+		ckpt_prune(&s->ck, s->warnings);	/* may drop r->target */
+		ck = r != NULL ? r->target : NULL;
+		if (ck == NULL && !(r != NULL && r->after == AFTER_RESET))
+			ck = ckpt_nearest(&s->ck, s->node, s->warnings);
+		if (ck == NULL) {
+			session_spawn(s);
+			return;
+		}
+		if (session_resume(s, ck) == 0)
+			return;
+		session_warn(s, "the checkpoint at cell %d could not be resumed "
+		    "(%s)", ck->node->cell, strerror(errno));
+		ckpt_drop(&s->ck, ck);
+	}
+}
+
+/* The worker is gone: answer what was in flight once another is up. */
 static void
 session_worker_died(struct session *s, int status)
 {
-	struct sreq *r = s->run;
+	struct sreq *r;
 	char how[128];
 	bool starting = s->state == WK_STARTING;
 
 	describe_wait(status, how, sizeof how);
+	/* What it sent before it died still counts: a reply, a checkpoint. */
+	if (s->ctl.fd >= 0 && !starting)
+		session_from_worker(s);
 	session_drain(s, false);
 	session_drain(s, true);
-	if (starting) {
+	if (s->resuming != NULL) {
+		struct ckpt *ck = s->resuming;
+
+		session_warn(s, "the checkpoint at cell %d died as it was "
+		    "resumed (%s)", ck->node->cell, how);
+		s->resuming = NULL;
+		ckpt_drop(&s->ck, ck);
+	} else if (starting) {
 		s->failed_starts++;
 		if (s->failed_starts >= 3)
 			fatal("the python worker cannot start (%s)%s%.2000s",
 			    how, s->start_err.len ? ":\n" : "",
 			    s->start_err.len ? s->start_err.p : "");
 	}
+	s->ckpt_pending = false;
+	if (s->rearm != NULL)
+		ckpt_drop(&s->ck, s->rearm);	/* never re-armed */
 	session_close_worker(s);
-	session_spawn(s);
-	if (r == NULL)
-		return;
-	s->run = NULL;
-	if (r->op == OP_EXEC) {
-		json_t *error, *msg;
-		const char *st;
-
-		s->cells = r->cell;
-		if (r->killed) {
-			st = session_stop_reason(r);
-			error = session_error(r->timed_out ? "TimeoutError" :
-			    "KeyboardInterrupt", "cell %d %s and did not stop "
-			    "within %g s of the interrupt, so its worker was "
-			    "killed; the namespace was lost and a fresh one "
-			    "started", r->cell, r->timed_out ?
-			    "ran past its timeout" : "was interrupted",
-			    s->opts->grace);
-		} else {
-			st = "crashed";
-			error = session_error("WorkerDied", "the worker died "
-			    "(%s) while running cell %d; the namespace was "
-			    "lost and a fresh one started", how, r->cell);
+	r = s->run;
+	if (r == NULL) {
+		if (!starting && s->died_idle == NULL)
+			s->died_idle = xstrdup(how);
+	} else if (r->after == AFTER_NONE) {
+		r->after = AFTER_DIED;
+		r->deadline = r->kill_at = 0;
+		snprintf(r->how, sizeof r->how, "%s", how);
+		if (r->op == OP_EXEC) {
+			s->cells = r->cell;
+			r->pending = session_exec_response(s, r, r->killed ?
+			    session_stop_reason(r) : "crashed", NULL, NULL, NULL);
 		}
-		msg = session_exec_response(s, r, st, NULL, error,
-		    json_pack("{s:n}", "cell"));
-		session_answer(r, msg);
-	} else if (r->op == OP_RESET) {
-		/* The reset killed it on purpose: answer once the new one
-		 * says hello. */
-		s->run = r;
-	} else {
-		session_answer(r, json_pack("{s:s, s:o, s:{s:n}}", "status",
-		    "crashed", "error", session_error("WorkerDied",
-		    "the worker died (%s) while serving '%s'; the namespace "
-		    "was lost and a fresh one started", how,
-		    request_ops[r->op].name), "restored", "cell"));
 	}
+	session_restore(s);
 }
 
 /* ---- messages from init and the worker ----------------------------- */
@@ -467,6 +1028,8 @@ session_from_init(struct session *s)
 				s->pid = pid;
 		} else if (strcmp(t, "exit") == 0 && pid == s->pid &&
 		    s->state != WK_NONE) {
+			/* Exits of checkpoints are reported too; they are
+			 * noticed through their pidfds when it matters. */
 			session_worker_died(s, (int)json_integer_value(
 			    json_object_get(m, "status")));
 		}
@@ -478,46 +1041,41 @@ static void
 session_from_worker(struct session *s)
 {
 	json_t *m;
-	bool bad;
+	bool bad = false;
 	int fds[CHAN_MAX_FDS], nfds, rc;
 
-	rc = chan_fill(&s->ctl);
-	if (rc == -1 && errno == EAGAIN)
-		return;
-	while ((m = chan_next(&s->ctl, fds, &nfds, &bad)) != NULL) {
-		const char *t = json_string_value(json_object_get(m, "t"));
+	for (;;) {
+		rc = chan_fill(&s->ctl);
+		if (rc == -1 && errno == EAGAIN)
+			return;
+		while ((m = chan_next(&s->ctl, fds, &nfds, &bad)) != NULL) {
+			const char *t = json_string_value(json_object_get(m,
+			    "t"));
 
-		if (t != NULL && strcmp(t, "hello") == 0) {
-			const char *py = json_string_value(json_object_get(m,
-			    "python"));
-
-			if (nfds > 0)
-				s->pidfd = fds[0];
-			if (py != NULL && s->python == NULL)
-				s->python = xstrndup(py, strcspn(py, " "));
-			s->failed_starts = 0;
-			s->state = WK_READY;
-			/* What a starting worker printed is not a cell's. */
-			buf_free(&s->start_err);
-			if (s->run != NULL && s->run->op == OP_RESET) {
-				struct sreq *r = s->run;
-
-				s->run = NULL;
-				session_answer(r, json_pack("{s:s}", "status",
-				    "ok"));
+			if (t != NULL && strcmp(t, "hello") == 0) {
+				session_hello(s, m, fds, nfds);
+			} else if (t != NULL && strcmp(t, "reply") == 0 &&
+			    s->run != NULL && s->state == WK_BUSY &&
+			    s->run->after == AFTER_NONE) {
+				session_reply(s, m);
+			} else if (t != NULL && strcmp(t, "ckpt") == 0) {
+				session_ckpt_arrived(s, m, fds, nfds);
+			} else if (t != NULL && strcmp(t, "ckpt_failed") == 0) {
+				session_ckpt_failed(s, m);
+			} else {
+				while (nfds > 0)
+					close(fds[--nfds]);
 			}
-		} else if (t != NULL && strcmp(t, "reply") == 0 &&
-		    s->run != NULL && s->state == WK_BUSY) {
-			session_reply(s, m);
-		} else {
-			while (nfds > 0)
-				close(fds[--nfds]);
+			json_decref(m);
+			if (s->ctl.fd < 0)
+				return;
 		}
-		json_decref(m);
+		if (bad || rc <= 0)
+			break;
 	}
-	if (bad || rc == 0) {
-		/* The worker closed its socket or sent garbage: it is
-		 * finished either way.  init reports the exit. */
+	if (bad || rc <= 0) {
+		/* The worker closed its socket, or it broke, or it sent
+		 * garbage: it is finished.  init reports the exit. */
 		chan_close(&s->ctl);
 		s->ctl.fd = -1;
 		session_signal(s, SIGKILL);
@@ -534,6 +1092,20 @@ session_timeout_of(struct session *s, json_t *req)
 	return json_is_number(t) ? json_number_value(t) : s->opts->timeout;
 }
 
+/* Replace the worker on purpose: kill it; session_worker_died resumes
+ * r->target (or spawns) once init has reported the death. */
+static void
+session_replace(struct session *s, struct sreq *r, enum sreq_after after)
+{
+	r->after = after;
+	r->deadline = r->kill_at = 0;
+	if (r->target != NULL)
+		r->target->held = true;
+	s->run = r;
+	s->state = WK_BUSY;
+	session_signal(s, SIGKILL);
+}
+
 static void
 session_start_run(struct session *s, struct sreq *r)
 {
@@ -546,8 +1118,12 @@ session_start_run(struct session *s, struct sreq *r)
 	s->run = r;
 	if (r->op == OP_RESET) {
 		/* A fresh interpreter is the only honest reset: modules and
-		 * C-level state go too. */
-		session_signal(s, SIGKILL);
+		 * C-level state go too.  The pristine checkpoint is one,
+		 * taken before any cell ran. */
+		struct ckpt *ck = ckpt_pristine(&s->ck);
+
+		r->target = ck != NULL && ckpt_alive(ck) ? ck : NULL;
+		session_replace(s, r, AFTER_RESET);
 		return;
 	}
 	msg = json_deep_copy(r->req);
@@ -558,6 +1134,15 @@ session_start_run(struct session *s, struct sreq *r)
 		outbuf_reset(&s->ob_err);
 		if (r->origin == ORIGIN_PERSON)
 			json_object_set_new(msg, "repl", json_true());
+		r->atomic = json_is_true(json_object_get(r->req, "atomic"));
+		if (s->current != NULL && ckpt_alive(s->current)) {
+			r->pre = s->current;
+			r->pre->held = r->atomic;
+		} else if (r->atomic && !s->ckpt_pending) {
+			/* No checkpoint of this state is on its way: the
+			 * worker takes one before it runs the cell. */
+			json_object_set_new(msg, "ckpt_first", json_true());
+		}
 	}
 	s->state = WK_BUSY;
 	if (chan_send(s->ctl.fd, msg, NULL, 0) == -1)
@@ -568,11 +1153,150 @@ session_start_run(struct session *s, struct sreq *r)
 static json_t *
 session_ping(struct session *s)
 {
-	return json_pack("{s:s, s:s, s:s?, s:{s:s, s:[]}, s:i, s:b}",
+	long long mem;
+
+	/* ping is answered at once, so the smaps of every checkpoint are
+	 * read at most once a second for it; snapshots reads them fresh. */
+	if (s->ping_mem_at == 0 || now_ms() - s->ping_mem_at > 1000) {
+		s->ping_mem = ckpt_memory(&s->ck, s->pidfd);
+		s->ping_mem_at = now_ms();
+	}
+	mem = s->ping_mem;
+
+	return json_pack("{s:s, s:s, s:s?, s:{s:s, s:[]}, s:i, s:b, "
+	    "s:{s:i, s:o, s:i}}",
 	    "status", "ok", "version", PACKAGE_VERSION,
 	    "python", s->python, "sandbox", "profile", "none", "enforced",
 	    "cell", s->cells, "running", s->run != NULL && s->run->op ==
-	    OP_EXEC);
+	    OP_EXEC, "checkpoints", "count", s->ck.count, "memory",
+	    mem >= 0 ? json_integer(mem) : json_null(), "max_auto",
+	    s->opts->checkpoints);
+}
+
+static void
+session_snapshot(struct session *s, struct sreq *r)
+{
+	json_t *jn = json_object_get(r->req, "name"), *msg;
+	struct ckpt *ck = s->current, *old;
+	char why[200], gen[32];
+	const char *name;
+
+	if (json_is_string(jn)) {
+		name = json_string_value(jn);
+		if (strlen(name) != json_string_length(jn))
+			err_set(why, sizeof why, "a snapshot name must not "
+			    "hold NUL characters");
+		if (strlen(name) != json_string_length(jn) ||
+		    !session_name_ok(name, why, sizeof why)) {
+			session_answer(r, session_invalid("%s", why));
+			return;
+		}
+	} else {
+		do
+			snprintf(gen, sizeof gen, "snap%d", ++s->nsnap);
+		while (ckpt_find_name(&s->ck, gen) != NULL);
+		name = gen;
+	}
+	msg = json_pack("{s:s, s:s}", "status", "ok", "name", name);
+	if (r->waited_for > 0)
+		json_object_set_new(msg, "waited_for_cell",
+		    json_integer(r->waited_for));
+	if (ck != NULL && ckpt_alive(ck) && (ck->name == NULL ||
+	    strcmp(ck->name, name) == 0)) {
+		/* The worker has not changed since this one: pin it. */
+		old = ckpt_find_name(&s->ck, name);
+		if (old != NULL && old != ck) {
+			json_object_set_new(msg, "replaced",
+			    json_integer(old->node->cell));
+			ckpt_drop(&s->ck, old);
+		}
+		if (ck->name == NULL)
+			ck->name = xstrdup(name);
+		if (ck->kind == CKPT_AUTO || ck->kind == CKPT_ATOMIC)
+			ckpt_set_kind(&s->ck, ck, CKPT_PINNED);
+		json_object_set_new(msg, "cell", json_integer(ck->node->cell));
+		session_answer(r, msg);
+		return;
+	}
+	/* Fork one now: the worker answers once it has. */
+	r->pending = msg;
+	r->t0 = now_ns();
+	s->run = r;
+	s->state = WK_BUSY;
+	msg = json_pack("{s:s, s:i}", "op", "ckpt", "cell", s->node->cell);
+	if (chan_send(s->ctl.fd, msg, NULL, 0) == -1)
+		session_signal(s, SIGKILL);
+	json_decref(msg);
+}
+
+static void
+session_rollback(struct session *s, struct sreq *r)
+{
+	json_t *to = json_object_get(r->req, "to"), *undone, *redone, *msg;
+	struct ckpt *ck = ckpt_find(&s->ck, to);
+	char what[96], *names;
+
+	if (json_is_string(to))
+		snprintf(what, sizeof what, "snapshot '%.64s'",
+		    json_string_value(to));
+	else if (json_integer_value(to) == 0)
+		snprintf(what, sizeof what, "pristine checkpoint (cell 0)");
+	else
+		snprintf(what, sizeof what, "checkpoint at cell %lld",
+		    (long long)json_integer_value(to));
+	if (ck != NULL && !ckpt_alive(ck)) {
+		ckpt_drop(&s->ck, ck);
+		names = session_ckpt_names(s);
+		session_answer(r, session_invalid("the %s is gone: its process "
+		    "was killed from outside coil; nothing changed; the "
+		    "checkpoints are: %s", what, names));
+		free(names);
+		return;
+	}
+	if (ck == NULL) {
+		names = session_ckpt_names(s);
+		session_answer(r, session_invalid("there is no %s%s; nothing "
+		    "changed; the checkpoints are: %s", what,
+		    json_is_integer(to) && json_integer_value(to) > s->cells ?
+		    " (no such cell has run)" : json_is_integer(to) ?
+		    " (it was dropped, or the cell ran no code)" : "", names));
+		free(names);
+		return;
+	}
+	ckpt_node_diff(s->node, ck->node, &undone, &redone);
+	msg = json_pack("{s:s, s:i, s:s?, s:o}", "status", "ok", "cell",
+	    ck->kind == CKPT_PRISTINE ? 0 : ck->node->cell, "name", ck->name,
+	    "rolled_back", undone);
+	if (json_array_size(redone) > 0)
+		json_object_set_new(msg, "redone", redone);
+	else
+		json_decref(redone);
+	if (!s->noted_rollback) {
+		s->noted_rollback = true;
+		json_object_set_new(msg, "note", json_string("only the Python "
+		    "state goes back: files the undone cells wrote and "
+		    "processes they started stay as they are"));
+	}
+	if (r->waited_for > 0)
+		json_object_set_new(msg, "waited_for_cell",
+		    json_integer(r->waited_for));
+	r->pending = msg;
+	r->target = ck;
+	r->t0 = now_ns();
+	session_replace(s, r, AFTER_ROLLBACK);
+}
+
+static void
+session_snapshots(struct session *s, struct sreq *r)
+{
+	json_t *msg;
+
+	ckpt_prune(&s->ck, s->warnings);
+	msg = ckpt_list(&s->ck, s->node, s->pidfd);
+	json_object_set_new(msg, "status", json_string("ok"));
+	json_object_set_new(msg, "cell", json_integer(s->node != NULL ?
+	    s->node->cell : 0));
+	session_answer(r, msg);
 }
 
 static void
@@ -591,16 +1315,26 @@ session_serve_supervisor(struct session *s, struct sreq *r)
 		s->queue_tail = &s->queue;
 		break;
 	case OP_SNAPSHOT:
+		session_snapshot(s, r);
+		break;
 	case OP_SNAPSHOTS:
+		session_snapshots(s, r);
+		break;
 	case OP_ROLLBACK:
-		session_answer(r, session_invalid("'%s' needs checkpoints, "
-		    "which this build of coil does not have yet",
-		    request_ops[r->op].name));
+		session_rollback(s, r);
 		break;
 	default:
 		session_answer(r, session_invalid("op '%s' cannot be served "
 		    "here", request_ops[r->op].name));
 	}
+}
+
+/* Ops that need the worker up and every checkpoint it owes arrived. */
+static bool
+session_needs_quiet(enum op op)
+{
+	return op == OP_RESET || op == OP_SNAPSHOT || op == OP_SNAPSHOTS ||
+	    op == OP_ROLLBACK;
 }
 
 static void
@@ -612,7 +1346,8 @@ session_dispatch(struct session *s)
 		if (request_ops[r->op].where == OP_WORKER &&
 		    s->state != WK_READY)
 			return;
-		if (r->op == OP_RESET && s->state == WK_STARTING)
+		if (session_needs_quiet(r->op) && (s->state != WK_READY ||
+		    s->ckpt_pending))
 			return;
 		s->queue = r->next;
 		if (s->queue == NULL)
@@ -630,7 +1365,8 @@ session_interrupt(struct session *s)
 {
 	struct sreq *r = s->run;
 
-	if (r == NULL || s->state != WK_BUSY)
+	if (r == NULL || s->state != WK_BUSY || r->after != AFTER_NONE ||
+	    r->op == OP_SNAPSHOT)
 		return false;
 	r->interrupted = !r->timed_out;
 	session_signal(s, SIGINT);
@@ -645,12 +1381,15 @@ session_submit(struct session *s, json_t *req, json_t *id, enum op op,
 {
 	struct sreq *r = xcalloc(1, sizeof *r);
 
+	r->s = s;
 	r->req = req;
 	r->id = id;
 	r->op = op;
 	r->origin = origin;
 	r->fn = fn;
 	r->ctx = ctx;
+	if (s->run != NULL && s->run->op == OP_EXEC)
+		r->waited_for = s->run->cell;
 	if (op == OP_PING) {
 		session_answer(r, session_ping(s));
 		return;
@@ -677,7 +1416,14 @@ session_check_deadlines(struct session *s)
 	struct sreq *r = s->run;
 	int64_t now = now_ms();
 
-	if (r == NULL || s->state != WK_BUSY)
+	if (s->resuming != NULL && s->resume_deadline != 0 &&
+	    now >= s->resume_deadline) {
+		/* Stopped or wedged: init reports the kill, and the next
+		 * checkpoint is tried (session_worker_died). */
+		s->resume_deadline = 0;
+		session_signal(s, SIGKILL);
+	}
+	if (r == NULL || s->state != WK_BUSY || r->after != AFTER_NONE)
 		return;
 	if (r->kill_at != 0 && now >= r->kill_at) {
 		r->killed = true;
@@ -701,9 +1447,11 @@ session_next_timeout(struct session *s, int timeout_ms)
 	struct sreq *r = s->run;
 	int64_t when = 0, now;
 
-	if (r == NULL || s->state != WK_BUSY)
+	if (s->resuming != NULL && s->resume_deadline != 0)
+		when = s->resume_deadline;
+	else if (r == NULL || s->state != WK_BUSY || r->after != AFTER_NONE)
 		return timeout_ms;
-	if (r->kill_at != 0)
+	else if (r->kill_at != 0)
 		when = r->kill_at;
 	else if (r->deadline != 0 && !r->timed_out && !r->interrupted)
 		when = r->deadline;
@@ -754,11 +1502,13 @@ session_poll(struct session *s, struct pollfd *extra, int nextra,
 	if (rc > 0) {
 		/* Output first, then replies: a reply ends the cell, and its
 		 * output must be in by then (session_reply drains too). */
-		if (i_out >= 0 && pfd[i_out].revents && !session_drain(s, false)) {
+		if (i_out >= 0 && pfd[i_out].revents && s->out >= 0 &&
+		    !session_drain(s, false)) {
 			close(s->out);
 			s->out = -1;
 		}
-		if (i_err >= 0 && pfd[i_err].revents && !session_drain(s, true)) {
+		if (i_err >= 0 && pfd[i_err].revents && s->err >= 0 &&
+		    !session_drain(s, true)) {
 			close(s->err);
 			s->err = -1;
 		}
@@ -777,9 +1527,10 @@ session_poll(struct session *s, struct pollfd *extra, int nextra,
 static json_t *
 session_worker_conf(const struct coil_opts *o)
 {
-	json_t *c = json_pack("{s:s, s:I, s:s, s:i}", "workdir", o->workdir,
-	    "max_output", (json_int_t)o->max_output, "figure_dir",
-	    o->figure_dir, "traceback_frames", 20);
+	json_t *c = json_pack("{s:s, s:I, s:s, s:i, s:i, s:b}", "workdir",
+	    o->workdir, "max_output", (json_int_t)o->max_output, "figure_dir",
+	    o->figure_dir, "traceback_frames", 20, "checkpoints",
+	    o->checkpoints, "pristine", o->checkpoints > 0);
 	json_t *pre = json_array();
 	size_t i;
 
@@ -802,6 +1553,10 @@ session_new(const struct coil_opts *opts, char *err, size_t errlen)
 	outbuf_init(&s->ob_err, opts->max_output);
 	outbuf_init(&s->bg_out, opts->max_output);
 	outbuf_init(&s->bg_err, opts->max_output);
+	s->warnings = json_array();
+	ckpt_set_init(&s->ck, opts->checkpoints, opts->checkpoint_memory,
+	    session_ckpt_dropped, s);
+	s->node = ckpt_node_new(0, NULL);
 	s->worker_conf = session_worker_conf(opts);
 	signal(SIGPIPE, SIG_IGN);
 	if (proc_start(&s->proc, s->worker_conf, err, errlen) == -1) {
@@ -819,6 +1574,9 @@ session_free(struct session *s)
 
 	if (s == NULL)
 		return;
+	/* The checkpoints first: each also dies when its socket closes,
+	 * but a kill gives the memory back before coil has exited. */
+	ckpt_set_free(&s->ck);
 	if (s->proc.pid > 0)
 		proc_stop(&s->proc);
 	session_close_worker(s);
@@ -830,9 +1588,7 @@ session_free(struct session *s)
 	for (r = s->queue; r != NULL; r = next) {
 		next = r->next;
 		session_emit(r, EV_DROPPED, NULL, 0, NULL);
-		json_decref(r->req);
-		json_decref(r->id);
-		free(r);
+		sreq_free(r);
 	}
 	outbuf_free(&s->ob_out);
 	outbuf_free(&s->ob_err);
@@ -840,6 +1596,9 @@ session_free(struct session *s)
 	outbuf_free(&s->bg_err);
 	buf_free(&s->start_err);
 	json_decref(s->worker_conf);
+	json_decref(s->warnings);
+	ckpt_node_unref(s->node);
+	free(s->died_idle);
 	free(s->python);
 	free(s);
 }

@@ -14,6 +14,12 @@
  * The session runs inside the front end's loop: session_poll waits on
  * the session's descriptors and the caller's own, for at most timeout_ms.
  *
+ * It also keeps the worker's checkpoints (ckpt.h): a worker that dies is
+ * replaced by the newest checkpoint of the state it was in, and the
+ * snapshot, snapshots, rollback and reset ops and exec's "atomic" are
+ * served with them.  Warnings about them (a checkpoint that could not be
+ * taken, one killed from outside) go with the next response.
+ *
  * Ownership: session_submit steals req and id.  Events and the response
  * object are borrowed for the duration of the callback.
  */

@@ -5,6 +5,12 @@
  * Invariant: between requests no Python code runs, so a SIGINT meant for
  * a cell that already finished is cleared before the next one starts
  * (worker_clear_signals), never raised in the wrong cell.
+ *
+ * Checkpoints (ckpt.h) are forked here: worker_checkpoint returns twice,
+ * like fork.  In the worker it returns 0 (or -1 when fork failed); in the
+ * copy it returns 1, but only once the supervisor has resumed that copy
+ * as the new worker, which then carries on with the request loop as if
+ * it had just answered the request the checkpoint was taken at.
  */
 #include "config.h"
 
@@ -15,20 +21,44 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "chan.h"
+#include "ckpt.h"
 #include "util.h"
 #include "worker.h"
 
 extern const char worker_py_source[];
 
+#define WORKER_FLUSH_SIGNAL (SIGRTMIN + 4)
+
 static struct chan worker_ctl;
+static timer_t worker_timer;
+static bool worker_timer_ok;
 static PyObject *worker_handle;		/* _coil.handle, owned */
 static int worker_saved_fd[3] = { -1, -1, -1 };
 static struct stat worker_saved_st[3];
+
+static PyObject *worker_prepare;	/* _coil.ckpt_prepare, owned */
+static PyObject *worker_resumed;	/* _coil.ckpt_resumed, owned */
+static bool worker_auto;		/* automatic checkpoints wanted */
+/* The interpreter is as its newest checkpoint left it: nothing ran since. */
+static bool worker_saved;
+static char worker_ckpt_err[160];	/* why the last fork failed */
+static struct ckpt_hot worker_hot;	/* pages to copy after a fork */
+/* More than this is data a cell rewrote, not the interpreter's own
+ * working set: it is left to be copied if and when it is written. */
+#define WORKER_HOT_MAX 1024		/* pages */
+/* Checkpoints forked here and not yet reaped.  Only these are waited
+ * for: a waitpid(-1) would steal the exit of a cell's own child. */
+static pid_t *worker_kids;
+static size_t worker_nkids, worker_kidcap;
 
 /* Convert jansson to Python.  Returns a new reference. */
 static PyObject *
@@ -178,6 +208,22 @@ worker_save_fds(void)
 	}
 }
 
+/* While a cell runs, a timer signal every 20 ms makes worker.py flush
+ * sys.stdout, so block-buffered output still streams. */
+static void
+worker_flush_timer(bool on)
+{
+	struct itimerspec its = { { 0, 0 }, { 0, 0 } };
+
+	if (!worker_timer_ok)
+		return;
+	if (on) {
+		its.it_interval.tv_nsec = 20 * 1000 * 1000;
+		its.it_value = its.it_interval;
+	}
+	timer_settime(worker_timer, 0, &its, NULL);
+}
+
 static json_t *
 worker_call(json_t *req)
 {
@@ -187,7 +233,9 @@ worker_call(json_t *req)
 
 	worker_clear_signals();
 	preq = worker_py_from_json(req);
+	worker_flush_timer(true);
 	pres = PyObject_CallOneArg(worker_handle, preq);
+	worker_flush_timer(false);
 	Py_DECREF(preq);
 	if (pres == NULL) {
 		/* Only an interrupt landing in coil's own code gets here. */
@@ -260,9 +308,25 @@ worker_init_python(json_t *conf)
 	Py_DECREF(res);
 	worker_handle = PyDict_GetItemString(dict, "handle");
 	setup = PyDict_GetItemString(dict, "setup");
-	if (worker_handle == NULL || setup == NULL)
+	worker_prepare = PyDict_GetItemString(dict, "ckpt_prepare");
+	worker_resumed = PyDict_GetItemString(dict, "ckpt_resumed");
+	if (worker_handle == NULL || setup == NULL || worker_prepare == NULL ||
+	    worker_resumed == NULL)
 		fatal("worker: coil's python half is incomplete");
 	Py_INCREF(worker_handle);
+	Py_INCREF(worker_prepare);
+	Py_INCREF(worker_resumed);
+	{
+		struct sigevent sev = { .sigev_notify = SIGEV_SIGNAL,
+		    .sigev_signo = WORKER_FLUSH_SIGNAL };
+
+		worker_timer_ok = timer_create(CLOCK_MONOTONIC, &sev,
+		    &worker_timer) == 0;
+		json_object_set_new(conf, "flush_signal", json_integer(
+		    worker_timer_ok ? WORKER_FLUSH_SIGNAL : 0));
+	}
+	json_object_set_new(conf, "saved_fds", json_pack("[n, i, i]",
+	    worker_saved_fd[1], worker_saved_fd[2]));
 	pconf = worker_py_from_json(conf);
 	res = PyObject_CallOneArg(setup, pconf);
 	Py_DECREF(pconf);
@@ -276,38 +340,325 @@ fail:
 	_exit(70);
 }
 
-void
-worker_main(int ctl_fd, json_t *conf)
-{
-	json_t *req, *reply, *hello;
-	int pidfd;
+/* ---- checkpoints --------------------------------------------------- */
 
-	chan_init(&worker_ctl, ctl_fd);
-	worker_save_fds();
-	worker_init_python(conf);
+static void
+worker_reap(void)
+{
+	size_t i = 0;
+	pid_t r;
+
+	while (i < worker_nkids) {
+		r = waitpid(worker_kids[i], NULL, WNOHANG);
+		if (r == 0) {
+			i++;
+		} else if (r == -1 && errno == EINTR) {
+			continue;
+		} else {
+			/* Reaped, or reaped by a cell (ECHILD): gone. */
+			worker_kids[i] = worker_kids[--worker_nkids];
+		}
+	}
+}
+
+static void
+worker_hello(int resumed_at)
+{
+	json_t *hello;
+	int pidfd;
 
 	pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
 	hello = json_pack("{s:s, s:I, s:s}", "t", "hello",
 	    "pid", (json_int_t)getpid(), "python", Py_GetVersion());
-	if (chan_send(ctl_fd, hello, &pidfd, pidfd >= 0 ? 1 : 0) == -1)
+	if (resumed_at >= 0)
+		json_object_set_new(hello, "resumed", json_integer(resumed_at));
+	if (chan_send(worker_ctl.fd, hello, &pidfd, pidfd >= 0 ? 1 : 0) == -1)
 		_exit(0);
 	json_decref(hello);
 	if (pidfd >= 0)
 		close(pidfd);
+}
+
+static int worker_checkpoint(const char *kind, int cell);
+
+/* Make fd 1 and 2, and the copies worker_save_fds keeps of them, refer
+ * to out and err.  The copies keep their numbers: worker.py knows them. */
+static void
+worker_point_fds(int out, int err)
+{
+	if (dup2(out, 1) == -1 || dup2(err, 2) == -1 ||
+	    dup3(out, worker_saved_fd[1], O_CLOEXEC) == -1 ||
+	    dup3(err, worker_saved_fd[2], O_CLOEXEC) == -1 ||
+	    fstat(1, &worker_saved_st[1]) == -1 ||
+	    fstat(2, &worker_saved_st[2]) == -1)
+		_exit(71);
+}
+
+/*
+ * In the fresh copy, right after fork.  It lets go of everything that is
+ * the worker's conversation with the supervisor first: a copy holding
+ * the control socket or the output pipes would keep them open after the
+ * worker dies.  Then it sleeps (ckpt_wait) until it is resumed or not
+ * needed any more.  Python is left exactly as it was at the fork:
+ * PyOS_AfterFork_Child runs only on resume, so a copy that is never
+ * resumed writes to hardly any of the pages it shares with the worker.
+ */
+static void
+worker_become_checkpoint(int sock)
+{
+	struct ckpt_resume res;
+	int devnull;
+
+	chan_close(&worker_ctl);
+	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (devnull >= 0) {
+		worker_point_fds(devnull, devnull);
+		close(devnull);
+	}
+	worker_nkids = 0;		/* the worker's children, not ours */
+	prctl(PR_SET_NAME, "coil-ckpt");
+
+	ckpt_wait(sock, &res);
+
+	/* Resumed: become the worker.  The worker that forked this copy is
+	 * dead by now (the supervisor waits for init's report of its exit),
+	 * so the parent is init, and the death signal below ties this
+	 * process to init as the first worker was. */
+	worker_point_fds(res.out, res.err);
+	close(res.out);
+	close(res.err);
+	set_cloexec(res.ctl, true);
+	chan_init(&worker_ctl, res.ctl);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	prctl(PR_SET_NAME, "coil-worker");
+	{
+		/* POSIX timers do not survive a fork: make the flush timer
+		 * anew (worker.py keeps its signal number). */
+		struct sigevent sev = { .sigev_notify = SIGEV_SIGNAL,
+		    .sigev_signo = WORKER_FLUSH_SIGNAL };
+
+		worker_timer_ok = timer_create(CLOCK_MONOTONIC, &sev,
+		    &worker_timer) == 0;
+	}
+	PyOS_AfterFork_Child();
+	{
+		PyObject *r = PyObject_CallNoArgs(worker_resumed);
+
+		if (r == NULL)
+			PyErr_Print();
+		Py_XDECREF(r);
+	}
+	fflush(NULL);
+	worker_saved = false;
+	worker_hello(res.cell);
+	/* The resume used this checkpoint's process up: fork its
+	 * replacement before serving anything, so the state can be gone
+	 * back to again.  Whichever copy returns here is a worker. */
+	if (res.rearm)
+		worker_checkpoint("rearm", res.cell);
+}
+
+/*
+ * Fork a checkpoint of the interpreter as it is now and hand it to the
+ * supervisor.  Returns 0 in the worker, -1 when fork failed (the
+ * supervisor is told, worker_ckpt_err says why), 1 in the copy once it
+ * has been resumed as the worker.
+ */
+static int
+worker_checkpoint(const char *kind, int cell)
+{
+	PyObject *r;
+	int threads = 0, sv[2], fds[2], nfds, saved_errno, pidfd;
+	uint64_t t0;
+	double fork_ms;
+	json_t *m;
+	pid_t pid;
+
+	/* Python's part: count the threads the copy will lack, keep the
+	 * random module's state, gc.freeze() so the collector does not
+	 * un-share every page later. */
+	r = PyObject_CallNoArgs(worker_prepare);
+	if (r == NULL)
+		PyErr_Clear();
+	else {
+		threads = (int)PyLong_AsLong(r);
+		if (threads < 0) {
+			PyErr_Clear();
+			threads = 0;
+		}
+		Py_DECREF(r);
+	}
+	fflush(NULL);
+	ckpt_hot_scan(&worker_hot, WORKER_HOT_MAX);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1) {
+		saved_errno = errno;
+		snprintf(worker_ckpt_err, sizeof worker_ckpt_err,
+		    "socketpair: %s", strerror(saved_errno));
+		goto failed;
+	}
+	t0 = now_ns();
+	PyOS_BeforeFork();
+	pid = fork();
+	if (pid == 0) {
+		close(sv[0]);
+		worker_hot.n = worker_hot.pages = 0;
+		worker_become_checkpoint(sv[1]);
+		return 1;
+	}
+	saved_errno = errno;
+	PyOS_AfterFork_Parent();
+	fork_ms = (double)(now_ns() - t0) / 1e6;
+	close(sv[1]);
+	if (pid == -1) {
+		close(sv[0]);
+		snprintf(worker_ckpt_err, sizeof worker_ckpt_err, "fork: %s",
+		    strerror(saved_errno));
+		goto failed;
+	}
+	if (worker_nkids == worker_kidcap) {
+		worker_kidcap = worker_kidcap ? 2 * worker_kidcap : 16;
+		worker_kids = xrealloc(worker_kids, worker_kidcap *
+		    sizeof *worker_kids);
+	}
+	worker_kids[worker_nkids++] = pid;
+	worker_saved = true;
+	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	fds[0] = sv[0];
+	fds[1] = pidfd;
+	nfds = pidfd >= 0 ? 2 : 1;
+	m = json_pack("{s:s, s:s, s:i, s:I, s:i, s:f}", "t", "ckpt",
+	    "kind", kind, "cell", cell, "pid", (json_int_t)pid,
+	    "threads", threads, "fork_ms", fork_ms);
+	/* If this fails the supervisor is gone; closing our copy of its end
+	 * below then leaves the checkpoint at end of file, and it exits. */
+	chan_send(worker_ctl.fd, m, fds, nfds);
+	json_decref(m);
+	close(sv[0]);
+	if (pidfd >= 0)
+		close(pidfd);
+	/* The checkpoint is the supervisor's now; the time left after the
+	 * reply goes to the copies the next cell would make (until a request
+	 * arrives: then that cell makes the ones it needs). */
+	ckpt_hot_prefault(&worker_hot, worker_ctl.fd);
+	return 0;
+failed:
+	m = json_pack("{s:s, s:s, s:i, s:s}", "t", "ckpt_failed", "kind",
+	    kind, "cell", cell, "error", worker_ckpt_err);
+	chan_send(worker_ctl.fd, m, NULL, 0);
+	json_decref(m);
+	return -1;
+}
+
+static void
+worker_send(json_t *reply)
+{
+	if (chan_send(worker_ctl.fd, reply, NULL, 0) == -1)
+		_exit(0);
+	json_decref(reply);
+}
+
+/* The snapshot op: a checkpoint now, whatever the last one was. */
+static int
+worker_explicit(json_t *req)
+{
+	int cell = (int)json_integer_value(json_object_get(req, "cell"));
+	int rc = worker_checkpoint("explicit", cell);
+
+	if (rc == 1)
+		return 1;
+	if (rc == 0)
+		worker_send(json_pack("{s:s, s:s}", "t", "reply", "status",
+		    "ok"));
+	else
+		worker_send(json_pack("{s:s, s:s, s:{s:s, s:s, s:n, s:n}}",
+		    "t", "reply", "status", "error", "error", "type",
+		    "CheckpointError", "message", worker_ckpt_err,
+		    "traceback", "line"));
+	return 0;
+}
+
+static void
+worker_serve(void)
+{
+	json_t *req, *reply;
+	const char *op, *status;
+	bool atomic, ran, take;
+	int cell, rc;
 
 	for (;;) {
+		worker_reap();
 		/* Threads of earlier cells run while we wait. */
 		Py_BEGIN_ALLOW_THREADS
 		req = chan_recv(&worker_ctl, NULL, NULL);
 		Py_END_ALLOW_THREADS
 		if (req == NULL)
 			break;
+		op = json_string_value(json_object_get(req, "op"));
+		if (op != NULL && strcmp(op, "ckpt") == 0) {
+			worker_explicit(req);
+			json_decref(req);
+			continue;
+		}
+		cell = (int)json_integer_value(json_object_get(req, "cell"));
+		atomic = op != NULL && strcmp(op, "exec") == 0 &&
+		    json_is_true(json_object_get(req, "atomic"));
+		if (atomic && (!worker_saved ||
+		    json_is_true(json_object_get(req, "ckpt_first")))) {
+			/* An atomic cell needs the state before it kept. */
+			rc = worker_checkpoint("before", cell - 1);
+			if (rc == 1) {
+				json_decref(req);
+				continue;
+			}
+			if (rc == -1) {
+				char msg[320];
+
+				json_decref(req);
+				snprintf(msg, sizeof msg, "the cell did not run: "
+				    "it is atomic, and the state before it could "
+				    "not be kept (%s); run it without atomic, or "
+				    "free memory", worker_ckpt_err);
+				worker_send(json_pack("{s:s, s:s, s:{s:s, s:s, "
+				    "s:n, s:n}, s:b}", "t", "reply", "status",
+				    "error", "error", "type", "CheckpointError",
+				    "message", msg, "traceback", "line",
+				    "ckpt_next", 0));
+				continue;
+			}
+		}
 		reply = worker_call(req);
 		json_decref(req);
-		if (chan_send(ctl_fd, reply, NULL, 0) == -1)
-			break;
-		json_decref(reply);
+		ran = json_is_true(json_object_get(reply, "ran"));
+		status = json_string_value(json_object_get(reply, "status"));
+		take = worker_auto && ran && !(atomic && (status == NULL ||
+		    strcmp(status, "ok") != 0));
+		if (ran)
+			worker_saved = false;
+		json_object_set_new(reply, "ran", json_boolean(ran));
+		json_object_set_new(reply, "ckpt_next", json_boolean(take));
+		worker_send(reply);
+		/* After the reply: no response waits on the fork. */
+		if (take)
+			worker_checkpoint("auto", cell);
 	}
+}
+
+void
+worker_main(int ctl_fd, json_t *conf)
+{
+	chan_init(&worker_ctl, ctl_fd);
+	/* A C extension's printf lands between the cell's prints, not at
+	 * the end of the cell. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	worker_save_fds();
+	worker_init_python(conf);
+	worker_auto = json_integer_value(json_object_get(conf,
+	    "checkpoints")) > 0;
+	worker_hello(-1);
+	/* The pristine checkpoint: start-up and --preload done, no cell. */
+	if (json_is_true(json_object_get(conf, "pristine")))
+		worker_checkpoint("pristine", 0);
+	worker_serve();
 	/* The supervisor is gone: nothing is left to answer. */
 	fflush(NULL);
 	_exit(0);

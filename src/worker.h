@@ -8,10 +8,18 @@
  * the socket closes.  It never returns.
  *
  * Requests are JSON objects with "op" (exec, vars, inspect, complete,
- * reset) and the op's fields; exec also carries "cell".  Each gets one
- * {"t":"reply", ...} frame.  The worker flushes Python's and C's stdio
+ * reset, ckpt) and the op's fields; exec also carries "cell".  Each gets
+ * one {"t":"reply", ...} frame.  The worker flushes Python's and C's stdio
  * before replying, so everything the cell wrote to fd 1 and 2 is in the
  * pipes before the reply is on the socket.
+ *
+ * Checkpoints (ckpt.h): with conf "checkpoints" > 0 the worker forks one
+ * right after each reply to a cell that ran code ("ran" and "ckpt_next"
+ * in the reply say so), and one after hello when conf "pristine" is set.
+ * Op "ckpt" forks one on request; an exec with "atomic" gets one first
+ * unless the state is already saved (or "ckpt_first" asks).  A checkpoint
+ * that is resumed returns into the request loop as the new worker: it
+ * says hello again, with "resumed": the cell.
  */
 #ifndef COIL_WORKER_H
 #define COIL_WORKER_H

@@ -8,6 +8,7 @@
 
 import sys
 import builtins
+import gc
 import _ast
 
 _main = sys.modules["__main__"]
@@ -15,6 +16,7 @@ ns = _main.__dict__
 _conf = {}
 _sources = {}          # "<cell N>" -> source, handed to linecache lazily
 _registered = set()
+_lost = []             # streams whose output could not be written
 _ONLY_AST = 0x400      # ast.PyCF_ONLY_AST, without importing ast
 _COMPOUND = (_ast.If, _ast.For, _ast.While, _ast.With, _ast.Try,
              _ast.FunctionDef, _ast.AsyncFunctionDef, _ast.ClassDef,
@@ -48,11 +50,87 @@ class _NoStdin:
         pass
 
 
+# Checkpoints (worker.c forks them; see ckpt.h).  What the copy needs to
+# know about itself lives here, in memory the fork copies.
+_ckpt = {"threads": 0, "random": None, "frozen": False, "blocks": 0}
+_orphans = []          # streams a lost thread may have held locked
+
+
+def ckpt_prepare():
+    """Called by worker.c right before it forks a checkpoint.  Returns how
+    many threads the copy will lack: fork copies only the calling one."""
+    threads = 0
+    th = sys.modules.get("threading")
+    if th is not None:
+        try:
+            main = th.main_thread()
+            threads = sum(1 for t in th.enumerate() if t is not main)
+        except BaseException:
+            pass
+    _ckpt["threads"] = threads
+    # random reseeds itself in a forked child; a resumed checkpoint must
+    # go on with the same sequence the state had.
+    rnd = sys.modules.get("random")
+    _ckpt["random"] = None
+    if rnd is not None:
+        try:
+            _ckpt["random"] = rnd.getstate()
+        except BaseException:
+            pass
+    # Frozen objects are left alone by the collector, so a later
+    # collection does not write to (and un-share) every page of the
+    # namespace that the checkpoint shares with the worker.
+    if not _ckpt["frozen"]:
+        _ckpt["blocks"] = sys.getallocatedblocks()
+    gc.freeze()
+    _ckpt["frozen"] = True
+    return threads
+
+
+def ckpt_resumed():
+    """Called in a checkpoint that has just become the worker, after
+    PyOS_AfterFork_Child."""
+    st = _ckpt["random"]
+    rnd = sys.modules.get("random")
+    if st is not None and rnd is not None:
+        try:
+            rnd.setstate(st)
+        except BaseException:
+            pass
+    if _ckpt["threads"]:
+        # A thread that was lost may have held a stream's lock at the
+        # fork: write through new stream objects, and keep the old ones
+        # referenced so that no finaliser ever waits on that lock.
+        for name, fd in (("stdout", 1), ("stderr", 2)):
+            old = getattr(sys, name, None)
+            new = _new_stream(fd)
+            _orphans.append(old)
+            _orphans.append(getattr(sys, "__%s__" % name, None))
+            if old is getattr(sys, "__%s__" % name, None):
+                setattr(sys, name, new)
+            setattr(sys, "__%s__" % name, new)
+    _ckpt["threads"] = 0
+
+
+def _gc_thaw():
+    """Frozen garbage is never collected.  Once the heap has grown by half
+    since the freezing began, let the collector see everything again
+    (once: the next checkpoint freezes anew).  It runs in a cell's time,
+    as any full collection would."""
+    if _ckpt["frozen"] and \
+            sys.getallocatedblocks() > _ckpt["blocks"] * 3 // 2 + 50000:
+        gc.unfreeze()
+        _ckpt["frozen"] = False
+        gc.collect()
+
+
 def setup(conf):
     """Called once by worker.c after the interpreter is up."""
     _conf.update(conf)
     sys.stdin = sys.__stdin__ = _NoStdin()
+    sys.stdout = sys.__stdout__ = _new_stream(1)
     _repair_streams()
+    _flush_before_others()
     wd = conf.get("workdir")
     if wd and wd not in sys.path:
         sys.path.insert(0, wd)
@@ -60,6 +138,70 @@ def setup(conf):
     ns.setdefault("__builtins__", builtins)
     for mod in conf.get("preload") or ():
         __import__(mod)
+
+
+# Output is written in 64 KiB blocks, not a syscall a line: a tenfold
+# difference for print-heavy cells.  Nothing is held long or out of
+# order: worker.c arms a timer whose signal flushes every 20 ms while a
+# cell runs, the audit hook flushes before anything else can write to
+# the same pipe (a child process, a fork, a kill), and the cell's end
+# flushes the rest.  A person at a terminal gets line buffering, so
+# stdout and stderr interleave as they do in python's REPL.
+_FLUSH_EVENTS = frozenset(("os.system", "subprocess.Popen", "os.exec",
+                           "os.posix_spawn", "os.spawn", "os.fork",
+                           "os.forkpty", "os.kill", "os.killpg",
+                           "signal.pthread_kill", "pty.spawn",
+                           "ctypes.dlsym"))
+
+
+def _new_stream(fd):
+    import io
+    raw = io.FileIO(fd, "w", closefd=False)
+    return io.TextIOWrapper(io.BufferedWriter(raw, 65536), encoding="utf-8",
+                            errors="backslashreplace",
+                            line_buffering=(fd == 2))
+
+
+def _flush_tick(signum, frame):
+    try:
+        sys.__stdout__.flush()
+    except BaseException:
+        pass
+
+
+def _audit_flush(event, args):
+    if event in _FLUSH_EVENTS:
+        _flush()
+
+
+def _flush_before_others():
+    import os
+    import signal
+    sig = _conf.get("flush_signal")
+    if sig:
+        signal.signal(sig, _flush_tick)
+        signal.siginterrupt(sig, False)
+    sys.addaudithook(_audit_flush)
+    real_exit, real_abort = os._exit, os.abort
+
+    def _exit(status):
+        _flush()
+        real_exit(status)
+
+    def abort():
+        _flush()
+        real_abort()
+    _exit.__doc__, abort.__doc__ = real_exit.__doc__, real_abort.__doc__
+    os._exit, os.abort = _exit, abort
+
+
+def _line_mode(on):
+    s = sys.__stdout__
+    if getattr(s, "line_buffering", on) != on:
+        try:
+            s.reconfigure(line_buffering=on)
+        except BaseException:
+            pass
 
 
 def _repair_streams():
@@ -73,10 +215,7 @@ def _repair_streams():
         if s is None or getattr(s, "closed", False) or \
                 getattr(sys, "__%s__" % name) is None or \
                 getattr(sys, "__%s__" % name).closed:
-            new = io.TextIOWrapper(io.FileIO(fd, "w", closefd=False),
-                                   encoding="utf-8",
-                                   errors="backslashreplace",
-                                   line_buffering=True)
+            new = _new_stream(fd)
             if s is not None and not getattr(s, "closed", False) and \
                     s is not getattr(sys, "__%s__" % name):
                 setattr(sys, "__%s__" % name, new)
@@ -84,18 +223,57 @@ def _repair_streams():
                 setattr(sys, name, new)
                 setattr(sys, "__%s__" % name, new)
             fixed.append(name)
-        elif not getattr(s, "line_buffering", True) and \
-                s is getattr(sys, "__%s__" % name):
-            s.reconfigure(line_buffering=True)
     return fixed
 
 
+def _fix_fd(fd):
+    """Put the supervisor's pipe back on fd if the cell closed or
+    replaced it (worker.c keeps a copy, and checks again after the cell)."""
+    import os
+    saved = (_conf.get("saved_fds") or [None, None, None])[fd]
+    if saved is None:
+        return False
+    try:
+        a, b = os.fstat(fd), os.fstat(saved)
+        if (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino):
+            return False
+    except OSError:
+        pass
+    os.dup2(saved, fd, inheritable=True)
+    return True
+
+
 def _flush():
+    """Flush the cell's streams.  Returns warnings: a cell that closed
+    fd 1 or 2 gets the supervisor's pipe back (and its output with it);
+    output that still cannot be written is dropped, and said so."""
+    warns = []
     for s in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        if s is None or getattr(s, "closed", False):
+            continue
         try:
             s.flush()
-        except BaseException:
-            pass
+            continue
+        except BaseException as e:
+            err = e
+        for name, fd in (("stdout", 1), ("stderr", 2)):
+            if s is not getattr(sys, "__%s__" % name):
+                continue
+            if _fix_fd(fd):
+                warns.append("fd %d was closed or replaced by the cell; "
+                             "coil put its output pipe back" % fd)
+                try:
+                    s.flush()
+                    break
+                except BaseException as e:
+                    err = e
+            _lost.append(s)     # never flushed again, even by the GC
+            setattr(sys, "__%s__" % name, _new_stream(fd))
+            if getattr(sys, name) is s:
+                setattr(sys, name, getattr(sys, "__%s__" % name))
+            warns.append("output the cell wrote to %s was lost: %s"
+                         % (name, err))
+    return warns
 
 
 def _register_lines(names=None):
@@ -241,6 +419,7 @@ def op_exec(req):
     code = req["code"]
     fname = "<cell %d>" % cell
     repl = req.get("repl", False)
+    _line_mode(repl)
     cap = _conf.get("max_output", 65536)
     reply = {"status": "ok", "result": None, "error": None}
     try:
@@ -252,6 +431,8 @@ def op_exec(req):
         return reply
     if why:
         return {"status": why}
+    reply["ran"] = True
+    _gc_thaw()
     _sources[fname] = code
     _register_lines((fname,))
     body = tree.body
@@ -273,8 +454,9 @@ def op_exec(req):
         reply["status"] = "error"
         reply["error"] = _error(e, fname)
         e = None
-    _flush()
+    lost = _flush()
     display, warns = _figures(cell)
+    warns = lost + warns
     reply["display"] = display
     fixed = _repair_streams()
     for name in fixed:
@@ -425,6 +607,8 @@ def handle(req):
     try:
         return _OPS[req["op"]](req)
     except BaseException as e:
+        import traceback
         return {"status": "error", "error": {
             "type": type(e).__name__, "message": str(e),
-            "traceback": None, "line": None}}
+            "traceback": "".join(traceback.format_exception(e)),
+            "line": None}}

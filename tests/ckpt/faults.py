@@ -1,0 +1,94 @@
+#!/usr/bin/python3
+# Checkpoint processes killed or stopped from outside: the next restore
+# falls back to the one before and says so; a rollback to a dead snapshot
+# is invalid and changes nothing; a stopped one is given up on in time.
+import os
+import signal
+import time
+
+from ckpttest import check, done, start, wait_for, proc_info
+
+
+def ckpts(c):
+    return c.call({"op": "snapshots"})["checkpoints"]
+
+
+def kill(pid, sig=signal.SIGKILL):
+    os.kill(pid, sig)
+    if sig == signal.SIGKILL:
+        wait_for(lambda: (proc_info(pid) or ("", "Z"))[1] == "Z")
+
+
+with start() as c:
+    for i in range(1, 5):
+        c.call({"code": "v = %d" % i})
+    # The newest checkpoint (cell 4) dies; a crash in cell 5 goes back to
+    # cell 3 and says why.
+    newest = [x for x in ckpts(c) if x["cell"] == 4][0]
+    kill(newest["pid"])
+    r = c.call({"code": "v = 5\nimport os\nos._exit(1)"})
+    check(r["status"] == "crashed" and r["restored"]["cell"] == 3,
+          "newest checkpoint killed: restored to cell 3", r)
+    w = " ".join(r.get("warnings", []))
+    check("cell 4" in w and "killed from outside" in w,
+          "a warning names the lost checkpoint", r)
+    r = c.call({"code": "v"})
+    check(r.get("result") == "3", "the namespace is at cell 3", r)
+
+    # Every checkpoint of the line killed: a fresh namespace, said so.
+    for x in ckpts(c):
+        if x["kind"] != "pristine":
+            kill(x["pid"])
+    r = c.call({"code": "import os; os._exit(2)"})
+    check(r["status"] == "crashed" and r["restored"]["cell"] is None,
+          "all killed but the pristine one: fresh namespace", r)
+    check("nothing could be restored" in r["error"]["message"],
+          "the message says nothing could be restored", r)
+    r = c.call({"code": "'v' in dir()"})
+    check(r.get("result") == "False", "v is gone", r)
+
+    # The pristine one killed as well: a new interpreter still comes up.
+    c.call({"code": "u = 1"})
+    for x in ckpts(c):
+        kill(x["pid"])
+    r = c.call({"code": "import os; os._exit(3)"})
+    check(r["status"] == "crashed" and r["restored"]["cell"] is None,
+          "no checkpoint at all: fresh start", r)
+    r = c.call({"code": "1 + 1"})
+    check(r.get("result") == "2", "the session goes on", r)
+
+    # A snapshot killed from outside: rollback is invalid, nothing changes.
+    c.call({"code": "s = 'before'"})
+    r = c.call({"op": "snapshot", "name": "victim"})
+    pid = [x for x in ckpts(c) if x["name"] == "victim"][0]["pid"]
+    c.call({"code": "s = 'after'"})
+    kill(pid)
+    r = c.call({"op": "rollback", "to": "victim"})
+    check(r["status"] == "invalid" and "killed from outside" in
+          r["error"]["message"], "rollback to a killed snapshot: invalid",
+          r)
+    r = c.call({"code": "s"})
+    check(r.get("result") == "'after'", "... and nothing changed", r)
+    r = c.call({"op": "snapshots"})
+    check(not any(x["name"] == "victim" for x in r["checkpoints"]),
+          "the dead one is no longer listed", r)
+
+    # A stopped checkpoint never answers the resume: it is killed after
+    # a while and the one before it is used.
+    c.call({"code": "t = 1"})
+    c.call({"code": "t = 2"})
+    newest = [x for x in ckpts(c) if x["current"]][0]
+    os.kill(newest["pid"], signal.SIGSTOP)
+    t0 = time.time()
+    r = c.call({"code": "import os; os._exit(4)"}, timeout=30)
+    dt = time.time() - t0
+    check(r["status"] == "crashed" and r["restored"]["cell"] ==
+          newest["cell"] - 1, "stopped checkpoint: the one before is used "
+          "(after %.1f s)" % dt, r)
+    check(any("died as it was resumed" in w
+              for w in r.get("warnings", [])),
+          "stopped checkpoint: said so", r)
+    check(proc_info(newest["pid"]) is None or
+          proc_info(newest["pid"])[1] == "Z",
+          "the stopped one was killed", proc_info(newest["pid"]))
+done()

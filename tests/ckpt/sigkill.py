@@ -1,0 +1,52 @@
+#!/usr/bin/python3
+# coil killed with SIGKILL: no process of the session remains - not init,
+# not the worker, not a worker resumed from a checkpoint, not a single
+# checkpoint - whether a cell is running or not.
+#
+# Every process of a session has the session's work directory as its
+# cwd, so they are found by that even once coil, their ancestor, is gone.
+import os
+import signal
+import time
+
+from ckpttest import (check, done, start, workdir, cleanup, in_dir,
+                      wait_for, descendants)
+
+
+def scenario(label, running, resumed):
+    wd = workdir()
+    c = start(cwd=wd)
+    c.call({"code": "x = 1"})
+    c.call({"op": "snapshot", "name": "pin"})
+    c.call({"code": "x = 2"})
+    if resumed:
+        # The worker now is a resumed checkpoint; its death signal
+        # was set at resume time, not by init's fork.
+        c.call({"code": "import os; os._exit(1)"})
+        c.call({"op": "rollback", "to": "pin"})
+    c.call({"op": "snapshots"})          # every checkpoint has arrived
+    before = in_dir(wd)
+    kinds = sorted(set(comm for _, comm in before))
+    check(kinds == ["coil", "coil-ckpt", "coil-init", "coil-worker"],
+          "%s: the session's processes are there" % label, before)
+    below = set(descendants(c.proc.pid))
+    check(all(p in below for p, comm in before if comm != "coil"),
+          "%s: all below coil" % label, (before, below))
+    if running:
+        c.send({"code": "while True:\n    pass"})
+        time.sleep(0.3)
+    c.proc.send_signal(signal.SIGKILL)
+    c.proc.wait()
+    left = wait_for(lambda: not in_dir(wd), timeout=5)
+    check(left, "%s: no process of the session remains" % label,
+          in_dir(wd))
+    for p, comm in in_dir(wd):
+        os.kill(p, signal.SIGKILL)
+    cleanup(wd)
+
+
+scenario("idle", running=False, resumed=False)
+scenario("cell running", running=True, resumed=False)
+scenario("resumed worker, idle", running=False, resumed=True)
+scenario("resumed worker, cell running", running=True, resumed=True)
+done()
