@@ -1092,8 +1092,13 @@ session_timeout_of(struct session *s, json_t *req)
 	return json_is_number(t) ? json_number_value(t) : s->opts->timeout;
 }
 
-/* Replace the worker on purpose: kill it; session_worker_died resumes
- * r->target (or spawns) once init has reported the death. */
+/* Replace the worker on purpose: kill it and go on at once, without
+ * waiting for init to report its exit (a worker of a few GB takes tens
+ * of milliseconds to die, a rollback should take one): the next one
+ * (r->target, or a fresh spawn) owns new channels, and the old one's
+ * exit report no longer matches s->pid.  worker.c arms the resumed
+ * worker's death signal only once init is its parent, so the old
+ * worker's end does not take it along. */
 static void
 session_replace(struct session *s, struct sreq *r, enum sreq_after after)
 {
@@ -1104,6 +1109,7 @@ session_replace(struct session *s, struct sreq *r, enum sreq_after after)
 	s->run = r;
 	s->state = WK_BUSY;
 	session_signal(s, SIGKILL);
+	session_worker_died(s, W_EXITCODE(0, SIGKILL));
 }
 
 static void

@@ -39,6 +39,27 @@ extern const char worker_py_source[];
 #define WORKER_FLUSH_SIGNAL (SIGRTMIN + 4)
 
 static struct chan worker_ctl;
+static pid_t worker_init_pid;	/* init, the parent a worker dies with */
+static bool worker_orphan_armed;
+
+/*
+ * A worker dies with init (PR_SET_PDEATHSIG).  A resumed checkpoint is at
+ * first still the child of the worker it replaces, which the supervisor
+ * killed but does not wait for (a big one takes tens of milliseconds to
+ * exit, and a rollback should not): arming the signal then would kill us
+ * when that worker is gone.  So it is armed once init is our parent,
+ * checked again before each request.
+ */
+static void
+worker_watch_parent(void)
+{
+	if (worker_orphan_armed || getppid() != worker_init_pid)
+		return;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != worker_init_pid)
+		_exit(0);	/* init died in between */
+	worker_orphan_armed = true;
+}
 static timer_t worker_timer;
 static bool worker_timer_ok;
 static PyObject *worker_handle;		/* _coil.handle, owned */
@@ -429,7 +450,7 @@ worker_become_checkpoint(int sock)
 	close(res.err);
 	set_cloexec(res.ctl, true);
 	chan_init(&worker_ctl, res.ctl);
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	worker_watch_parent();
 	prctl(PR_SET_NAME, "coil-worker");
 	{
 		/* POSIX timers do not survive a fork: make the flush timer
@@ -501,6 +522,7 @@ worker_checkpoint(const char *kind, int cell)
 	pid = fork();
 	if (pid == 0) {
 		close(sv[0]);
+		worker_orphan_armed = false;	/* fork cleared the signal */
 		worker_hot.n = worker_hot.pages = 0;
 		worker_become_checkpoint(sv[1]);
 		return 1;
@@ -587,6 +609,7 @@ worker_serve(void)
 
 	for (;;) {
 		worker_reap();
+		worker_watch_parent();
 		/* Threads of earlier cells run while we wait. */
 		Py_BEGIN_ALLOW_THREADS
 		req = chan_recv(&worker_ctl, NULL, NULL);
@@ -647,6 +670,7 @@ void
 worker_main(int ctl_fd, json_t *conf)
 {
 	chan_init(&worker_ctl, ctl_fd);
+	worker_init_pid = getppid();
 	/* A C extension's printf lands between the cell's prints, not at
 	 * the end of the cell. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
