@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "outbuf.h"
+#include "../unit/utf8-ref.h"
 
 #define CHECK(cond)							\
 	do {								\
@@ -25,53 +26,6 @@
 		}							\
 	} while (0)
 
-static size_t
-fuzz_char(const unsigned char *s, size_t n)
-{
-	uint32_t cp, min;
-	size_t need, k;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0) {
-		need = 1;
-		cp = s[0] & 0x1f;
-		min = 0x80;
-	} else if ((s[0] & 0xf0) == 0xe0) {
-		need = 2;
-		cp = s[0] & 0x0f;
-		min = 0x800;
-	} else if ((s[0] & 0xf8) == 0xf0) {
-		need = 3;
-		cp = s[0] & 0x07;
-		min = 0x10000;
-	} else
-		return 0;
-	if (n < need + 1)
-		return 0;
-	for (k = 1; k <= need; k++) {
-		if ((s[k] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[k] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return need + 1;
-}
-
-static int
-fuzz_valid(const char *p, size_t n)
-{
-	const unsigned char *s = (const unsigned char *)p;
-	size_t i = 0, k;
-
-	while (i < n) {
-		if ((k = fuzz_char(s + i, n - i)) == 0)
-			return 0;
-		i += k;
-	}
-	return 1;
-}
 
 static void
 fuzz_escape(const char *p, size_t n)
@@ -80,9 +34,9 @@ fuzz_escape(const char *p, size_t n)
 	char *r = utf8_escape(p, n, &len);
 
 	CHECK(r[len] == '\0');
-	CHECK(fuzz_valid(r, len));
+	CHECK(ref_valid(r, len));
 	CHECK(len >= n && len <= 4 * n);
-	if (fuzz_valid(p, n))
+	if (ref_valid(p, n))
 		CHECK(len == n && memcmp(r, p, n) == 0);
 	else
 		CHECK(len > n);
@@ -98,9 +52,9 @@ fuzz_prefix(const char *p, size_t n)
 	if (k < n) {
 		/* held back: a lead byte that the rest does not complete */
 		CHECK((unsigned char)p[k] >= 0xc2 && (unsigned char)p[k] <= 0xf4);
-		CHECK(fuzz_char((const unsigned char *)p + k, n - k) == 0);
+		CHECK(ref_char((const unsigned char *)p + k, n - k) == 0);
 	}
-	if (fuzz_valid(p, n))
+	if (ref_valid(p, n))
 		CHECK(k == n);
 }
 
@@ -144,7 +98,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	r = outbuf_render(&ob, &len);
 	CHECK(r[len] == '\0');
-	CHECK(fuzz_valid(r, len));
+	CHECK(ref_valid(r, len));
 	CHECK(len <= 4 * cap + OUTBUF_MARKER_MAX);
 
 	c = utf8_cap(p, n, cap, &clen, &dropped);
