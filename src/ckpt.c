@@ -393,7 +393,7 @@ ckpt_resume(struct ckpt *ck, int ctl, int out, int errfd, bool rearm)
 
 /* The pid in our own namespace, from the pidfd's fdinfo: the pid the
  * worker reported is in its namespace, which need not be ours. */
-static pid_t
+pid_t
 ckpt_pid_of(int pidfd)
 {
 	char path[64], line[256];
@@ -515,7 +515,11 @@ ckpt_list(struct ckpt_set *set, struct ckpt_node *current, int worker_pidfd)
 		    "private", ok ? json_integer(m.priv) : json_null(),
 		    "pss", ok ? json_integer(m.pss) : json_null(),
 		    "threads", ck->threads,
-		    "pid", (json_int_t)ck->pid,
+		    /* as coil's own namespace sees it: a pid to kill or
+		     * inspect from outside, not the worker's view */
+		    "pid", (json_int_t)(ck->pidfd >= 0 &&
+		    ckpt_pid_of(ck->pidfd) > 0 ? ckpt_pid_of(ck->pidfd) :
+		    ck->pid),
 		    "fork_ms", ck->fork_ms,
 		    "current", ck->node == current);
 		json_array_append_new(list, o);

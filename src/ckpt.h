@@ -199,4 +199,7 @@ struct ckpt_resume {
  * Calls nothing but C and the kernel: no Python runs in a checkpoint. */
 void ckpt_wait(int sock, struct ckpt_resume *res);
 
+/* The pid of a pidfd's process in our own PID namespace (0 if gone). */
+pid_t ckpt_pid_of(int pidfd);
+
 #endif

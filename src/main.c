@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <ftw.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <limits.h>
@@ -23,7 +24,9 @@
 enum {
 	O_AGENT = 256, O_PLAIN, O_TIMEOUT, O_GRACE, O_MAX_OUTPUT,
 	O_MAX_REQUEST, O_WORKDIR, O_FIGURE_DIR, O_PRELOAD, O_HISTORY,
-	O_SANDBOX, O_HELP, O_VERSION, O_CHECKPOINTS, O_CHECKPOINT_MEMORY,
+	O_SANDBOX, O_HELP, O_VERSION, O_ALLOW_READ, O_ALLOW_WRITE,
+	O_ALLOW_NET, O_MEMORY, O_MAX_PROCS, O_MAX_FILE_SIZE, O_SANDBOX_REQUIRE,
+	O_SANDBOX_REPORT, O_CHECKPOINTS, O_CHECKPOINT_MEMORY,
 };
 
 static const struct main_option {
@@ -55,6 +58,22 @@ static const struct main_option {
 	  "plain mode's history file (\"\" for none)" },
 	{ "sandbox", required_argument, O_SANDBOX, "PROFILE",
 	  "none, standard or strict (default standard)" },
+	{ "allow-read", required_argument, O_ALLOW_READ, "DIR",
+	  "let cells read DIR too (repeatable)" },
+	{ "allow-write", required_argument, O_ALLOW_WRITE, "DIR",
+	  "let cells write DIR too (repeatable)" },
+	{ "allow-net", no_argument, O_ALLOW_NET, NULL,
+	  "let cells use the network" },
+	{ "memory", required_argument, O_MEMORY, "SIZE",
+	  "memory a cell may use (default 4G)" },
+	{ "max-procs", required_argument, O_MAX_PROCS, "N",
+	  "processes and threads the session may have (default 256)" },
+	{ "max-file-size", required_argument, O_MAX_FILE_SIZE, "SIZE",
+	  "largest file a cell may write (default 1G)" },
+	{ "sandbox-require", no_argument, O_SANDBOX_REQUIRE, NULL,
+	  "refuse to start if a protection is missing" },
+	{ "sandbox-report", no_argument, O_SANDBOX_REPORT, NULL,
+	  "print what the sandbox enforces on this machine and exit" },
 	{ "checkpoints", required_argument, O_CHECKPOINTS, "N",
 	  "keep N automatic checkpoints (default 8, 0: none)" },
 	{ "checkpoint-memory", required_argument, O_CHECKPOINT_MEMORY, "SIZE",
@@ -122,6 +141,29 @@ main_size(const char *s)
 	return (size_t)v;
 }
 
+/* A whole number in [min, max], or a usage error. */
+static long
+main_count(const char *s, long min, long max)
+{
+	char *end;
+	long n;
+
+	errno = 0;
+	n = strtol(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || n < min || n > max)
+		main_bad("invalid number '%s' (%ld to %ld)", s, min, max);
+	return n;
+}
+
+static char *main_absdir(const char *d);
+
+static void
+main_add_dir(const char ***list, size_t *n, const char *dir)
+{
+	*list = xrealloc(*list, (*n + 1) * sizeof **list);
+	(*list)[(*n)++] = main_absdir(dir);
+}
+
 static char *
 main_absdir(const char *d)
 {
@@ -148,19 +190,37 @@ main_preload(struct coil_opts *o, const char *list)
 	free(copy);
 }
 
+static int
+main_rm(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+static void
+main_rmtree(const char *dir)
+{
+	nftw(dir, main_rm, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 int
 main(int argc, char **argv)
 {
 	struct coil_opts o = {
 		.mode = MODE_AUTO, .timeout = 30, .grace = 2,
 		.max_output = 64 << 10, .max_request = 16 << 20,
-		.sandbox = "standard", .checkpoints = 8,
+		.checkpoints = 8,
 	};
 	struct option lopts[nitems(main_options) + 1];
 	size_t i;
 	int c, rc;
-	char *fig;
+	char *fig, *tmp = NULL;
+	bool report = false;
 
+	sandbox_conf_init(&o.sbx);
 	for (i = 0; i < nitems(main_options); i++)
 		lopts[i] = (struct option){ main_options[i].name,
 		    main_options[i].has_arg, NULL, main_options[i].id };
@@ -185,26 +245,29 @@ main(int argc, char **argv)
 		case O_PRELOAD: main_preload(&o, optarg); break;
 		case O_HISTORY: o.history = optarg; break;
 		case O_SANDBOX:
-			if (strcmp(optarg, "none") != 0 &&
-			    strcmp(optarg, "standard") != 0 &&
-			    strcmp(optarg, "strict") != 0)
+			if (sandbox_parse_profile(optarg, &o.sbx.profile) == -1)
 				main_bad("unknown sandbox profile '%s' (none, "
 				    "standard or strict)", optarg);
-			o.sandbox = optarg;
 			break;
-		case O_CHECKPOINTS: {
-			char *end;
-			long n;
-
-			errno = 0;
-			n = strtol(optarg, &end, 10);
-			if (errno != 0 || end == optarg || *end != '\0' ||
-			    n < 0 || n > 1000)
-				main_bad("invalid number of checkpoints '%s' "
-				    "(0 to 1000)", optarg);
-			o.checkpoints = (int)n;
+		case O_ALLOW_READ:
+			main_add_dir(&o.sbx.allow_read, &o.sbx.n_allow_read,
+			    optarg);
 			break;
-		}
+		case O_ALLOW_WRITE:
+			main_add_dir(&o.sbx.allow_write, &o.sbx.n_allow_write,
+			    optarg);
+			break;
+		case O_ALLOW_NET: o.sbx.allow_net = true; break;
+		case O_MEMORY: o.sbx.memory = main_size(optarg); break;
+		case O_MAX_FILE_SIZE: o.sbx.max_file_size = main_size(optarg); break;
+		case O_MAX_PROCS:
+			o.sbx.max_procs = (long)main_count(optarg, 1, 1 << 22);
+			break;
+		case O_SANDBOX_REQUIRE: o.sbx.require = true; break;
+		case O_SANDBOX_REPORT: report = true; break;
+		case O_CHECKPOINTS:
+			o.checkpoints = (int)main_count(optarg, 0, 1000);
+			break;
 		case O_CHECKPOINT_MEMORY:
 			o.checkpoint_memory = main_size(optarg);
 			break;
@@ -231,7 +294,38 @@ main(int argc, char **argv)
 		xasprintf(&fig, "%s/.coil/figures", o.workdir);
 		o.figure_dir = fig;
 	}
-	rc = o.mode == MODE_AGENT ? agent_main(&o) : plain_main(&o);
+	o.sbx.workdir = o.workdir;
+	o.sbx.session = getpid();
+	if (o.sbx.profile != SANDBOX_NONE || report) {
+		/* The cells' private temp dir, gone with the session. */
+		const char *base = getenv("TMPDIR");
+
+		xasprintf(&tmp, "%s/coil-%ld-XXXXXX", base != NULL && *base ==
+		    '/' ? base : "/tmp", (long)getpid());
+		if (mkdtemp(tmp) == NULL)
+			fatal_errno("cannot create a temporary directory '%s'",
+			    tmp);
+		o.sbx.tmpdir = tmp;
+	}
+	if (report) {
+		struct sandbox_report rep;
+
+		sandbox_probe(&o.sbx, &rep);
+		sandbox_report_print(&rep, stdout);
+		rc = o.sbx.require && !sandbox_report_complete(&rep) ? 1 : 0;
+	} else {
+		rc = o.mode == MODE_AGENT ? agent_main(&o) : plain_main(&o);
+	}
+	if (tmp != NULL) {
+		main_rmtree(tmp);
+		free(tmp);
+	}
+	for (i = 0; i < o.sbx.n_allow_read; i++)
+		free((char *)o.sbx.allow_read[i]);
+	for (i = 0; i < o.sbx.n_allow_write; i++)
+		free((char *)o.sbx.allow_write[i]);
+	free(o.sbx.allow_read);
+	free(o.sbx.allow_write);
 	free((char *)o.workdir);
 	free((char *)o.figure_dir);
 	for (i = 0; i < o.npreload; i++)

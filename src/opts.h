@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "sandbox.h"
+
 enum coil_mode { MODE_AUTO, MODE_PLAIN, MODE_AGENT };
 
 struct coil_opts {
@@ -21,7 +23,7 @@ struct coil_opts {
 	const char *history;		/* plain mode's history file, or NULL */
 	const char **preload;		/* modules imported at start, NULL-ended */
 	size_t npreload;
-	const char *sandbox;		/* profile name */
+	struct sandbox_conf sbx;	/* --sandbox and its limits */
 	int checkpoints;		/* automatic ones kept; 0: none */
 	unsigned long long checkpoint_memory;	/* bytes they may hold; 0: no cap */
 };

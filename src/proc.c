@@ -18,11 +18,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+extern char **environ;
+
 #include "proc.h"
 #include "util.h"
 #include "worker.h"
 
 static int proc_sock = -1;	/* init's end of the report socket */
+static int proc_sigfd = -1;	/* init's SIGCHLD */
+static const struct sandbox_conf *proc_sbx;
+static struct sandbox_report proc_report;	/* filled by sandbox_enter */
 
 static void
 proc_report_exits(void)
@@ -37,6 +42,21 @@ proc_report_exits(void)
 		chan_send(proc_sock, m, NULL, 0);
 		json_decref(m);
 	}
+}
+
+/* In the new worker: the rest of the sandbox, then Python. */
+static void __attribute__((noreturn))
+proc_worker(int ctl, json_t *conf)
+{
+	struct sandbox_report rep = proc_report;
+	char err[1024];
+
+	environ = sandbox_env(proc_sbx, environ);
+	if (sandbox_apply(proc_sbx, &rep, err, sizeof err) == -1) {
+		dprintf(2, "the sandbox cannot be applied: %s\n", err);
+		_exit(78);
+	}
+	worker_main(ctl, conf, proc_sbx, &rep);
 }
 
 static void
@@ -68,8 +88,9 @@ proc_fork_worker(int *fds, int nfds, json_t *conf)
 		close(fds[1]);
 		close(fds[2]);
 		close(proc_sock);
+		close(proc_sigfd);
 		set_cloexec(fds[0], true);
-		worker_main(fds[0], conf);
+		proc_worker(fds[0], conf);
 	}
 	close(fds[0]);
 	close(fds[1]);
@@ -86,15 +107,22 @@ proc_init_main(json_t *conf)
 	struct chan c;
 	struct pollfd pfd[2];
 	sigset_t set;
+	char err[1024];
 	int sfd;
 
 	prctl(PR_SET_NAME, "coil-init");
-	setsid();
+	if (sandbox_enter(proc_sbx, &proc_report, err, sizeof err) == -1) {
+		json_t *m = json_pack("{s:s, s:s}", "t", "fatal", "error", err);
+
+		chan_send(proc_sock, m, NULL, 0);
+		_exit(1);
+	}
+	setsid();			/* sandbox_enter did, unless "none" */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &set, NULL);
-	sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	sfd = proc_sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (sfd == -1)
 		_exit(72);
 	chan_init(&c, proc_sock);
@@ -137,7 +165,8 @@ proc_init_main(json_t *conf)
 }
 
 int
-proc_start(struct proc *p, json_t *worker_conf, char *err, size_t len)
+proc_start(struct proc *p, json_t *worker_conf,
+    const struct sandbox_conf *sbx, char *err, size_t len)
 {
 	int sv[2];
 	pid_t parent = getpid();
@@ -145,7 +174,9 @@ proc_start(struct proc *p, json_t *worker_conf, char *err, size_t len)
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1)
 		return err_set(err, len, "cannot create init's socket: %s",
 		    strerror(errno));
-	p->pid = fork();
+	proc_sbx = sbx;
+	sandbox_report_init(&proc_report, sbx->profile);
+	p->pid = sandbox_spawn(sbx, &proc_report);
 	if (p->pid == -1) {
 		close(sv[0]);
 		close(sv[1]);
@@ -153,8 +184,10 @@ proc_start(struct proc *p, json_t *worker_conf, char *err, size_t len)
 		    strerror(errno));
 	}
 	if (p->pid == 0) {
+		/* In a new PID namespace getppid() is 0: only the death
+		 * signal tells of the supervisor's end there. */
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (getppid() != parent)
+		if (sbx->profile == SANDBOX_NONE && getppid() != parent)
 			_exit(0);
 		close(sv[0]);
 		proc_sock = sv[1];

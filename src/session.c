@@ -111,6 +111,14 @@ struct session {
 	struct ckpt *resuming;	/* becoming the worker (WK_STARTING) */
 	struct ckpt *rearm;	/* used up by a resume; replacement due */
 	bool ckpt_pending;	/* the worker owes a ckpt or ckpt_failed */
+	/* strict: seccomp hands every fork of the worker to us (gate_fd).
+	 * One is let through for each checkpoint the worker owes, and only
+	 * from its main thread, which runs no user code until the
+	 * checkpoint is taken: gate_open for a snapshot or an atomic cell,
+	 * ckpt_pending after a reply; gate_spent until the ckpt arrives. */
+	int gate_fd;
+	bool gate_open, gate_spent;
+	json_t *sandbox;	/* the worker's report, for ping */
 	int64_t resume_deadline;
 	char *died_idle;	/* how a worker died between requests */
 	json_t *warnings;	/* for the next response */
@@ -579,6 +587,7 @@ session_ckpt_arrived(struct session *s, json_t *m, int *fds, int nfds)
 	struct ckpt *ck;
 	enum ckpt_kind k;
 
+	s->gate_spent = false;
 	if (kind == NULL || nfds < 1) {
 		while (nfds > 0)
 			close(fds[--nfds]);
@@ -640,6 +649,7 @@ session_ckpt_failed(struct session *s, json_t *m)
 	int cell = (int)json_integer_value(json_object_get(m, "cell"));
 	struct ckpt *ck;
 
+	s->gate_spent = false;
 	if (kind == NULL)
 		return;
 	if (error == NULL)
@@ -885,8 +895,19 @@ session_hello(struct session *s, json_t *m, int *fds, int nfds)
 			close(s->pidfd);
 		s->pidfd = fds[0];
 	}
+	if (nfds > 1 && json_is_true(json_object_get(m, "gate"))) {
+		if (s->gate_fd >= 0)
+			close(s->gate_fd);
+		s->gate_fd = fds[1];
+		nfds = 1;
+	}
 	while (nfds > 1)
 		close(fds[--nfds]);
+	if (json_is_object(json_object_get(m, "sandbox"))) {
+		json_decref(s->sandbox);
+		s->sandbox = json_incref(json_object_get(m, "sandbox"));
+	}
+	s->gate_open = s->gate_spent = false;
 	if (s->pid == 0)
 		s->pid = (pid_t)json_integer_value(json_object_get(m, "pid"));
 	if (py != NULL && s->python == NULL)
@@ -1019,6 +1040,10 @@ session_from_init(struct session *s)
 
 		if (t == NULL) {
 			/* ignore */
+		} else if (strcmp(t, "fatal") == 0) {
+			fatal("the sandbox cannot be set up: %s (--sandbox none "
+			    "runs without it)", json_string_value(json_object_get(
+			    m, "error")));
 		} else if (strcmp(t, "spawned") == 0) {
 			if (pid <= 0)
 				fatal("init cannot fork a worker: %s", strerror(
@@ -1148,6 +1173,7 @@ session_start_run(struct session *s, struct sreq *r)
 			/* No checkpoint of this state is on its way: the
 			 * worker takes one before it runs the cell. */
 			json_object_set_new(msg, "ckpt_first", json_true());
+			s->gate_open = true;
 		}
 	}
 	s->state = WK_BUSY;
@@ -1169,10 +1195,12 @@ session_ping(struct session *s)
 	}
 	mem = s->ping_mem;
 
-	return json_pack("{s:s, s:s, s:s?, s:{s:s, s:[]}, s:i, s:b, "
+	return json_pack("{s:s, s:s, s:s?, s:o, s:i, s:b, "
 	    "s:{s:i, s:o, s:i}}",
 	    "status", "ok", "version", PACKAGE_VERSION,
-	    "python", s->python, "sandbox", "profile", "none", "enforced",
+	    "python", s->python, "sandbox", s->sandbox != NULL ?
+	    json_incref(s->sandbox) : json_pack("{s:s, s:b}", "profile",
+	    sandbox_profile_name(s->opts->sbx.profile), "starting", 1),
 	    "cell", s->cells, "running", s->run != NULL && s->run->op ==
 	    OP_EXEC, "checkpoints", "count", s->ck.count, "memory",
 	    mem >= 0 ? json_integer(mem) : json_null(), "max_auto",
@@ -1230,6 +1258,7 @@ session_snapshot(struct session *s, struct sreq *r)
 	s->run = r;
 	s->state = WK_BUSY;
 	msg = json_pack("{s:s, s:i}", "op", "ckpt", "cell", s->node->cell);
+	s->gate_open = true;
 	if (chan_send(s->ctl.fd, msg, NULL, 0) == -1)
 		session_signal(s, SIGKILL);
 	json_decref(msg);
@@ -1416,6 +1445,28 @@ session_submit(struct session *s, json_t *req, json_t *id, enum op op,
 
 /* ---- the loop ------------------------------------------------------ */
 
+/* strict: a fork of the worker waits for our answer (see gate_fd). */
+static void
+session_gate(struct session *s)
+{
+	pid_t main_tid = s->pidfd >= 0 ? ckpt_pid_of(s->pidfd) : 0;
+	bool allow = main_tid > 0 && !s->gate_spent &&
+	    (s->ckpt_pending || s->gate_open);
+	int rc = sandbox_gate_answer(s->gate_fd, main_tid, allow);
+
+	if (rc == 1) {
+		s->gate_open = false;
+		s->gate_spent = true;
+	} else if (rc == -1 && errno != ENOENT && errno != EAGAIN &&
+	    errno != EINTR) {
+		/* The listener is broken: forks now fail, checkpoints too. */
+		session_warn(s, "the checkpoint gate failed (%s); checkpoints "
+		    "are off", strerror(errno));
+		close(s->gate_fd);
+		s->gate_fd = -1;
+	}
+}
+
 static void
 session_check_deadlines(struct session *s)
 {
@@ -1477,7 +1528,7 @@ session_poll(struct session *s, struct pollfd *extra, int nextra,
 {
 	struct pollfd pfd[16];
 	int n = 0, i, rc;
-	int i_init, i_ctl = -1, i_out = -1, i_err = -1;
+	int i_init, i_ctl = -1, i_out = -1, i_err = -1, i_gate = -1;
 
 	if (nextra > 8)
 		nextra = 8;
@@ -1494,6 +1545,10 @@ session_poll(struct session *s, struct pollfd *extra, int nextra,
 	if (s->err >= 0) {
 		i_err = n;
 		pfd[n++] = (struct pollfd){ .fd = s->err, .events = POLLIN };
+	}
+	if (s->gate_fd >= 0) {
+		i_gate = n;
+		pfd[n++] = (struct pollfd){ .fd = s->gate_fd, .events = POLLIN };
 	}
 	for (i = 0; i < nextra; i++) {
 		pfd[n + i] = extra[i];
@@ -1522,6 +1577,8 @@ session_poll(struct session *s, struct pollfd *extra, int nextra,
 			session_from_worker(s);
 		if (pfd[i_init].revents)
 			session_from_init(s);
+		if (i_gate >= 0 && pfd[i_gate].revents && s->gate_fd >= 0)
+			session_gate(s);
 	}
 	session_check_deadlines(s);
 	session_dispatch(s);
@@ -1553,7 +1610,7 @@ session_new(const struct coil_opts *opts, char *err, size_t errlen)
 
 	s->opts = opts;
 	s->queue_tail = &s->queue;
-	s->ctl.fd = s->out = s->err = s->pidfd = -1;
+	s->ctl.fd = s->out = s->err = s->pidfd = s->gate_fd = -1;
 	buf_init(&s->start_err);
 	outbuf_init(&s->ob_out, opts->max_output);
 	outbuf_init(&s->ob_err, opts->max_output);
@@ -1565,7 +1622,8 @@ session_new(const struct coil_opts *opts, char *err, size_t errlen)
 	s->node = ckpt_node_new(0, NULL);
 	s->worker_conf = session_worker_conf(opts);
 	signal(SIGPIPE, SIG_IGN);
-	if (proc_start(&s->proc, s->worker_conf, err, errlen) == -1) {
+	if (proc_start(&s->proc, s->worker_conf, &opts->sbx, err, errlen) ==
+	    -1) {
 		session_free(s);
 		return NULL;
 	}
@@ -1583,8 +1641,10 @@ session_free(struct session *s)
 	/* The checkpoints first: each also dies when its socket closes,
 	 * but a kill gives the memory back before coil has exited. */
 	ckpt_set_free(&s->ck);
-	if (s->proc.pid > 0)
+	if (s->proc.pid > 0) {
 		proc_stop(&s->proc);
+		sandbox_cleanup(s->opts->sbx.session);
+	}
 	session_close_worker(s);
 	if (s->run != NULL) {
 		s->run->next = s->queue;
@@ -1603,6 +1663,9 @@ session_free(struct session *s)
 	buf_free(&s->start_err);
 	json_decref(s->worker_conf);
 	json_decref(s->warnings);
+	json_decref(s->sandbox);
+	if (s->gate_fd >= 0)
+		close(s->gate_fd);
 	ckpt_node_unref(s->node);
 	free(s->died_idle);
 	free(s->python);

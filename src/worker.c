@@ -39,6 +39,42 @@ extern const char worker_py_source[];
 #define WORKER_FLUSH_SIGNAL (SIGRTMIN + 4)
 
 static struct chan worker_ctl;
+static json_t *worker_sandbox;	/* the report, for hello */
+static int worker_gate_fd = -1;	/* strict: seccomp's fork listener */
+extern const char audit_py_source[];
+
+/* Install src/audit.py's hook, which puts the sandbox's denials into
+ * words (the kernel enforces them whatever it does). */
+static void
+worker_audit(const struct sandbox_conf *sbx, const struct sandbox_report *rep)
+{
+	json_t *ac;
+	char *text;
+	PyObject *g, *c, *r;
+
+	if (sbx->profile == SANDBOX_NONE)
+		return;
+	ac = sandbox_audit_conf(sbx, rep);
+	text = json_dumps(ac, JSON_COMPACT);
+	json_decref(ac);
+	g = PyDict_New();
+	c = PyUnicode_FromString(text);
+	free(text);
+	PyDict_SetItemString(g, "__name__", PyUnicode_FromString("_coil_audit"));
+	PyDict_SetItemString(g, "__builtins__", PyEval_GetBuiltins());
+	PyDict_SetItemString(g, "conf", c);
+	Py_DECREF(c);
+	c = Py_CompileString(audit_py_source, "<coil>", Py_file_input);
+	r = c != NULL ? PyEval_EvalCode(c, g, g) : NULL;
+	if (r == NULL) {
+		PyErr_Print();
+		fflush(NULL);
+		_exit(70);
+	}
+	Py_DECREF(r);
+	Py_DECREF(c);
+	Py_DECREF(g);
+}
 static pid_t worker_init_pid;	/* init, the parent a worker dies with */
 static bool worker_orphan_armed;
 
@@ -388,16 +424,31 @@ worker_hello(int resumed_at)
 	json_t *hello;
 	int pidfd;
 
+	int fds[2], nfds = 0;
+
 	pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
-	hello = json_pack("{s:s, s:I, s:s}", "t", "hello",
-	    "pid", (json_int_t)getpid(), "python", Py_GetVersion());
+	hello = json_pack("{s:s, s:I, s:s, s:O?}", "t", "hello",
+	    "pid", (json_int_t)getpid(), "python", Py_GetVersion(),
+	    "sandbox", worker_sandbox);
 	if (resumed_at >= 0)
 		json_object_set_new(hello, "resumed", json_integer(resumed_at));
-	if (chan_send(worker_ctl.fd, hello, &pidfd, pidfd >= 0 ? 1 : 0) == -1)
+	if (pidfd >= 0)
+		fds[nfds++] = pidfd;
+	if (pidfd >= 0 && worker_gate_fd >= 0) {
+		/* strict: the supervisor answers our checkpoint forks.  Sent
+		 * once, closed before any user code can reach it. */
+		fds[nfds++] = worker_gate_fd;
+		json_object_set_new(hello, "gate", json_true());
+	}
+	if (chan_send(worker_ctl.fd, hello, fds, nfds) == -1)
 		_exit(0);
 	json_decref(hello);
 	if (pidfd >= 0)
 		close(pidfd);
+	if (nfds == 2) {
+		close(worker_gate_fd);
+		worker_gate_fd = -1;
+	}
 }
 
 static int worker_checkpoint(const char *kind, int cell);
@@ -667,7 +718,8 @@ worker_serve(void)
 }
 
 void
-worker_main(int ctl_fd, json_t *conf)
+worker_main(int ctl_fd, json_t *conf, const struct sandbox_conf *sbx,
+    const struct sandbox_report *rep)
 {
 	chan_init(&worker_ctl, ctl_fd);
 	worker_init_pid = getppid();
@@ -676,6 +728,9 @@ worker_main(int ctl_fd, json_t *conf)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	worker_save_fds();
 	worker_init_python(conf);
+	worker_audit(sbx, rep);
+	worker_sandbox = sandbox_report_json(rep);
+	worker_gate_fd = sandbox_take_notify_fd();
 	worker_auto = json_integer_value(json_object_get(conf,
 	    "checkpoints")) > 0;
 	worker_hello(-1);

@@ -26,8 +26,13 @@
 
 #include <jansson.h>
 
+#include "sandbox.h"
+
 /* conf (borrowed): workdir, max_output, figure_dir, preload[] ... as the
- * supervisor's session_worker_conf builds it. */
-void worker_main(int ctl_fd, json_t *conf) __attribute__((noreturn));
+ * supervisor's session_worker_conf builds it.  sbx and rep: the sandbox
+ * in force (applied by proc.c before this is called), for the audit hook
+ * that words its denials and for hello, which carries the report. */
+void worker_main(int ctl_fd, json_t *conf, const struct sandbox_conf *sbx,
+    const struct sandbox_report *rep) __attribute__((noreturn));
 
 #endif

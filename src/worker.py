@@ -373,7 +373,12 @@ def _error(e, fname):
                                 "earlier frames not shown):\n"
                                 % (frames - limit), 1)
     mod = type(e).__module__
-    if mod not in ("builtins", "__main__"):
+    if mod.startswith("_coil"):
+        # coil's own errors (the sandbox's words) show as the builtin
+        # they subclass: PermissionError, not an internal name.
+        err["type"] = next(c.__name__ for c in type(e).__mro__
+                           if c.__module__ == "builtins")
+    elif mod not in ("builtins", "__main__"):
         err["type"] = "%s.%s" % (mod, type(e).__qualname__)
     err["traceback"], cut = _cut(text, _conf.get("max_output", 65536))
     return err

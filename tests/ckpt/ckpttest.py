@@ -121,7 +121,13 @@ def wait_for(pred, timeout=10, step=0.05):
 
 
 def start(*args, cwd=None, **kw):
-    """A Coil whose session runs in cwd (its --workdir)."""
+    """A Coil whose session runs in cwd (its --workdir).
+
+    Without a sandbox: these tests reach into the session from outside
+    (they kill a checkpoint by the pid a cell reports, count processes by
+    their working directory, starve fork of memory), and the sandbox's
+    PID namespace and limits would change what they measure.  The
+    sandbox's own tests (tests/sandbox) cover checkpoints under it."""
     if cwd is not None:
         args = ("--workdir", cwd) + args
-    return Coil(*args, **kw)
+    return Coil("--sandbox", "none", *args, **kw)
