@@ -2490,9 +2490,23 @@ sc_base(const struct sandbox_conf *c, const struct sandbox_report *r,
 	return 0;
 }
 
-/* strict, as a second filter: where both filters answer, the kernel takes
+/*
+ * strict, as a second filter: where both filters answer, the kernel takes
  * the stronger action, so the base filter's EPERM for a namespace clone
- * still beats this one's notification. */
+ * still beats this one's notification.
+ *
+ * The checkpoint gate.  User code and the worker are one process: any
+ * secret or code path the worker could use to fork, ctypes can use too, so
+ * no in-process test (a cookie in an argument, the calling address, a
+ * thread with a laxer filter) can tell the worker's fork from the user's.
+ * The supervisor can: it knows when a checkpoint is due.  So every fork
+ * goes to it (SECCOMP_RET_USER_NOTIF) and it lets one through per
+ * checkpoint it expects, from the main thread only.  What is left: code
+ * that runs on the main thread inside that window (an os.register_at_fork
+ * hook, say) can spend the one fork itself; its child is then as confined
+ * as the worker (this filter, no execve, no sockets), and the checkpoint
+ * fails and says so.
+ */
 static int
 sc_strict(bool gate, scmp_filter_ctx ctx)
 {
@@ -2894,9 +2908,11 @@ sandbox_gate_answer(int fd, pid_t tid, bool allow)
 		errno = -rc;
 		return -1;
 	}
+	/* a fork as glibc makes it: a copy, not a thread sharing memory
+	 * (CONTINUE is safe here: nothing it checks is in user memory) */
 	ok = allow && (pid_t)req->pid == tid && (req->data.nr ==
-	    sc_nr("fork") || req->data.nr == sc_nr("vfork") ||
-	    req->data.nr == sc_nr("clone"));
+	    sc_nr("fork") || (req->data.nr == sc_nr("clone") &&
+	    !(req->data.args[0] & (CLONE_VM | CLONE_THREAD))));
 	resp->id = req->id;
 	resp->val = 0;
 	resp->error = ok ? 0 : -EPERM;

@@ -33,9 +33,10 @@
  *
  * A mechanism the machine lacks (ENOSYS, EOPNOTSUPP, EPERM from a container
  * policy, a read-only cgroupfs) is recorded as missing and the session goes
- * on with what holds, unless conf->require: then the step returns -1.  An
- * unexpected failure half-way through a mechanism always returns -1: the
- * caller must not run user code then.
+ * on with what holds; with conf->require, sandbox_apply then returns -1 if
+ * a guarantee of the profile is lost (the report names the guarantees and
+ * the mechanisms that give each).  An unexpected failure half-way through a
+ * mechanism always returns -1: the caller must not run user code then.
  *
  * Nothing here links or calls Python.  Nothing here is thread-safe: init
  * and the worker call it while single-threaded.
@@ -246,12 +247,13 @@ int sandbox_take_notify_fd(void);
 
 /*
  * Supervisor, strict only: the notify fd is readable.  Reads one request
- * and lets it run only if `allow` and it comes from the thread `tid`
- * (the worker's main thread, that is the worker's pid in the supervisor's
- * PID namespace).  The supervisor passes allow=true only while it expects
- * the worker's own checkpoint fork (after a cell's response, before the
- * next request), and for one request.  Returns 1 allowed, 0 refused (the
- * caller gets EPERM), -1 on error (errno; ENOENT: the caller died).
+ * and lets it run only if `allow`, it is a plain fork (fork(2), or clone(2)
+ * without CLONE_VM: what glibc's fork does) and it comes from the thread
+ * `tid` (the worker's main thread, that is the worker's pid in the
+ * supervisor's PID namespace).  The supervisor passes allow=true only while
+ * it expects the worker's own checkpoint fork, and for one request.
+ * Returns 1 allowed, 0 refused (the caller gets EPERM), -1 on error
+ * (errno; ENOENT: the caller died).
  */
 int sandbox_gate_answer(int notify_fd, pid_t tid, bool allow);
 
