@@ -46,6 +46,10 @@ class SandboxError(PermissionError):
     """A denial of coil's sandbox, in words; errno is EACCES."""
 
 
+# A traceback's last line names it as the builtin a user catches.
+SandboxError.__module__ = "builtins"
+SandboxError.__name__ = SandboxError.__qualname__ = "PermissionError"
+
 _net_error_cls = []
 
 
@@ -56,8 +60,9 @@ def _net_error():
         sock = _sys.modules.get("socket")
         if sock is None:
             return SandboxError
-        _net_error_cls.append(type("SandboxNetError",
-                                   (SandboxError, sock.gaierror), {}))
+        cls = type("PermissionError", (SandboxError, sock.gaierror),
+                   {"__module__": "builtins"})
+        _net_error_cls.append(cls)
     return _net_error_cls[0]
 
 

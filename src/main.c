@@ -295,6 +295,19 @@ main(int argc, char **argv)
 		o.figure_dir = fig;
 	}
 	o.sbx.workdir = o.workdir;
+	{
+		/* Figures are written by cells: outside the work dir their
+		 * directory must be writable under the sandbox too. */
+		size_t n = strlen(o.workdir);
+
+		if (strncmp(o.figure_dir, o.workdir, n) != 0 ||
+		    (o.figure_dir[n] != '/' && o.figure_dir[n] != '\0')) {
+			if (mkdir(o.figure_dir, 0777) == -1 && errno != EEXIST)
+				fatal_errno("cannot create '%s'", o.figure_dir);
+			main_add_dir(&o.sbx.allow_write, &o.sbx.n_allow_write,
+			    o.figure_dir);
+		}
+	}
 	o.sbx.session = getpid();
 	if (o.sbx.profile != SANDBOX_NONE || report) {
 		/* The cells' private temp dir, gone with the session. */

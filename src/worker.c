@@ -329,7 +329,8 @@ worker_call(json_t *req)
 }
 
 static void
-worker_init_python(json_t *conf)
+worker_init_python(json_t *conf, const struct sandbox_conf *sbx,
+    const struct sandbox_report *rep)
 {
 	PyConfig config;
 	PyStatus st;
@@ -352,6 +353,9 @@ worker_init_python(json_t *conf)
 	if (PyStatus_Exception(st))
 		fatal("worker: python did not start: %s",
 		    st.err_msg != NULL ? st.err_msg : "unknown error");
+	/* Before anything else runs: --preload's imports get its words
+	 * too. */
+	worker_audit(sbx, rep);
 
 	mod = PyImport_AddModule("_coil");	/* borrowed */
 	dict = PyModule_GetDict(mod);
@@ -727,8 +731,7 @@ worker_main(int ctl_fd, json_t *conf, const struct sandbox_conf *sbx,
 	 * the end of the cell. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	worker_save_fds();
-	worker_init_python(conf);
-	worker_audit(sbx, rep);
+	worker_init_python(conf, sbx, rep);
 	worker_sandbox = sandbox_report_json(rep);
 	worker_gate_fd = sandbox_take_notify_fd();
 	worker_auto = json_integer_value(json_object_get(conf,

@@ -334,8 +334,17 @@ def _safe_repr(v, cap):
 
 
 def _user_tb(tb):
+    """The frames a user should see: none of coil's, at the start (the
+    exec that ran the cell) or at the end (the audit hook that words a
+    sandbox denial)."""
     while tb is not None and tb.tb_frame.f_code.co_filename == "<coil>":
         tb = tb.tb_next
+    t = tb
+    while t is not None and t.tb_next is not None:
+        if t.tb_next.tb_frame.f_code.co_filename == "<coil>":
+            t.tb_next = None
+            break
+        t = t.tb_next
     return tb
 
 
