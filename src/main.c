@@ -113,7 +113,7 @@ main_bad(const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry 'coil --help' for more information.\n");
+	fprintf(stderr, " (try 'coil --help')\n");
 	exit(2);
 }
 
