@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -111,6 +112,7 @@ struct session {
 	struct ckpt *resuming;	/* becoming the worker (WK_STARTING) */
 	struct ckpt *rearm;	/* used up by a resume; replacement due */
 	bool ckpt_pending;	/* the worker owes a ckpt or ckpt_failed */
+	bool reap_orphans;	/* init died: its orphans are our children */
 	/* strict: seccomp hands every fork of the worker to us (gate_fd).
 	 * One is let through for each checkpoint the worker owes, and only
 	 * from its main thread, which runs no user code until the
@@ -1025,6 +1027,31 @@ session_worker_died(struct session *s, int status)
 
 /* ---- messages from init and the worker ----------------------------- */
 
+/*
+ * init is gone: only a cell can do that, under --sandbox none, where it
+ * may signal its parent.  The worker dies with init, and the checkpoints
+ * cannot be resumed without it (nobody would report their exits), so they
+ * go too; a new init starts a fresh worker and the session goes on.  The
+ * processes left behind are ours now (we are their subreaper): reaped in
+ * session_poll.
+ */
+static void
+session_init_died(struct session *s)
+{
+	char err[512];
+
+	session_signal(s, SIGKILL);
+	proc_stop(&s->proc);
+	ckpt_set_free(&s->ck);
+	s->reap_orphans = true;
+	session_warn(s, "coil's init process was killed; a new one started, "
+	    "and the checkpoints went with the old one");
+	if (proc_start(&s->proc, s->worker_conf, &s->opts->sbx, err,
+	    sizeof err) == -1)
+		fatal("cannot restart init: %s", err);
+	session_worker_died(s, W_EXITCODE(0, SIGKILL));
+}
+
 static void
 session_from_init(struct session *s)
 {
@@ -1032,8 +1059,10 @@ session_from_init(struct session *s)
 	bool bad;
 	int rc = chan_fill(&s->proc.chan);
 
-	if (rc == 0)
-		fatal("init, the process that runs the workers, died");
+	if (rc == 0) {
+		session_init_died(s);
+		return;
+	}
 	while ((m = chan_next(&s->proc.chan, NULL, NULL, &bad)) != NULL) {
 		const char *t = json_string_value(json_object_get(m, "t"));
 		pid_t pid = (pid_t)json_integer_value(json_object_get(m, "pid"));
@@ -1580,6 +1609,9 @@ session_poll(struct session *s, struct pollfd *extra, int nextra,
 		if (i_gate >= 0 && pfd[i_gate].revents && s->gate_fd >= 0)
 			session_gate(s);
 	}
+	if (s->reap_orphans)
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
 	session_check_deadlines(s);
 	session_dispatch(s);
 	return 0;
@@ -1622,6 +1654,8 @@ session_new(const struct coil_opts *opts, char *err, size_t errlen)
 	s->node = ckpt_node_new(0, NULL);
 	s->worker_conf = session_worker_conf(opts);
 	signal(SIGPIPE, SIG_IGN);
+	/* No process of the session outlives it: orphans come to us. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	if (proc_start(&s->proc, s->worker_conf, &opts->sbx, err, errlen) ==
 	    -1) {
 		session_free(s);
