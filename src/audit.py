@@ -22,7 +22,6 @@ nothing relies on it.
 """
 
 import errno as _errno
-import json as _json
 import os as _os
 import sys as _sys
 
@@ -69,7 +68,8 @@ def _net_error():
 def install(conf):
     """Install the hook for `conf` (a dict, or its JSON text)."""
     if isinstance(conf, (str, bytes)):
-        conf = _json.loads(conf)
+        import json     # only when given text: json pulls in re
+        conf = json.loads(conf)
     profile = conf.get("profile", "none")
     if profile == "none":
         return

@@ -1,6 +1,7 @@
 /*
  * worker.c - the C half of the worker (see worker.h).  The Python half,
- * worker.py, is compiled into the binary as worker_py_source.
+ * worker.py, is compiled into the binary as bytecode (worker_py_code, made
+ * by the build tool pyembed with this same libpython) and as source.
  *
  * Invariant: between requests no Python code runs, so a SIGINT meant for
  * a cell that already finished is cleared before the next one starts
@@ -15,6 +16,7 @@
 #include "config.h"
 
 #include <Python.h>
+#include <marshal.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,14 +36,37 @@
 #include "util.h"
 #include "worker.h"
 
-extern const char worker_py_source[];
+extern const char worker_py_source[], audit_py_source[];
+extern const unsigned char worker_py_code[], audit_py_code[];
+extern const size_t worker_py_code_len, audit_py_code_len;
+extern const long worker_py_magic, audit_py_magic;
+
+/* The code object of one of coil's Python files: the bytecode built in
+ * when this interpreter reads it, else compiled from the source.  New
+ * reference, or NULL with an exception set. */
+static PyObject *
+worker_code(const unsigned char *code, size_t len, long magic,
+    const char *source)
+{
+	PyObject *c = NULL;
+
+	if (magic == PyImport_GetMagicNumber()) {
+		c = PyMarshal_ReadObjectFromString((const char *)code,
+		    (Py_ssize_t)len);
+		if (c == NULL)
+			PyErr_Clear();
+	}
+	return c != NULL ? c : Py_CompileString(source, "<coil>",
+	    Py_file_input);
+}
 
 #define WORKER_FLUSH_SIGNAL (SIGRTMIN + 4)
 
 static struct chan worker_ctl;
 static json_t *worker_sandbox;	/* the report, for hello */
 static int worker_gate_fd = -1;	/* strict: seccomp's fork listener */
-extern const char audit_py_source[];
+
+static PyObject *worker_py_from_json(json_t *j);
 
 /* Install src/audit.py's hook, which puts the sandbox's denials into
  * words (the kernel enforces them whatever it does). */
@@ -49,22 +74,20 @@ static void
 worker_audit(const struct sandbox_conf *sbx, const struct sandbox_report *rep)
 {
 	json_t *ac;
-	char *text;
 	PyObject *g, *c, *r;
 
 	if (sbx->profile == SANDBOX_NONE)
 		return;
 	ac = sandbox_audit_conf(sbx, rep);
-	text = json_dumps(ac, JSON_COMPACT);
-	json_decref(ac);
 	g = PyDict_New();
-	c = PyUnicode_FromString(text);
-	free(text);
+	c = worker_py_from_json(ac);
+	json_decref(ac);
 	PyDict_SetItemString(g, "__name__", PyUnicode_FromString("_coil_audit"));
 	PyDict_SetItemString(g, "__builtins__", PyEval_GetBuiltins());
 	PyDict_SetItemString(g, "conf", c);
 	Py_DECREF(c);
-	c = Py_CompileString(audit_py_source, "<coil>", Py_file_input);
+	c = worker_code(audit_py_code, audit_py_code_len, audit_py_magic,
+	    audit_py_source);
 	r = c != NULL ? PyEval_EvalCode(c, g, g) : NULL;
 	if (r == NULL) {
 		PyErr_Print();
@@ -359,7 +382,8 @@ worker_init_python(json_t *conf, const struct sandbox_conf *sbx,
 
 	mod = PyImport_AddModule("_coil");	/* borrowed */
 	dict = PyModule_GetDict(mod);
-	code = Py_CompileString(worker_py_source, "<coil>", Py_file_input);
+	code = worker_code(worker_py_code, worker_py_code_len, worker_py_magic,
+	    worker_py_source);
 	if (code == NULL)
 		goto fail;
 	res = PyEval_EvalCode(code, dict, dict);

@@ -176,7 +176,7 @@ def _audit_flush(event, args):
 
 def _flush_before_others():
     import os
-    import signal
+    import _signal as signal    # not signal, which imports enum
     sig = _conf.get("flush_signal")
     if sig:
         signal.signal(sig, _flush_tick)
