@@ -14,8 +14,9 @@ it measures, in one coil --agent session:
               to the supervisor), and the fork alone as the worker timed it
   pickle      pickle.dumps + pickle.loads of the namespace, in the worker
   deepcopy    copy.deepcopy of the namespace, in the worker
-  rollback    the rollback op, end to end: the worker killed, init's report
-              of its death, the checkpoint resumed, its hello
+  rollback    the rollback op, end to end, right after a cell: the wait for
+              that cell's checkpoint, the worker killed
+              (not waited for), the checkpoint resumed, its hello
   touch       a cell that writes (big) or reads (small: reading changes
               reference counts) the whole namespace: its first pass right
               after a checkpoint pays the copy-on-write faults, the second

@@ -306,39 +306,6 @@ sandbox_profile_name(enum sandbox_profile p)
 	return "?";
 }
 
-int
-sandbox_parse_size(const char *s, unsigned long long *bytes)
-{
-	char *end;
-	long double v;
-	unsigned long long mul = 1;
-
-	errno = 0;
-	v = strtold(s, &end);
-	if (end == s || errno != 0 || v < 0)
-		return -1;
-	switch (tolower((unsigned char)*end)) {
-	case 'k': mul = 1ULL << 10; end++; break;
-	case 'm': mul = 1ULL << 20; end++; break;
-	case 'g': mul = 1ULL << 30; end++; break;
-	case 't': mul = 1ULL << 40; end++; break;
-	case '\0': break;
-	case 'b': break;
-	default: return -1;
-	}
-	if (mul > 1 && tolower((unsigned char)*end) == 'i')
-		end++;
-	if (tolower((unsigned char)*end) == 'b')
-		end++;
-	if (*end != '\0')
-		return -1;
-	v *= mul;
-	if (v > 1.8e19L)
-		return -1;
-	*bytes = (unsigned long long)v;
-	return 0;
-}
-
 /*
  * The dirs of the configuration, made absolute and free of symlinks, so
  * that a bind mount, a Landlock rule and the audit hook all speak of the

@@ -9,7 +9,7 @@
  *
  * Who calls what (coil's process model, see DESIGN.md):
  *
- *   supervisor  sandbox_conf_init, sandbox_parse_profile, sandbox_parse_size,
+ *   supervisor  sandbox_conf_init, sandbox_parse_profile,
  *               sandbox_spawn (instead of fork() to create init),
  *               sandbox_probe (coil --sandbox-report), sandbox_report_print,
  *               sandbox_report_json, sandbox_gate_answer (strict only),
@@ -96,8 +96,6 @@ void sandbox_conf_init(struct sandbox_conf *);
 int sandbox_parse_profile(const char *s, enum sandbox_profile *p);
 const char *sandbox_profile_name(enum sandbox_profile);
 
-/* "4G", "512M", "100k", "1.5GiB", plain bytes: 0, else -1. */
-int sandbox_parse_size(const char *s, unsigned long long *bytes);
 
 /*
  * The report: one entry per mechanism, in the order they are applied.  It

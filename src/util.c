@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -267,30 +268,35 @@ write_all(int fd, const void *p, size_t n)
 }
 
 int
-parse_size(const char *s, unsigned long long *out)
+parse_size(const char *s, unsigned long long *bytes)
 {
 	char *end;
-	unsigned long long v, mul = 1;
+	long double v;
+	unsigned long long mul = 1;
 
 	errno = 0;
-	if (*s == '-' || *s == '\0')
+	v = strtold(s, &end);
+	if (end == s || errno != 0 || v < 0)
 		return -1;
-	v = strtoull(s, &end, 10);
-	if (errno != 0 || end == s)
-		return -1;
-	switch (*end) {
-	case 'k': case 'K': mul = 1ULL << 10; end++; break;
-	case 'm': case 'M': mul = 1ULL << 20; end++; break;
-	case 'g': case 'G': mul = 1ULL << 30; end++; break;
-	case 't': case 'T': mul = 1ULL << 40; end++; break;
+	switch (tolower((unsigned char)*end)) {
+	case 'k': mul = 1ULL << 10; end++; break;
+	case 'm': mul = 1ULL << 20; end++; break;
+	case 'g': mul = 1ULL << 30; end++; break;
+	case 't': mul = 1ULL << 40; end++; break;
+	case '\0': break;
+	case 'b': break;
+	default: return -1;
 	}
-	if (*end == 'i' && mul != 1)
+	if (mul > 1 && tolower((unsigned char)*end) == 'i')
 		end++;
-	if (*end == 'B' || *end == 'b')
+	if (tolower((unsigned char)*end) == 'b')
 		end++;
-	if (*end != '\0' || (v != 0 && mul > ~0ULL / v))
+	if (*end != '\0')
 		return -1;
-	*out = v * mul;
+	v *= mul;
+	if (v > 1.8e19L)
+		return -1;
+	*bytes = (unsigned long long)v;
 	return 0;
 }
 

@@ -56,7 +56,7 @@ int set_cloexec(int fd, bool on);
 /* write all of p, retrying on EINTR/EAGAIN (polls on EAGAIN); 0 or -1 */
 int write_all(int fd, const void *p, size_t n);
 
-/* Parse "512M", "4G", "1024" (bytes); 0 or -1. */
+/* Parse "512M", "4G", "1.5GiB", "100k", "1024" (bytes); 0 or -1. */
 int parse_size(const char *s, unsigned long long *out);
 /* Describe a wait status: "exit status 3", "signal 11 (Segmentation fault)". */
 void describe_wait(int status, char *out, size_t len);
