@@ -469,41 +469,42 @@ plain_complete(const char *text, int start, int end)
 	json_t *req, *reply, *m;
 	char **out;
 	size_t i, n;
+	int cursor = 0, k;
 
 	(void)start;
 	(void)end;
+	/* The protocol's cursor counts characters; rl_point counts bytes. */
+	for (k = 0; k < rl_point; k++)
+		if ((rl_line_buffer[k] & 0xc0) != 0x80)
+			cursor++;
 	rl_attempted_completion_over = 1;
 	req = json_pack("{s:s, s:s, s:i}", "op", "complete", "code",
-	    rl_line_buffer, "cursor", rl_point);
+	    rl_line_buffer, "cursor", cursor);
 	reply = plain_call(p, req, OP_COMPLETE);
 	m = json_object_get(reply, "matches");
 	n = json_array_size(m);
 	if (n == 0)
 		return NULL;
-	/* readline wants the common prefix first, then the matches. */
+	/* readline wants the common prefix first, then the matches.  The
+	 * worker's matches are whole tokens, and so is readline's text:
+	 * '.' is not a word break here. */
 	out = xcalloc(n + 2, sizeof *out);
 	for (i = 0; i < n; i++) {
 		const char *s = json_string_value(json_array_get(m, i));
-		size_t tl = strlen(text), sl;
-		const char *tail;
 
-		/* The worker replies whole tokens; readline completes the
-		 * text it was given, which ends where the token ends. */
-		sl = strlen(s);
-		tail = sl >= tl ? s : "";
-		out[i + 1] = xstrdup(tail);
+		out[i + 1] = xstrdup(s != NULL ? s : text);
 	}
 	{
-		size_t k = strlen(out[1]);
+		size_t common = strlen(out[1]);
 
 		for (i = 2; i <= n; i++) {
 			size_t j = 0;
 
-			while (j < k && out[i][j] == out[1][j])
+			while (j < common && out[i][j] == out[1][j])
 				j++;
-			k = j;
+			common = j;
 		}
-		out[0] = xstrndup(out[1], k);
+		out[0] = xstrndup(out[1], common);
 	}
 	if (n == 1) {
 		free(out[1]);
