@@ -39,7 +39,7 @@ static const struct main_option {
 	{ "agent", no_argument, O_AGENT, NULL,
 	  "serve JSON requests, one a line, on stdin/stdout" },
 	{ "plain", no_argument, O_PLAIN, NULL,
-	  "a line REPL (the default when stdin is not a terminal)" },
+	  "a line REPL (the default)" },
 	{ "timeout", required_argument, O_TIMEOUT, "SECS",
 	  "interrupt a cell after SECS seconds (default 30)" },
 	{ "grace", required_argument, O_GRACE, "SECS",

@@ -1,6 +1,6 @@
 /*
- * plain.h - plain mode: a line REPL like python's own (coil --plain, or
- * whenever stdin is not a terminal).  On a terminal it edits lines with
+ * plain.h - plain mode: a line REPL like python's own (coil --plain, and
+ * coil without a mode option).  On a terminal it edits lines with
  * readline (history in $XDG_STATE_HOME/coil/history, completion from the
  * worker's namespace); Ctrl-C interrupts the running cell, Ctrl-D exits.
  * Without a terminal it reads cells from stdin without prompts and exits
