@@ -1442,6 +1442,17 @@ en_ns(struct enter *en)
 	return 0;
 }
 
+/* The mount namespace failed half-way: fail closed, saying what. */
+static int
+en_mount_failed(struct enter *en, int e, const char *what)
+{
+	seterr(en->err, en->len, e, "report this with `coil "
+	    "--sandbox-report`", "mount namespace: %s", what);
+	mark(en->r, SANDBOX_M_MOUNTNS, SANDBOX_FAILED, e, "%s", en->err);
+	errno = e;
+	return -1;
+}
+
 /* A mount namespace of our own, and in it, when init is PID 1, a /proc
  * that shows the session only.  Before anything else that reads /proc:
  * the host's would show other processes under the pids we know. */
@@ -1471,11 +1482,7 @@ en_mountns(struct enter *en)
 	return 0;
 fail:
 	e = errno;
-	seterr(en->err, en->len, e, "report this with `coil "
-	    "--sandbox-report`", "mount namespace: %s", what);
-	mark(r, SANDBOX_M_MOUNTNS, SANDBOX_FAILED, e, "%s", en->err);
-	errno = e;
-	return -1;
+	return en_mount_failed(en, e, what);
 }
 
 /* Root: the worker's uid outside will be an unused one.  Its namespace is
@@ -1528,11 +1535,7 @@ en_root(struct enter *en)
 		    strerror(e));
 		return 0;
 	}
-	seterr(en->err, en->len, e, "report this with `coil "
-	    "--sandbox-report`", "mount namespace: %s", what);
-	mark(r, SANDBOX_M_MOUNTNS, SANDBOX_FAILED, e, "%s", en->err);
-	errno = e;
-	return -1;
+	return en_mount_failed(en, e, what);
 }
 
 /* Root: become the worker's uid, last. */
