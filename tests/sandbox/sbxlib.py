@@ -366,6 +366,19 @@ def run(profile, cells, workdir, args=(), need=(), timeout=120,
             state["killed"] = True
             p.kill()
 
+    def overdue():
+        """Kill coil at kill_after or at the deadline; True past the
+        deadline."""
+        now = time.time()
+        if kill_at is not None and now >= kill_at:
+            kill()
+        if now >= deadline:
+            notes.append("sbx-test: TIMEOUT")
+            outer.kill_all()
+            kill()
+            return True
+        return False
+
     def ask(req):
         """Send one request, return its response (None if coil is gone)."""
         state["n"] += 1
@@ -376,15 +389,9 @@ def run(profile, cells, workdir, args=(), need=(), timeout=120,
         except OSError:
             return None
         while not state["eof"]:
-            now = time.time()
-            if kill_at is not None and now >= kill_at:
-                kill()
-            if now >= deadline:
-                notes.append("sbx-test: TIMEOUT")
-                outer.kill_all()
-                kill()
+            if overdue():
                 return None
-            lim = min(deadline, kill_at or deadline) - now
+            lim = min(deadline, kill_at or deadline) - time.time()
             try:
                 line = lines.get(timeout=max(0.01, min(lim, 0.5)))
             except queue.Empty:
@@ -461,13 +468,7 @@ def run(profile, cells, workdir, args=(), need=(), timeout=120,
     except OSError:
         pass
     while p.poll() is None:
-        now = time.time()
-        if kill_at is not None and now >= kill_at:
-            kill()
-        if now >= deadline:
-            notes.append("sbx-test: TIMEOUT")
-            outer.kill_all()
-            kill()
+        overdue()
         time.sleep(0.02)
     while not state["eof"]:
         line = lines.get()
