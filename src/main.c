@@ -24,11 +24,12 @@
 enum {
 	O_AGENT = 256, O_PLAIN, O_TIMEOUT, O_GRACE, O_MAX_OUTPUT,
 	O_MAX_REQUEST, O_WORKDIR, O_FIGURE_DIR, O_PRELOAD, O_HISTORY,
-	O_SANDBOX, O_HELP, O_VERSION, O_ALLOW_READ, O_ALLOW_WRITE,
+	O_SANDBOX, O_ALLOW_READ, O_ALLOW_WRITE,
 	O_ALLOW_NET, O_MEMORY, O_MAX_PROCS, O_MAX_FILE_SIZE, O_SANDBOX_REQUIRE,
 	O_SANDBOX_REPORT, O_CHECKPOINTS, O_CHECKPOINT_MEMORY,
 };
 
+/* An id below 256 is also the option's short form (-h, -V). */
 static const struct main_option {
 	const char *name;
 	int has_arg;
@@ -37,21 +38,21 @@ static const struct main_option {
 	const char *usage;
 } main_options[] = {
 	{ "agent", no_argument, O_AGENT, NULL,
-	  "serve JSON requests, one a line, on stdin/stdout" },
+	  "serve JSON requests, one a line, on stdio" },
 	{ "plain", no_argument, O_PLAIN, NULL,
 	  "a line REPL (the default)" },
 	{ "timeout", required_argument, O_TIMEOUT, "SECS",
-	  "interrupt a cell after SECS seconds (default 30)" },
+	  "interrupt a cell after SECS (default 30)" },
 	{ "grace", required_argument, O_GRACE, "SECS",
-	  "kill a cell that ignores the interrupt after SECS (default 2)" },
+	  "kill an interrupted cell after SECS (default 2)" },
 	{ "max-output", required_argument, O_MAX_OUTPUT, "SIZE",
-	  "keep SIZE bytes of output, stderr, result (default 64K)" },
+	  "cap output, stderr and result (default 64K)" },
 	{ "max-request", required_argument, O_MAX_REQUEST, "SIZE",
 	  "longest request line accepted (default 16M)" },
 	{ "workdir", required_argument, O_WORKDIR, "DIR",
-	  "the cells' working directory (default: the current one)" },
+	  "the cells' directory (default: the current one)" },
 	{ "figure-dir", required_argument, O_FIGURE_DIR, "DIR",
-	  "where figures are saved (default WORKDIR/.coil/figures)" },
+	  "figures go here (default WORKDIR/.coil/figures)" },
 	{ "preload", required_argument, O_PRELOAD, "MODS",
 	  "import these comma-separated modules at start" },
 	{ "history", required_argument, O_HISTORY, "FILE",
@@ -67,20 +68,20 @@ static const struct main_option {
 	{ "memory", required_argument, O_MEMORY, "SIZE",
 	  "memory a cell may use (default 4G)" },
 	{ "max-procs", required_argument, O_MAX_PROCS, "N",
-	  "processes and threads the session may have (default 256)" },
+	  "processes and threads allowed (default 256)" },
 	{ "max-file-size", required_argument, O_MAX_FILE_SIZE, "SIZE",
 	  "largest file a cell may write (default 1G)" },
 	{ "sandbox-require", no_argument, O_SANDBOX_REQUIRE, NULL,
 	  "refuse to start if a protection is missing" },
 	{ "sandbox-report", no_argument, O_SANDBOX_REPORT, NULL,
-	  "print what the sandbox enforces on this machine and exit" },
+	  "print what the sandbox enforces here and exit" },
 	{ "checkpoints", required_argument, O_CHECKPOINTS, "N",
-	  "keep N automatic checkpoints (default 8, 0: none)" },
+	  "keep N checkpoints (default 8, 0: none)" },
 	{ "checkpoint-memory", required_argument, O_CHECKPOINT_MEMORY, "SIZE",
 	  "drop the oldest checkpoints when they hold more" },
-	{ "help", no_argument, O_HELP, NULL, "show this help and exit" },
-	{ "version", no_argument, O_VERSION, NULL,
-	  "show the version and exit" },
+	{ "help", no_argument, 'h', NULL, "show this help and exit" },
+	{ "version", no_argument, 'V', NULL,
+	  "show the version and licence and exit" },
 };
 
 static void
@@ -95,13 +96,28 @@ main_usage(FILE *f)
 		const struct main_option *o = &main_options[i];
 		char left[40];
 
-		snprintf(left, sizeof left, "--%s%s%s", o->name,
-		    o->arg ? " " : "", o->arg ? o->arg : "");
-		fprintf(f, "  %-24s %s\n", left, o->usage);
+		if (o->id < 256)
+			snprintf(left, sizeof left, "-%c, --%s", o->id, o->name);
+		else
+			snprintf(left, sizeof left, "    --%s%s%s", o->name,
+			    o->arg ? " " : "", o->arg ? o->arg : "");
+		/* Descriptions fit in 79 columns (tests/plain/version.sh). */
+		fprintf(f, "  %-28s  %s\n", left, o->usage);
 	}
-	fprintf(f, "\nSIZE takes a suffix K, M or G.  Agent requests look like"
-	    " {\"id\": 1, \"code\": \"1+1\"};\nsee coil(1) for the protocol."
-	    "\n\nReport bugs through the project's issue tracker.\n");
+	fprintf(f, "\nSIZE takes a suffix K, M or G.  Agent requests look like\n"
+	    "{\"id\": 1, \"code\": \"1+1\"}; see coil(1) for the protocol."
+	    "\n\nReport bugs to: %s\n", PACKAGE_BUGREPORT);
+}
+
+/* The GNU --version text: name and version, copyright, licence. */
+static void
+main_version(void)
+{
+	printf("%s\n%s.\n"
+	    "License MIT: <https://opensource.org/license/mit>.\n"
+	    "This is free software: you are free to change and redistribute "
+	    "it.\nThere is NO WARRANTY, to the extent permitted by law.\n",
+	    PACKAGE_STRING, COIL_COPYRIGHT);
 }
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
@@ -215,18 +231,26 @@ main(int argc, char **argv)
 		.checkpoints = 8,
 	};
 	struct option lopts[nitems(main_options) + 1];
-	size_t i;
+	char sopts[2 * nitems(main_options) + 2] = ":";
+	size_t i, ns = 1;
 	int c, rc;
 	char *fig, *tmp = NULL;
 	bool report = false;
 
 	sandbox_conf_init(&o.sbx);
-	for (i = 0; i < nitems(main_options); i++)
+	for (i = 0; i < nitems(main_options); i++) {
 		lopts[i] = (struct option){ main_options[i].name,
 		    main_options[i].has_arg, NULL, main_options[i].id };
+		if (main_options[i].id < 256) {
+			sopts[ns++] = (char)main_options[i].id;
+			if (main_options[i].has_arg != no_argument)
+				sopts[ns++] = ':';
+		}
+	}
 	lopts[i] = (struct option){ 0 };
+	sopts[ns] = '\0';
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":", lopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, sopts, lopts, NULL)) != -1) {
 		switch (c) {
 		case O_AGENT: o.mode = MODE_AGENT; break;
 		case O_PLAIN: o.mode = MODE_PLAIN; break;
@@ -271,16 +295,20 @@ main(int argc, char **argv)
 		case O_CHECKPOINT_MEMORY:
 			o.checkpoint_memory = main_size(optarg);
 			break;
-		case O_HELP:
+		case 'h':
 			main_usage(stdout);
 			return 0;
-		case O_VERSION:
-			printf("coil %s\n", PACKAGE_VERSION);
+		case 'V':
+			main_version();
 			return 0;
 		case ':':
 			main_bad("option '%s' needs an argument",
 			    argv[optind - 1]);
 		default:
+			/* optopt is the letter of an unknown short option
+			 * (perhaps one of a group, "-xV"), 0 for a long one. */
+			if (optopt > 0 && optopt < 256)
+				main_bad("unknown option '-%c'", optopt);
 			main_bad("unknown option '%s'", argv[optind - 1]);
 		}
 	}
