@@ -94,13 +94,12 @@ main_usage(FILE *f)
 	    "model.\n\n");
 	for (i = 0; i < nitems(main_options); i++) {
 		const struct main_option *o = &main_options[i];
-		char left[40];
+		char shortopt[5] = "    ", left[40];
 
 		if (o->id < 256)
-			snprintf(left, sizeof left, "-%c, --%s", o->id, o->name);
-		else
-			snprintf(left, sizeof left, "    --%s%s%s", o->name,
-			    o->arg ? " " : "", o->arg ? o->arg : "");
+			snprintf(shortopt, sizeof shortopt, "-%c, ", o->id);
+		snprintf(left, sizeof left, "%s--%s%s%s", shortopt, o->name,
+		    o->arg ? " " : "", o->arg ? o->arg : "");
 		/* Descriptions fit in 79 columns (tests/plain/version.sh). */
 		fprintf(f, "  %-28s  %s\n", left, o->usage);
 	}
