@@ -173,7 +173,7 @@ class Policy:
         e.lift = lift
         return e
 
-    # -- paths ------------------------------------------------------------
+    # -- paths ----------------------------------------------------------------
     def access(self, path):
         """The letters (r, w, x) the rules grant path."""
         got = set()
@@ -237,7 +237,7 @@ class Policy:
             parts[2] in ("1", str(self.host.ppid())) and \
             parts[2] != str(self.host.pid()) and parts[3] in _PROC_PRIVATE
 
-    # -- files --------------------------------------------------------------
+    # -- files ----------------------------------------------------------------
     def read_denial(self, path, shown, verb="reading"):
         """May path (resolved; `shown` as the user wrote it) be read?"""
         detail = shown if shown.startswith("os.") else "open '%s'" % shown
@@ -334,15 +334,15 @@ class Policy:
                              "%s(%s, %s)" % (what, pid, sig), "--sandbox none")
         return None
 
-    # -- sockets ----------------------------------------------------------------
+    # -- sockets --------------------------------------------------------------
     def socket_denial(self, family, type_, wraps_fd, peer):
         """May a socket of family and type_ be made?  wraps_fd() tells
         whether socket.py wraps an existing descriptor (socketpair, accept),
         peer() the address the caller means to reach, if known: both look
         at the caller's frames, so they are asked only when needed."""
         fam = _AF_NAMES.get(family, str(family))
-        kind = "socket.socket(%s, %s)" % (
-            fam, _TYPE_NAMES.get(type_ & 0xf, str(type_)) if type_ >= 0 else "")
+        kind = "socket.socket(%s, %s)" % (fam, _TYPE_NAMES.get(
+            type_ & 0xf, str(type_)) if type_ >= 0 else "")
         if not self.may_socket:
             if family == 1 and wraps_fd():
                 return None
