@@ -450,18 +450,19 @@ def _on_listdir(args, policy):
     return policy.read_denial(real, "os.listdir '%s'" % real, "listing")
 
 
-def _dir_fd(args):
-    """The dir_fd of an os.* event whose last argument is one."""
-    fd = args[-1] if len(args) > 2 else None
-    return fd if isinstance(fd, int) else None
+def _dir_fd(fd):
+    """An event's dir_fd argument: None when there is none (CPython passes
+    -1 then)."""
+    return fd if isinstance(fd, int) and fd != -1 else None
 
 
-def _changing(what, creates):
+def _changing(what, creates, has_dir_fd=True):
     """os.remove, os.mkdir and the like: path [, ...] [, dir_fd]."""
     def handler(args, policy):
         if not policy.files:
             return None
-        real = policy.resolve(args[0], _dir_fd(args))
+        real = policy.resolve(args[0],
+                              _dir_fd(args[-1]) if has_dir_fd else None)
         if real is None:
             return None
         return policy.write_denial(real, "%s '%s'" % (what, _fspath(args[0])),
@@ -470,12 +471,17 @@ def _changing(what, creates):
 
 
 def _two_paths(what):
-    """os.rename, os.link, os.symlink: src, dst, ..."""
+    """os.rename, os.link: src, dst, src_dir_fd, dst_dir_fd; os.symlink:
+    src, dst, dir_fd (for dst)."""
     def handler(args, policy):
         if not policy.files:
             return None
         src, dst = args[0], args[1]
-        rs, rd = policy.resolve(src), policy.resolve(dst)
+        if what == "os.symlink":
+            src_fd, dst_fd = None, _dir_fd(args[2])
+        else:
+            src_fd, dst_fd = _dir_fd(args[2]), _dir_fd(args[3])
+        rs, rd = policy.resolve(src, src_fd), policy.resolve(dst, dst_fd)
         e = None
         if rd is not None:
             e = policy.write_denial(rd, "%s to '%s'" % (what, _fspath(dst)),
@@ -493,7 +499,8 @@ def _mode(what):
     def handler(args, policy):
         if not (policy.files and policy.mount_root):
             return None
-        return policy.mode_denial(policy.resolve(args[0], _dir_fd(args)),
+        return policy.mode_denial(policy.resolve(args[0],
+                                                 _dir_fd(args[-1])),
                                   "%s '%s'" % (what, _fspath(args[0])))
     return handler
 
@@ -610,7 +617,7 @@ HANDLERS = {
     "os.remove": _changing("os.remove", False),
     "os.rmdir": _changing("os.rmdir", False),
     "os.mkdir": _changing("os.mkdir", True),
-    "os.truncate": _changing("os.truncate", False),
+    "os.truncate": _changing("os.truncate", False, has_dir_fd=False),
     "os.rename": _two_paths("os.rename"),
     "os.link": _two_paths("os.link"),
     "os.symlink": _two_paths("os.symlink"),
