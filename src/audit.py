@@ -155,8 +155,9 @@ class Policy:
         self.may_fork = bool(conf.get("fork", True))
         self.may_socket = bool(conf.get("socket", True))
         self.scoped = bool(conf.get("signals_scoped"))
-        self.readable = ("Python's own files" if self.profile == "strict"
-                         else "the system's files")
+        # what every profile lets cells read, in the words of a denial
+        self.system_files = ("Python's own files" if self.profile == "strict"
+                             else "the system's files")
 
     @property
     def on(self):
@@ -255,8 +256,8 @@ class Policy:
             return None     # the kernel answers: no such file
         if "r" not in self.access(path):
             return self.deny("%s beyond %s and the work directory '%s'"
-                             % (verb, self.readable, self.workdir), detail,
-                             "--allow-read DIR")
+                             % (verb, self.system_files, self.workdir),
+                             detail, "--allow-read DIR")
         # Allowed by Landlock; as an unmapped uid the worker is "others"
         # to every file outside its binds, so a file that is not
         # world-readable (/etc/shadow) is refused by its permissions.
