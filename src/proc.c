@@ -116,8 +116,10 @@ proc_fork_worker(int *fds, int nfds, json_t *conf)
 		sigset_t none;
 
 		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		signal(SIGPIPE, SIG_DFL);
+		if (sigprocmask(SIG_SETMASK, &none, NULL) == -1 ||
+		    signal(SIGPIPE, SIG_DFL) == SIG_ERR)
+			fatal_code(EXIT_SETUP, errno, "worker: cannot reset "
+			    "its signals");
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
 			fatal_code(EXIT_SETUP, errno, "worker: "
 			    "prctl(PR_SET_PDEATHSIG)");
@@ -132,7 +134,10 @@ proc_fork_worker(int *fds, int nfds, json_t *conf)
 		close(fds[2]);
 		close(proc_sock);
 		close(proc_sigfd);
-		set_cloexec(fds[0], true);
+		/* not for the programs a cell runs */
+		if (set_cloexec(fds[0], true) == -1)
+			fatal_code(EXIT_SETUP, errno, "worker: cannot set "
+			    "FD_CLOEXEC on its socket");
 		proc_worker(fds[0], conf);
 	}
 	close(fds[0]);
@@ -245,7 +250,12 @@ proc_start(struct proc *p, json_t *worker_conf,
 	proc_running = p->pid;
 	close(sv[1]);
 	chan_init(&p->chan, sv[0]);
-	set_nonblock(sv[0], true);
+	if (set_nonblock(sv[0], true) == -1) {
+		err_set(err, len, "cannot make init's socket non-blocking: %s",
+		    strerror(errno));
+		proc_stop(p);
+		return -1;
+	}
 	return 0;
 }
 

@@ -324,12 +324,21 @@ session_channels(struct session *s, int child[3])
 		errno = e;
 		return -1;
 	}
+	/* A blocking read here would stall every front end. */
+	if (set_nonblock(sv[0], true) == -1 || set_nonblock(po[0], true) ==
+	    -1 || set_nonblock(pe[0], true) == -1) {
+		e = errno;
+		for (i = 0; i < 2; i++) {
+			close(sv[i]);
+			close(po[i]);
+			close(pe[i]);
+		}
+		errno = e;
+		return -1;
+	}
 	chan_init(&s->ctl, sv[0]);
-	set_nonblock(sv[0], true);
 	s->out = po[0];
 	s->err = pe[0];
-	set_nonblock(s->out, true);
-	set_nonblock(s->err, true);
 	child[0] = sv[1];
 	child[1] = po[1];
 	child[2] = pe[1];

@@ -531,7 +531,9 @@ worker_become_checkpoint(int sock)
 	worker_point_fds(res.out, res.err);
 	close(res.out);
 	close(res.err);
-	set_cloexec(res.ctl, true);
+	if (set_cloexec(res.ctl, true) == -1)
+		fatal_code(EXIT_SETUP, errno, "worker: cannot set FD_CLOEXEC "
+		    "on its socket");
 	chan_init(&worker_ctl, res.ctl);
 	worker_watch_parent();
 	prctl(PR_SET_NAME, "coil-worker");
