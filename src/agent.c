@@ -30,6 +30,7 @@ struct agent {
 	size_t skipped;
 	bool eof;
 	bool lost;		/* stdout failed (EPIPE: the client is gone) */
+	bool write_error;	/* and not with EPIPE: exit 1 */
 };
 
 /* One request's stream state: bytes not yet sent because they may be
@@ -60,9 +61,11 @@ agent_write(struct agent *a, json_t *msg)
 	if (write_all(1, line, n + 1) == -1) {
 		/* Nobody reads our answers any more. */
 		a->lost = true;
-		if (errno != EPIPE)
+		if (errno != EPIPE) {
+			a->write_error = true;
 			fprintf(stderr, "coil: cannot write a response: %s\n",
 			    strerror(errno));
+		}
 	}
 	free(line);
 }
@@ -300,7 +303,10 @@ agent_main(const struct coil_opts *opts)
 			}
 		}
 	}
-	/* A lost client is no error of ours: the session just ends. */
+	/* A client that went away is no error of ours: the session just
+	 * ends; a write that failed otherwise is. */
+	if (a.write_error && rc == 0)
+		rc = 1;
 	session_free(a.s);
 	buf_free(&a.in);
 	close(sfd);
