@@ -345,6 +345,34 @@ session_channels(struct session *s, int child[3])
 	return 0;
 }
 
+/* init's {"t":"fatal"}: it could not set up the sandbox or itself. */
+static void
+session_init_fatal(struct session *s, json_t *m)
+{
+	session_fail(s, "the sandbox cannot be set up: %s (--sandbox none "
+	    "runs without it)", json_string_value(json_object_get(m,
+	    "error")));
+}
+
+/* init's socket is closed: read what it sent before it went, for a
+ * "fatal" report (it exits right after one). */
+static void
+session_init_reason(struct session *s)
+{
+	json_t *m;
+	bool bad = false;
+
+	if (chan_fill(&s->proc.chan) <= 0)
+		return;
+	while ((m = chan_next(&s->proc.chan, NULL, NULL, &bad)) != NULL) {
+		const char *t = json_string_value(json_object_get(m, "t"));
+
+		if (t != NULL && strcmp(t, "fatal") == 0)
+			session_init_fatal(s, m);
+		json_decref(m);
+	}
+}
+
 static void
 session_spawn(struct session *s)
 {
@@ -360,8 +388,12 @@ session_spawn(struct session *s)
 	close(child[1]);
 	close(child[2]);
 	if (rc == -1) {
+		int e = errno;
+
+		/* init is gone; if it said why, that is the reason to give */
+		session_init_reason(s);
 		session_fail(s, "cannot reach coil's init process: %s",
-		    strerror(errno));
+		    strerror(e));
 		session_close_worker(s);
 		return;
 	}
@@ -1142,9 +1174,7 @@ session_from_init(struct session *s)
 		if (t == NULL) {
 			/* ignore */
 		} else if (strcmp(t, "fatal") == 0) {
-			session_fail(s, "the sandbox cannot be set up: %s "
-			    "(--sandbox none runs without it)",
-			    json_string_value(json_object_get(m, "error")));
+			session_init_fatal(s, m);
 		} else if (strcmp(t, "spawned") == 0) {
 			if (pid <= 0)
 				session_fail(s, "init cannot fork a worker: %s",

@@ -118,6 +118,27 @@ def plain_epipe(profile):
     cleanup(tmp)
 
 
+def sandbox_fails():
+    """A session that cannot start (the sandbox refuses the work dir '/'):
+    the reason travels up to main, which says it once and tears down."""
+    label = "standard, the sandbox cannot be set up"
+    tmp = workdir("tmp-")
+    env = dict(os.environ, TMPDIR=tmp)
+    p = subprocess.Popen([COIL, "--agent", "--workdir", "/"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=env)
+    _, err = p.communicate(b'{"code": "1"}\n', timeout=30)
+    err = err.decode(errors="replace")
+    check(p.returncode == 1, "%s: exit status 1" % label, p.returncode)
+    check(err.count("coil: ") == 1 and "the work directory is '/'" in err,
+          "%s: the reason, once" % label, err)
+    check(not cgroups_of(p.pid) and not tmpdirs_of(tmp, p.pid),
+          "%s: no cgroup, no temp dir" % label,
+          (cgroups_of(p.pid), tmpdirs_of(tmp, p.pid)))
+    cleanup(tmp)
+
+
+sandbox_fails()
 for profile in ("none", "standard"):
     for how in ("eof", "sigterm", "sigkill", "epipe"):
         agent(profile, how)
