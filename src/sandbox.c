@@ -1022,8 +1022,11 @@ sandbox_spawn(const struct sandbox_conf *c, struct sandbox_report *r)
 		return pid;
 	}
 	parent_pidfd = pfd;
-	if (check_parent() < 0)
-		_exit(1);
+	if (check_parent() < 0) {
+		fprintf(stderr, "coil: init: prctl(PR_SET_PDEATHSIG): %s\n",
+		    strerror(errno));
+		_exit(EXIT_SETUP);
+	}
 	if (!root) {
 		if (userns_map_self(uid, gid) < 0) {
 			e = errno;
@@ -3133,8 +3136,8 @@ sandbox_probe(const struct sandbox_conf *conf, struct sandbox_report *out)
 		close(p[0]);
 		if (sandbox_enter(&c, &r, err, sizeof err) < 0) {
 			if (write(p[1], &r, sizeof r) < 0)
-				_exit(1);
-			_exit(1);
+				_exit(EXIT_SANDBOX);
+			_exit(EXIT_SANDBOX);
 		}
 		w = fork();
 		if (w == 0) {
@@ -3142,7 +3145,7 @@ sandbox_probe(const struct sandbox_conf *conf, struct sandbox_report *out)
 			environ = env;
 			sandbox_apply(&c, &r, err, sizeof err);
 			if (write(p[1], &r, sizeof r) < 0)
-				_exit(1);
+				_exit(EXIT_PROTOCOL);
 			_exit(0);
 		}
 		if (w > 0)

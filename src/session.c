@@ -134,6 +134,7 @@ struct session {
 	 * front end tears down; failure says why. */
 	bool failed;
 	char failure[2048];
+	int init_early_deaths;	/* in a row, before a worker said hello */
 };
 
 /* How long a resumed checkpoint has to say hello: it is already running
@@ -1142,6 +1143,20 @@ session_init_died(struct session *s)
 	proc_stop(&s->proc);
 	ckpt_set_free(&s->ck);
 	s->reap_orphans = true;
+	/* An init that dies before its first worker is up would be
+	 * restarted for ever; one killed later (under none a cell can) is
+	 * replaced as often as it takes. */
+	if (s->state == WK_STARTING && s->resuming == NULL)
+		s->init_early_deaths++;
+	else
+		s->init_early_deaths = 0;
+	if (s->init_early_deaths >= 3) {
+		session_fail(s, "coil's init process dies before a worker "
+		    "starts (%d times in a row); its messages, if any, are "
+		    "above", s->init_early_deaths);
+		session_close_worker(s);
+		return;
+	}
 	session_warn(s, "coil's init process was killed; a new one started, "
 	    "and the checkpoints went with the old one");
 	if (proc_start(&s->proc, s->worker_conf, &s->opts->sbx, err,
