@@ -3,7 +3,9 @@
 # closing stdout while it answers (EPIPE), in agent and in plain mode -
 # nothing of the session is left on the host: no process, no cgroup
 # named for that coil, no coil-<pid>-* temp dir under its TMPDIR.  Under
-# --sandbox none and standard.
+# --sandbox none and standard.  Also when the session cannot start (the
+# sandbox refuses, the worker cannot start): coil says why once, with a
+# child's exit code in words, exits 1 and leaves nothing.
 import os
 import signal
 import subprocess
@@ -138,7 +140,34 @@ def sandbox_fails():
     cleanup(tmp)
 
 
+def worker_fails(profile):
+    """A worker that cannot start (--preload of a module that is not
+    there) ends with EXIT_PYTHON; after three tries coil gives up, puts
+    the code into words, and tears down."""
+    label = "%s, the worker cannot start" % profile
+    wd, tmp = workdir(), workdir("tmp-")
+    env = dict(os.environ, TMPDIR=tmp)
+    p = subprocess.Popen([COIL, "--agent", "--sandbox", profile, "--preload",
+                          "coil_no_such_module"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=env, cwd=wd)
+    _, err = p.communicate(b'{"code": "1"}\n', timeout=60)
+    err = err.decode(errors="replace")
+    check(p.returncode == 1, "%s: exit status 1" % label, p.returncode)
+    check("the python worker cannot start (exit status 244: python could "
+          "not start)" in err and "coil_no_such_module" in err,
+          "%s: the exit code in words, and python's reason" % label, err)
+    left = wait_for(lambda: not in_dir(wd) and not cgroups_of(p.pid),
+                    timeout=5)
+    check(left and not tmpdirs_of(tmp, p.pid), "%s: nothing left" % label,
+          (in_dir(wd), cgroups_of(p.pid), tmpdirs_of(tmp, p.pid)))
+    cleanup(wd)
+    cleanup(tmp)
+
+
 sandbox_fails()
+for profile in ("none", "standard"):
+    worker_fails(profile)
 for profile in ("none", "standard"):
     for how in ("eof", "sigterm", "sigkill", "epipe"):
         agent(profile, how)
