@@ -29,7 +29,7 @@ struct agent {
 	bool skipping;		/* inside an over-long line */
 	size_t skipped;
 	bool eof;
-	bool lost;		/* stdout failed (EPIPE: the client is gone) */
+	bool lost;		/* stdout failed (EPIPE: the client left) */
 	bool write_error;	/* and not with EPIPE: exit 1 */
 };
 

@@ -17,11 +17,11 @@
  */
 enum coil_exit {
 	EXIT_NOMEM = 240,	/* out of memory */
-	EXIT_SANDBOX,		/* the sandbox could not be entered or applied */
-	EXIT_SETUP,		/* a descriptor, signal or prctl could not be set */
-	EXIT_PROTOCOL,		/* the conversation with the supervisor broke */
-	EXIT_PYTHON,		/* the interpreter, or coil's python half, failed */
-	EXIT_INTERNAL,		/* a broken invariant (fatal) */
+	EXIT_SANDBOX,		/* 241: the sandbox could not be set up */
+	EXIT_SETUP,		/* 242: a descriptor, signal or prctl failed */
+	EXIT_PROTOCOL,		/* 243: the talk with the supervisor broke */
+	EXIT_PYTHON,		/* 244: the interpreter or coil's half failed */
+	EXIT_INTERNAL,		/* 245: a broken invariant (fatal) */
 };
 
 /* The words for a code of enum coil_exit; NULL for any other. */

@@ -38,7 +38,7 @@ struct plain {
 	bool eof;
 	bool failed;		/* some cell raised (non-tty exit status) */
 	bool incomplete;
-	bool lost;		/* stdout or stderr failed: the reader is gone */
+	bool lost;		/* a write failed: the reader is gone */
 	bool broken;		/* the session cannot go on */
 	json_t *reply;		/* last response, for synchronous calls */
 	char *history;

@@ -166,8 +166,8 @@ proc_init_main(json_t *conf)
 	if (setsid() == -1 && errno != EPERM)
 		proc_init_fail(EXIT_SETUP, "init: setsid: %s", strerror(errno));
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
-		proc_init_fail(EXIT_SETUP, "init: prctl(PR_SET_CHILD_SUBREAPER):"
-		    " %s", strerror(errno));
+		proc_init_fail(EXIT_SETUP, "init: prctl("
+		    "PR_SET_CHILD_SUBREAPER): %s", strerror(errno));
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
 	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1 ||

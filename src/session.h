@@ -25,8 +25,9 @@
  * keeps its state in plain statics and fields without locks, and the
  * fatal teardown (util.h) runs in whatever state the one thread left.
  *
- * Errors and the end: nothing here calls exit().  When the session cannot
- * go on (init cannot start, the worker never starts, poll fails)
+ * Errors and the end: nothing here calls exit(), and only out of memory
+ * ends the process, through fatal's teardown (util.h).  When the session
+ * cannot go on (init cannot start, the worker never starts, poll fails)
  * session_poll returns -1 and session_failure says why; the front end
  * ends its loop and returns, and main's session_free tears everything
  * down: checkpoints, init and the session's processes, its cgroup and

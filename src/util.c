@@ -128,7 +128,7 @@ vfatal(int code, int errnum, const char *fmt, va_list ap)
 	if (fatal_teardown != NULL && getpid() == fatal_teardown_pid) {
 		void (*teardown)(void) = fatal_teardown;
 
-		fatal_teardown = NULL;		/* a fatal inside it ends here */
+		fatal_teardown = NULL;	/* a fatal inside it ends here */
 		fflush(stdout);
 		teardown();
 		_exit(1);
