@@ -3232,6 +3232,14 @@ rm_under(int dir, dev_t dev, int depth)
 			continue;
 		sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY |
 		    O_NOFOLLOW | O_CLOEXEC);
+		/* A cell may have taken its own rights away: ours to give
+		 * back.  AT_SYMLINK_NOFOLLOW: should the entry have become
+		 * a symlink since fstatat, its target is not touched. */
+		if (sub < 0 && errno == EACCES && st.st_uid == geteuid() &&
+		    fchmodat(dirfd(d), e->d_name, 0700,
+		    AT_SYMLINK_NOFOLLOW) == 0)
+			sub = openat(dirfd(d), e->d_name, O_RDONLY |
+			    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sub >= 0)
 			rm_under(sub, dev, depth + 1);
 		unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
