@@ -47,11 +47,35 @@ struct plain {
 static struct plain *plain_self;	/* for readline's callbacks */
 static volatile sig_atomic_t plain_sigint;
 
+/* SIGTERM, SIGHUP (and SIGINT without a terminal): end the loops, so
+ * that main tears the session down, then exit 128 + the signal. */
+static volatile sig_atomic_t plain_term;
+
 static void
 plain_on_sigint(int sig)
 {
 	(void)sig;
 	plain_sigint = 1;
+}
+
+static void
+plain_on_term(int sig)
+{
+	plain_term = sig;
+}
+
+/* No SA_RESTART: a read of stdin the signal interrupts returns. */
+static int
+plain_catch_term(bool tty)
+{
+	struct sigaction sa = { .sa_handler = plain_on_term };
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGTERM, &sa, NULL) == -1 ||
+	    sigaction(SIGHUP, &sa, NULL) == -1 ||
+	    (!tty && sigaction(SIGINT, &sa, NULL) == -1))
+		return -1;
+	return 0;
 }
 
 /* Once a write has failed nothing more is written and the loops end,
@@ -210,6 +234,8 @@ plain_call(struct plain *p, json_t *req, enum op op)
 	session_submit(p->s, req, json_null(), op, ORIGIN_PERSON,
 	    plain_on_event, p);
 	while (p->waiting) {
+		if (plain_term)
+			return NULL;
 		if (plain_sigint) {
 			plain_sigint = 0;
 			session_interrupt(p->s);
@@ -618,6 +644,8 @@ plain_tty_loop(struct plain *p)
 			plain_broken(p);
 			break;
 		}
+		if (plain_term)
+			break;
 		if (plain_sigint) {
 			/* Ctrl-C at the prompt drops what was typed. */
 			plain_sigint = 0;
@@ -648,14 +676,15 @@ plain_pipe_loop(struct plain *p)
 	size_t cap = 0;
 	ssize_t n;
 
-	while (!session_done(p->s) && !p->lost && !p->broken &&
+	while (!session_done(p->s) && !p->lost && !p->broken && !plain_term &&
 	    (n = getline(&line, &cap, stdin)) >= 0) {
 		if (n > 0 && line[n - 1] == '\n')
 			line[--n] = '\0';
 		plain_add_line(p, line);
 	}
 	free(line);
-	if (p->incomplete && p->cell.len > 0 && !p->lost && !p->broken) {
+	if (p->incomplete && p->cell.len > 0 && !p->lost && !p->broken &&
+	    !plain_term) {
 		plain_run_cell(p, true);
 		if (p->incomplete) {
 			plain_puts(2, "coil: the input ended inside an "
@@ -684,7 +713,15 @@ plain_main(const struct coil_opts *opts)
 		return 1;
 	}
 	session_set_background(p.s, plain_on_background, &p);
+	/* After session_new: init, forked there, keeps the defaults. */
+	if (plain_catch_term(p.tty) == -1) {
+		fprintf(stderr, "coil: sigaction: %s\n", strerror(errno));
+		session_free(p.s);
+		return 1;
+	}
 	rc = p.tty ? plain_tty_loop(&p) : plain_pipe_loop(&p);
+	if (plain_term)
+		rc = 128 + plain_term;
 	session_free(p.s);
 	json_decref(p.reply);
 	buf_free(&p.cell);

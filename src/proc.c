@@ -236,8 +236,17 @@ proc_start(struct proc *p, json_t *worker_conf,
 		    strerror(errno));
 	}
 	if (p->pid == 0) {
+		static const int deflt[] = { SIGINT, SIGTERM, SIGHUP };
+		size_t i;
+
 		close(sv[0]);
 		proc_sock = sv[1];
+		/* A restarted init is forked from a supervisor that catches
+		 * these (plain mode): init and its workers get the defaults */
+		for (i = 0; i < nitems(deflt); i++)
+			if (signal(deflt[i], SIG_DFL) == SIG_ERR)
+				proc_init_fail(EXIT_SETUP, "init: signal: %s",
+				    strerror(errno));
 		/* In a new PID namespace getppid() is 0: only the death
 		 * signal tells of the supervisor's end there. */
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)

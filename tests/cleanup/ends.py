@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 # However coil ends - end of input, SIGTERM, SIGKILL mid-cell, its reader
-# closing stdout while it answers (EPIPE), in agent and in plain mode -
+# closing stdout while it answers (EPIPE), in agent and in plain mode
+# (EPIPE and SIGTERM) -
 # nothing of the session is left on the host: no process, no cgroup
 # named for that coil, no coil-<pid>-* temp dir under its TMPDIR.  Under
 # --sandbox none and standard.  Also when the session cannot start (the
@@ -120,6 +121,35 @@ def plain_epipe(profile):
     cleanup(tmp)
 
 
+def plain_sigterm(profile):
+    """coil --plain gets SIGTERM while a cell runs: it tears down and
+    exits 128 + 15, as agent mode does."""
+    label = "%s, plain, SIGTERM" % profile
+    wd, tmp = workdir(), workdir("tmp-")
+    env = dict(os.environ, TMPDIR=tmp)
+    p = subprocess.Popen([COIL, "--plain", "--sandbox", profile],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=env, cwd=wd)
+    p.stdin.write(b"print('up', flush=True)\n"
+                  b"import time; time.sleep(60)\n")
+    p.stdin.flush()
+    first = p.stdout.readline()
+    pids = session_pids(p.pid)
+    p.send_signal(signal.SIGTERM)
+    try:
+        rc = p.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        rc = p.wait()
+    check(first == b"up\n" and rc == 128 + signal.SIGTERM,
+          "%s: exit status 143" % label, (first, rc))
+    for f in (p.stdin, p.stdout, p.stderr):
+        f.close()
+    left_behind(label, p.pid, pids, wd, tmp)
+    cleanup(wd)
+    cleanup(tmp)
+
+
 def sandbox_fails():
     """A session that cannot start (the sandbox refuses the work dir '/'):
     the reason travels up to main, which says it once and tears down."""
@@ -172,4 +202,5 @@ for profile in ("none", "standard"):
     for how in ("eof", "sigterm", "sigkill", "epipe"):
         agent(profile, how)
     plain_epipe(profile)
+    plain_sigterm(profile)
 done()
