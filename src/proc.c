@@ -1,7 +1,9 @@
 /*
- * proc.c - init: forks workers, reaps everything, reports exits.
- * See proc.h.  proc_start and proc_spawn run in the supervisor; the
- * rest of this file runs in init.
+ * proc.c - init: forks workers, reaps everything, reports exits; and the
+ * janitor, which cleans up after a supervisor that was killed.  See
+ * proc.h.  proc_start, proc_spawn, proc_signal, proc_stop, proc_abort and
+ * proc_janitor run in the supervisor; proc_janitor_main in the janitor;
+ * the rest of this file in init.
  */
 #include "config.h"
 

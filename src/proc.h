@@ -15,6 +15,10 @@
  * itself up it sends {"t":"fatal","error","code"} and _exits with that
  * code (exit.h).  Messages from init arrive on proc.chan.
  *
+ * The janitor (proc_janitor) is the one process of coil outside the
+ * session: forked by the supervisor before init, it waits for the
+ * supervisor's end and removes what a killed supervisor could not.
+ *
  * Pids in init's messages are in init's PID namespace: the supervisor
  * never passes them to kill().  It signals through pidfds, or asks init
  * (proc_signal), which is in that namespace.
