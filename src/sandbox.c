@@ -3253,7 +3253,7 @@ static void
 tmp_remove(const char *base, const char *name, bool only_unlocked)
 {
 	struct stat st;
-	int b, fd;
+	int b, fd, tries;
 
 	b = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (b < 0)
@@ -3266,6 +3266,12 @@ tmp_remove(const char *base, const char *name, bool only_unlocked)
 		close(b);
 		return;
 	}
+	/* Our own session's: its init is dying (the janitor) or dead; a
+	 * second at most for it to let go, so no cell writes on while the
+	 * tree is removed. */
+	for (tries = 0; !only_unlocked && tries < 100 &&
+	    flock(fd, LOCK_EX | LOCK_NB) < 0; tries++)
+		usleep(10000);
 	rm_under(fd, st.st_dev, 0);
 	unlinkat(b, name, AT_REMOVEDIR);
 	close(b);
