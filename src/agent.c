@@ -29,6 +29,8 @@ struct agent {
 	bool skipping;		/* inside an over-long line */
 	size_t skipped;
 	bool eof;
+	bool lost;		/* stdout failed (EPIPE: the client left) */
+	bool write_error;	/* and not with EPIPE: exit 1 */
 };
 
 /* One request's stream state: bytes not yet sent because they may be
@@ -41,31 +43,41 @@ struct agent_req {
 	size_t sent[2];
 };
 
+/* Write one line.  Once stdout has failed nothing more is written and
+ * the loop ends (agent_main), so that main tears the session down. */
 static void
-agent_write(json_t *msg)
+agent_write(struct agent *a, json_t *msg)
 {
-	char *line = json_dumps(msg, JSON_COMPACT | JSON_REAL_PRECISION(6));
+	char *line;
 	size_t n;
 
+	if (a->lost)
+		return;
+	line = json_dumps(msg, JSON_COMPACT | JSON_REAL_PRECISION(6));
 	if (line == NULL)
 		fatal("cannot encode a response");
 	n = strlen(line);
 	line[n] = '\n';
 	if (write_all(1, line, n + 1) == -1) {
 		/* Nobody reads our answers any more. */
-		exit(errno == EPIPE ? 0 : 1);
+		a->lost = true;
+		if (errno != EPIPE) {
+			a->write_error = true;
+			fprintf(stderr, "coil: cannot write a response: %s\n",
+			    strerror(errno));
+		}
 	}
 	free(line);
 }
 
 static void
-agent_invalid(json_t *id, const char *msg)
+agent_invalid(struct agent *a, json_t *id, const char *msg)
 {
 	json_t *o = json_pack("{s:O, s:s, s:{s:s, s:s}}", "id", id,
 	    "status", "invalid", "error", "type", "InvalidRequest",
 	    "message", msg);
 
-	agent_write(o);
+	agent_write(a, o);
 	json_decref(o);
 }
 
@@ -104,7 +116,7 @@ agent_stream(struct agent_req *ar, int which, const char *p, size_t n,
 	}
 	ev = json_pack("{s:O, s:s, s:s%}", "id", ar->id, "event",
 	    names[which], "data", text, len);
-	agent_write(ev);
+	agent_write(ar->a, ev);
 	json_decref(ev);
 	free(text);
 }
@@ -128,7 +140,7 @@ agent_on_event(void *ctx, const struct session_event *ev)
 				agent_stream(ar, 0, "", 0, true);
 				agent_stream(ar, 1, "", 0, true);
 			}
-			agent_write(ev->msg);
+			agent_write(ar->a, ev->msg);
 		}
 		json_decref(ar->id);
 		buf_free(&ar->carry[0]);
@@ -155,7 +167,7 @@ agent_line(struct agent *a, const char *line, size_t len)
 	if (i == len)
 		return;		/* blank lines are ignored */
 	if (request_parse(line, len, &req, &id, &op, err, sizeof err) == -1) {
-		agent_invalid(id, err);
+		agent_invalid(a, id, err);
 		json_decref(id);
 		return;
 	}
@@ -195,7 +207,7 @@ agent_lines(struct agent *a)
 				    "%zu bytes, over the %zu-byte limit "
 				    "(--max-request); it was skipped",
 				    a->skipped, max);
-				agent_invalid(null, msg);
+				agent_invalid(a, null, msg);
 			}
 			continue;
 		}
@@ -256,22 +268,30 @@ agent_main(const struct coil_opts *opts)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGHUP);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1 ||
+	    (sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) == -1) {
+		fprintf(stderr, "coil: signalfd: %s\n", strerror(errno));
+		return 1;
+	}
 	buf_init(&a.in);
 	a.s = session_new(opts, err, sizeof err);
 	if (a.s == NULL) {
 		fprintf(stderr, "coil: %s\n", err);
+		close(sfd);
 		return 1;
 	}
-	while (!session_done(a.s) && !(a.eof && session_idle(a.s))) {
+	while (!a.lost && !session_done(a.s) &&
+	    !(a.eof && session_idle(a.s))) {
 		struct pollfd pfd[2] = {
 			{ .fd = a.eof ? -1 : 0, .events = POLLIN },
 			{ .fd = sfd, .events = POLLIN },
 		};
 
-		if (session_poll(a.s, pfd, 2, -1) == -1)
-			fatal_errno("poll");
+		if (session_poll(a.s, pfd, 2, -1) == -1) {
+			fprintf(stderr, "coil: %s\n", session_failure(a.s));
+			rc = 1;
+			break;
+		}
 		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR))
 			agent_read(&a);
 		if (pfd[1].revents & POLLIN) {
@@ -283,7 +303,12 @@ agent_main(const struct coil_opts *opts)
 			}
 		}
 	}
+	/* A client that went away is no error of ours: the session just
+	 * ends; a write that failed otherwise is. */
+	if (a.write_error && rc == 0)
+		rc = 1;
 	session_free(a.s);
 	buf_free(&a.in);
+	close(sfd);
 	return rc;
 }

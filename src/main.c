@@ -6,7 +6,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <ftw.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <limits.h>
@@ -19,6 +18,7 @@
 #include "agent.h"
 #include "opts.h"
 #include "plain.h"
+#include "proc.h"
 #include "util.h"
 
 enum {
@@ -205,20 +205,20 @@ main_preload(struct coil_opts *o, const char *list)
 	free(copy);
 }
 
-static int
-main_rm(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
+static const struct sandbox_conf *main_sbx;	/* for main_teardown */
 
+/*
+ * fatal's last act in the supervisor (out of memory, a broken
+ * invariant): what session_free would have done, from whatever state
+ * the session is in.  init's death takes the session's processes along
+ * (its PID namespace, or its cgroup); then the cgroup and temp dir go.
+ */
 static void
-main_rmtree(const char *dir)
+main_teardown(void)
 {
-	nftw(dir, main_rm, 16, FTW_DEPTH | FTW_PHYS);
+	proc_abort();
+	if (main_sbx != NULL)
+		sandbox_cleanup(main_sbx);
 }
 
 int
@@ -233,7 +233,8 @@ main(int argc, char **argv)
 	char sopts[2 * nitems(main_options) + 2] = ":";
 	size_t i, ns = 1;
 	int c, rc;
-	char *fig, *tmp = NULL;
+	char *fig;
+	const char *base;
 	bool report = false;
 
 	sandbox_conf_init(&o.sbx);
@@ -336,17 +337,23 @@ main(int argc, char **argv)
 		}
 	}
 	o.sbx.session = getpid();
-	if (o.sbx.profile != SANDBOX_NONE || report) {
-		/* The cells' private temp dir, gone with the session. */
-		const char *base = getenv("TMPDIR");
-
-		xasprintf(&tmp, "%s/coil-%ld-XXXXXX", base != NULL && *base ==
-		    '/' ? base : "/tmp", (long)getpid());
-		if (mkdtemp(tmp) == NULL)
-			fatal_errno("cannot create a temporary directory '%s'",
-			    tmp);
-		o.sbx.tmpdir = tmp;
-	}
+	/* Where init makes the cells' temp dir if the sandbox's mount
+	 * namespace cannot give a private one (sandbox_enter). */
+	base = getenv("TMPDIR");
+	o.sbx.tmp_base = base != NULL && *base == '/' ? base : "/tmp";
+	/* From here on fatal tears the session down, and so does every
+	 * return: nothing of it is left on the host. */
+	main_sbx = &o.sbx;
+	fatal_set_teardown(main_teardown);
+	/* What coils killed before their teardown left: cgroups and temp
+	 * dirs whose owner pid is gone. */
+	sandbox_sweep(&o.sbx);
+	/* and what this one might leave if it is killed */
+	if (o.sbx.profile != SANDBOX_NONE && !report &&
+	    proc_janitor(&o.sbx) == -1)
+		fprintf(stderr, "coil: warning: no janitor (%s): if coil is "
+		    "killed, its cgroup stays until the next coil starts\n",
+		    strerror(errno));
 	if (report) {
 		struct sandbox_report rep;
 
@@ -356,10 +363,8 @@ main(int argc, char **argv)
 	} else {
 		rc = o.mode == MODE_AGENT ? agent_main(&o) : plain_main(&o);
 	}
-	if (tmp != NULL) {
-		main_rmtree(tmp);
-		free(tmp);
-	}
+	sandbox_cleanup(&o.sbx);
+	main_sbx = NULL;
 	for (i = 0; i < o.sbx.n_allow_read; i++)
 		free((char *)o.sbx.allow_read[i]);
 	for (i = 0; i < o.sbx.n_allow_write; i++)

@@ -8,7 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "exit.h"
 #include "outbuf.h"
+
+/* util.c's, when linked in (coil): out of memory then runs the
+ * supervisor's teardown, or _exits a child with EXIT_NOMEM.  The unit
+ * test and the fuzzer link this file alone, and abort. */
+extern void fatal_code(int code, int errnum, const char *fmt, ...)
+	__attribute__((weak, format(printf, 3, 4), noreturn));
 
 static void *
 outbuf_xmalloc(size_t n)
@@ -16,6 +23,9 @@ outbuf_xmalloc(size_t n)
 	void *p = malloc(n ? n : 1);
 
 	if (p == NULL) {
+		if (fatal_code != NULL)
+			fatal_code(EXIT_NOMEM, 0, "out of memory (%zu bytes)",
+			    n);
 		fputs("coil: out of memory\n", stderr);
 		abort();
 	}

@@ -38,12 +38,18 @@ struct plain {
 	bool eof;
 	bool failed;		/* some cell raised (non-tty exit status) */
 	bool incomplete;
+	bool lost;		/* a write failed: the reader is gone */
+	bool broken;		/* the session cannot go on */
 	json_t *reply;		/* last response, for synchronous calls */
 	char *history;
 };
 
 static struct plain *plain_self;	/* for readline's callbacks */
 static volatile sig_atomic_t plain_sigint;
+
+/* SIGTERM, SIGHUP (and SIGINT without a terminal): end the loops, so
+ * that main tears the session down, then exit 128 + the signal. */
+static volatile sig_atomic_t plain_term;
 
 static void
 plain_on_sigint(int sig)
@@ -53,10 +59,34 @@ plain_on_sigint(int sig)
 }
 
 static void
+plain_on_term(int sig)
+{
+	plain_term = sig;
+}
+
+/* No SA_RESTART: a read of stdin the signal interrupts returns. */
+static int
+plain_catch_term(bool tty)
+{
+	struct sigaction sa = { .sa_handler = plain_on_term };
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGTERM, &sa, NULL) == -1 ||
+	    sigaction(SIGHUP, &sa, NULL) == -1 ||
+	    (!tty && sigaction(SIGINT, &sa, NULL) == -1))
+		return -1;
+	return 0;
+}
+
+/* Once a write has failed nothing more is written and the loops end,
+ * so that main tears the session down. */
+static void
 plain_write(int fd, const char *p, size_t n)
 {
-	if (write_all(fd, p, n) == -1 && errno == EPIPE)
-		exit(0);
+	if (plain_self->lost)
+		return;
+	if (write_all(fd, p, n) == -1)
+		plain_self->lost = true;
 }
 
 static void
@@ -183,7 +213,18 @@ plain_on_background(void *ctx, const struct session_event *ev)
 	}
 }
 
-/* Send one request and turn the loop until it is answered. */
+/* The session cannot go on: say why once; the loops end. */
+static void
+plain_broken(struct plain *p)
+{
+	if (!p->broken)
+		fprintf(stderr, "coil: %s\n", session_failure(p->s));
+	p->broken = true;
+	p->failed = true;
+}
+
+/* Send one request and turn the loop until it is answered; NULL when the
+ * session broke first. */
 static json_t *
 plain_call(struct plain *p, json_t *req, enum op op)
 {
@@ -193,12 +234,16 @@ plain_call(struct plain *p, json_t *req, enum op op)
 	session_submit(p->s, req, json_null(), op, ORIGIN_PERSON,
 	    plain_on_event, p);
 	while (p->waiting) {
+		if (plain_term)
+			return NULL;
 		if (plain_sigint) {
 			plain_sigint = 0;
 			session_interrupt(p->s);
 		}
-		if (session_poll(p->s, NULL, 0, -1) == -1)
-			fatal_errno("poll");
+		if (session_poll(p->s, NULL, 0, -1) == -1) {
+			plain_broken(p);
+			return NULL;
+		}
 	}
 	return p->reply;
 }
@@ -592,11 +637,15 @@ plain_tty_loop(struct plain *p)
 		read_history(p->history);
 	}
 	plain_prompt(p);
-	while (!p->eof && !session_done(p->s)) {
+	while (!p->eof && !p->lost && !p->broken && !session_done(p->s)) {
 		struct pollfd pfd = { .fd = 0, .events = POLLIN };
 
-		if (session_poll(p->s, &pfd, 1, -1) == -1)
-			fatal_errno("poll");
+		if (session_poll(p->s, &pfd, 1, -1) == -1) {
+			plain_broken(p);
+			break;
+		}
+		if (plain_term)
+			break;
 		if (plain_sigint) {
 			/* Ctrl-C at the prompt drops what was typed. */
 			plain_sigint = 0;
@@ -617,7 +666,7 @@ plain_tty_loop(struct plain *p)
 	rl_callback_handler_remove();
 	if (p->history != NULL)
 		history_truncate_file(p->history, 10000);
-	return 0;
+	return p->broken ? 1 : 0;
 }
 
 static int
@@ -627,13 +676,15 @@ plain_pipe_loop(struct plain *p)
 	size_t cap = 0;
 	ssize_t n;
 
-	while (!session_done(p->s) && (n = getline(&line, &cap, stdin)) >= 0) {
+	while (!session_done(p->s) && !p->lost && !p->broken && !plain_term &&
+	    (n = getline(&line, &cap, stdin)) >= 0) {
 		if (n > 0 && line[n - 1] == '\n')
 			line[--n] = '\0';
 		plain_add_line(p, line);
 	}
 	free(line);
-	if (p->incomplete && p->cell.len > 0) {
+	if (p->incomplete && p->cell.len > 0 && !p->lost && !p->broken &&
+	    !plain_term) {
 		plain_run_cell(p, true);
 		if (p->incomplete) {
 			plain_puts(2, "coil: the input ended inside an "
@@ -662,7 +713,15 @@ plain_main(const struct coil_opts *opts)
 		return 1;
 	}
 	session_set_background(p.s, plain_on_background, &p);
+	/* After session_new: init, forked there, keeps the defaults. */
+	if (plain_catch_term(p.tty) == -1) {
+		fprintf(stderr, "coil: sigaction: %s\n", strerror(errno));
+		session_free(p.s);
+		return 1;
+	}
 	rc = p.tty ? plain_tty_loop(&p) : plain_pipe_loop(&p);
+	if (plain_term)
+		rc = 128 + plain_term;
 	session_free(p.s);
 	json_decref(p.reply);
 	buf_free(&p.cell);

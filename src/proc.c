@@ -1,7 +1,9 @@
 /*
- * proc.c - init: forks workers, reaps everything, reports exits.
- * See proc.h.  proc_start and proc_spawn run in the supervisor; the
- * rest of this file runs in init.
+ * proc.c - init: forks workers, reaps everything, reports exits; and the
+ * janitor, which cleans up after a supervisor that was killed.  See
+ * proc.h.  proc_start, proc_spawn, proc_signal, proc_stop, proc_abort and
+ * proc_janitor run in the supervisor; proc_janitor_main in the janitor;
+ * the rest of this file in init.
  */
 #include "config.h"
 
@@ -9,12 +11,14 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,6 +27,9 @@ extern char **environ;
 #include "proc.h"
 #include "util.h"
 #include "worker.h"
+
+/* supervisor side: the init running now, for proc_abort */
+static pid_t proc_running;
 
 static int proc_sock = -1;	/* init's end of the report socket */
 static int proc_sigfd = -1;	/* init's SIGCHLD */
@@ -44,6 +51,24 @@ proc_report_exits(void)
 	}
 }
 
+/* init cannot go on: tell the supervisor why (it prints it), and end. */
+static void __attribute__((noreturn))
+proc_init_fail(int code, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	json_t *m;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	m = json_pack("{s:s, s:s, s:i}", "t", "fatal", "error", msg, "code",
+	    code);
+	if (m != NULL)
+		chan_send(proc_sock, m, NULL, 0);
+	_exit(code);
+}
+
 /* In the new worker: the rest of the sandbox, then Python. */
 static void __attribute__((noreturn))
 proc_worker(int ctl, json_t *conf)
@@ -52,11 +77,28 @@ proc_worker(int ctl, json_t *conf)
 	char err[1024];
 
 	environ = sandbox_env(proc_sbx, environ);
-	if (sandbox_apply(proc_sbx, &rep, err, sizeof err) == -1) {
-		dprintf(2, "the sandbox cannot be applied: %s\n", err);
-		_exit(78);
-	}
+	if (sandbox_apply(proc_sbx, &rep, err, sizeof err) == -1)
+		fatal_code(EXIT_SANDBOX, 0, "the sandbox cannot be applied: %s",
+		    err);
 	worker_main(ctl, conf, proc_sbx, &rep);
+}
+
+/* The supervisor asks init to signal pid, a process the supervisor has
+ * no pidfd for.  Only a child of init that it has not reaped yet: its pid
+ * cannot have been reused, and it is of the session. */
+static void
+proc_signal_child(json_t *m)
+{
+	pid_t pid = (pid_t)json_integer_value(json_object_get(m, "pid"));
+	int sig = (int)json_integer_value(json_object_get(m, "sig"));
+	siginfo_t si;
+
+	if (pid <= 0 || (sig != SIGKILL && sig != SIGINT))
+		return;
+	si.si_pid = 0;
+	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+	    si.si_pid == 0)
+		kill(pid, sig);
 }
 
 static void
@@ -76,20 +118,28 @@ proc_fork_worker(int *fds, int nfds, json_t *conf)
 		sigset_t none;
 
 		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		signal(SIGPIPE, SIG_DFL);
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (sigprocmask(SIG_SETMASK, &none, NULL) == -1 ||
+		    signal(SIGPIPE, SIG_DFL) == SIG_ERR)
+			fatal_code(EXIT_SETUP, errno, "worker: cannot reset "
+			    "its signals");
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
+			fatal_code(EXIT_SETUP, errno, "worker: "
+			    "prctl(PR_SET_PDEATHSIG)");
 		prctl(PR_SET_NAME, "coil-worker");
 		devnull = open("/dev/null", O_RDWR);
 		if (devnull == -1 || dup2(devnull, 0) == -1 ||
 		    dup2(fds[1], 1) == -1 || dup2(fds[2], 2) == -1)
-			_exit(71);
+			fatal_code(EXIT_SETUP, errno, "worker: cannot set up "
+			    "fds 0, 1 and 2");
 		close(devnull);
 		close(fds[1]);
 		close(fds[2]);
 		close(proc_sock);
 		close(proc_sigfd);
-		set_cloexec(fds[0], true);
+		/* not for the programs a cell runs */
+		if (set_cloexec(fds[0], true) == -1)
+			fatal_code(EXIT_SETUP, errno, "worker: cannot set "
+			    "FD_CLOEXEC on its socket");
 		proc_worker(fds[0], conf);
 	}
 	close(fds[0]);
@@ -111,20 +161,22 @@ proc_init_main(json_t *conf)
 	int sfd;
 
 	prctl(PR_SET_NAME, "coil-init");
-	if (sandbox_enter(proc_sbx, &proc_report, err, sizeof err) == -1) {
-		json_t *m = json_pack("{s:s, s:s}", "t", "fatal", "error", err);
-
-		chan_send(proc_sock, m, NULL, 0);
-		_exit(1);
-	}
-	setsid();			/* sandbox_enter did, unless "none" */
-	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	if (sandbox_enter(proc_sbx, &proc_report, err, sizeof err) == -1)
+		proc_init_fail(EXIT_SANDBOX, "%s", err);
+	/* sandbox_enter did, unless "none": then this one makes init a
+	 * session leader, and EPERM means it already is */
+	if (setsid() == -1 && errno != EPERM)
+		proc_init_fail(EXIT_SETUP, "init: setsid: %s", strerror(errno));
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
+		proc_init_fail(EXIT_SETUP, "init: prctl("
+		    "PR_SET_CHILD_SUBREAPER): %s", strerror(errno));
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &set, NULL);
-	sfd = proc_sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sfd == -1)
-		_exit(72);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1 ||
+	    (sfd = proc_sigfd = signalfd(-1, &set, SFD_CLOEXEC |
+	    SFD_NONBLOCK)) == -1)
+		proc_init_fail(EXIT_SETUP, "init: signalfd: %s",
+		    strerror(errno));
 	chan_init(&c, proc_sock);
 	for (;;) {
 		json_t *m;
@@ -152,7 +204,9 @@ proc_init_main(json_t *conf)
 
 				if (t != NULL && strcmp(t, "spawn") == 0)
 					proc_fork_worker(fds, nfds, conf);
-				else
+				else if (t != NULL && strcmp(t, "signal") == 0)
+					proc_signal_child(m);
+				if (t == NULL || strcmp(t, "spawn") != 0)
 					while (nfds > 0)
 						close(fds[--nfds]);
 				json_decref(m);
@@ -184,19 +238,47 @@ proc_start(struct proc *p, json_t *worker_conf,
 		    strerror(errno));
 	}
 	if (p->pid == 0) {
-		/* In a new PID namespace getppid() is 0: only the death
-		 * signal tells of the supervisor's end there. */
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		if (sbx->profile == SANDBOX_NONE && getppid() != parent)
-			_exit(0);
+		static const int deflt[] = { SIGINT, SIGTERM, SIGHUP };
+		size_t i;
+
 		close(sv[0]);
 		proc_sock = sv[1];
+		/* A restarted init is forked from a supervisor that catches
+		 * these (plain mode): init and its workers get the defaults */
+		for (i = 0; i < nitems(deflt); i++)
+			if (signal(deflt[i], SIG_DFL) == SIG_ERR)
+				proc_init_fail(EXIT_SETUP, "init: signal: %s",
+				    strerror(errno));
+		/* In a new PID namespace getppid() is 0: only the death
+		 * signal tells of the supervisor's end there. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
+			proc_init_fail(EXIT_SETUP, "init: prctl("
+			    "PR_SET_PDEATHSIG): %s", strerror(errno));
+		if (sbx->profile == SANDBOX_NONE && getppid() != parent)
+			_exit(0);
 		proc_init_main(worker_conf);
 	}
+	proc_running = p->pid;
 	close(sv[1]);
 	chan_init(&p->chan, sv[0]);
-	set_nonblock(sv[0], true);
+	if (set_nonblock(sv[0], true) == -1) {
+		err_set(err, len, "cannot make init's socket non-blocking: %s",
+		    strerror(errno));
+		proc_stop(p);
+		return -1;
+	}
 	return 0;
+}
+
+int
+proc_signal(struct proc *p, pid_t pid, int sig)
+{
+	json_t *m = json_pack("{s:s, s:I, s:i}", "t", "signal", "pid",
+	    (json_int_t)pid, "sig", sig);
+	int rc = chan_send(p->chan.fd, m, NULL, 0);
+
+	json_decref(m);
+	return rc;
 }
 
 int
@@ -216,8 +298,71 @@ proc_stop(struct proc *p)
 	if (p->pid > 0) {
 		kill(-p->pid, SIGKILL);		/* init's session and group */
 		kill(p->pid, SIGKILL);
-		waitpid(p->pid, NULL, 0);
+		while (waitpid(p->pid, NULL, 0) == -1 && errno == EINTR)
+			;
+		if (proc_running == p->pid)
+			proc_running = 0;
 		p->pid = 0;
 	}
 	chan_close(&p->chan);
+}
+
+/*
+ * The janitor: a fork of the supervisor made before init, so in none of
+ * the session's namespaces or cgroups, that only waits for the supervisor
+ * to end and then runs sandbox_cleanup.  A supervisor killed by SIGKILL
+ * removes nothing itself, and the session's cgroups cannot be removed
+ * before init (PR_SET_PDEATHSIG) and everything in them are gone, which
+ * cg_end waits for.  It keeps no descriptor of coil's (a reader waiting
+ * for the end of coil's stdout is not kept waiting) and no work dir.
+ */
+static void __attribute__((noreturn))
+proc_janitor_main(int pfd, const struct sandbox_conf *sbx)
+{
+	struct pollfd p = { .fd = pfd, .events = POLLIN };
+	int fd, devnull;
+
+	prctl(PR_SET_NAME, "coil-janitor");
+	setsid();		/* a terminal's signals are for coil */
+	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 ||
+	    dup2(devnull, 2) < 0 || chdir("/") < 0)
+		_exit(EXIT_SETUP);
+	for (fd = 3; fd < 1024; fd++)
+		if (fd != pfd)
+			close(fd);
+	while (poll(&p, 1, -1) == -1 && errno == EINTR)
+		;
+	sandbox_cleanup(sbx);
+	_exit(0);
+}
+
+int
+proc_janitor(const struct sandbox_conf *sbx)
+{
+	int pfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	pid_t pid;
+
+	if (pfd < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0)
+		proc_janitor_main(pfd, sbx);
+	close(pfd);
+	return pid < 0 ? -1 : 0;
+}
+
+void
+proc_abort(void)
+{
+	pid_t pid = proc_running;
+
+	if (pid <= 0)
+		return;
+	proc_running = 0;
+	/* our own child, not yet reaped: its pid is still its own */
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
+		;
 }

@@ -55,6 +55,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -70,6 +71,7 @@
 #include <linux/securebits.h>
 #include <seccomp.h>
 
+#include "exit.h"
 #include "landlock-compat.h"
 
 extern char **environ;
@@ -95,11 +97,14 @@ extern char **environ;
 
 /* ---- small helpers ---------------------------------------------------- */
 
+/* Only out of memory ends a process here; everything else fails closed
+ * through the caller.  Never the supervisor's teardown: the sandbox runs
+ * in init and the worker. */
 static void
 sbx_fatal(const char *what)
 {
 	fprintf(stderr, "coil: sandbox: %s: %s\n", what, strerror(errno));
-	_exit(70);
+	_exit(EXIT_NOMEM);
 }
 
 static void *
@@ -321,9 +326,10 @@ struct bind {
 static struct {
 	bool ready;
 	char workdir[PATH_MAX];
-	char tmpdir[PATH_MAX];	/* "" if none */
-	struct bind *b;		/* allow_read, python_paths, tmpdir, workdir,
-				   allow_write; sorted by path */
+	char tmpdir[PATH_MAX];	/* "" until en_tmp chose it */
+	struct bind *b;		/* allow_read, python_paths, workdir,
+				   allow_write, and en_tmp's host dir if it
+				   made one; sorted by path */
 	size_t nb;
 } P;
 
@@ -383,11 +389,6 @@ prepare_paths(const struct sandbox_conf *c, char *err, size_t len)
 		return -1;
 	}
 	P.tmpdir[0] = '\0';
-	if (c->tmpdir != NULL && realpath(c->tmpdir, P.tmpdir) == NULL) {
-		seterr(err, len, errno, NULL, "temporary directory '%s'",
-		    c->tmpdir);
-		return -1;
-	}
 	for (i = 0; i < c->n_python_paths; i++)
 		if (add_bind("python path", c->python_paths[i], false, err,
 		    len) < 0)
@@ -396,9 +397,6 @@ prepare_paths(const struct sandbox_conf *c, char *err, size_t len)
 		if (add_bind("--allow-read", c->allow_read[i], false, err,
 		    len) < 0)
 			return -1;
-	if (P.tmpdir[0] != '\0' && add_bind("tmpdir", P.tmpdir, true, err,
-	    len) < 0)
-		return -1;
 	if (add_bind("--workdir", P.workdir, true, err, len) < 0)
 		return -1;
 	for (i = 0; i < c->n_allow_write; i++)
@@ -600,9 +598,26 @@ cg_locate(const char *ctrl, pid_t session, struct cg *cg)
 	return true;
 }
 
-/* Remove coil.N cgroups whose coil died without cleaning up.  An empty
- * cgroup is removed, a busy one is not: rmdir is the test.  The probe's
- * cgroups are numbered above any pid and removed by the probe. */
+/*
+ * The supervisor a session's name (coil.<N>, coil-<N>-XXXXXX) stands for:
+ * N itself, or for the probe's sessions, numbered above any pid,
+ * N - WORKER_UID_SPAN.  Is it gone?  Asked in the supervisor's own PID
+ * namespace, where those pids were taken.  A pid reused since reads as
+ * alive: the stale thing waits for a later sweep, never the reverse.
+ */
+static bool
+owner_dead(long n)
+{
+	if (n >= WORKER_UID_SPAN)
+		n -= WORKER_UID_SPAN;
+	if (n <= 0 || n >= WORKER_UID_SPAN)
+		return false;
+	return kill((pid_t)n, 0) < 0 && errno == ESRCH;
+}
+
+/* Remove coil.N cgroups whose coil died without cleaning up.  Only an
+ * empty cgroup can be removed, so rmdir is also the test that nothing of
+ * that session still runs. */
 static void
 cg_sweep(const char *base, pid_t session)
 {
@@ -619,10 +634,8 @@ cg_sweep(const char *base, pid_t session)
 		if (strncmp(e->d_name, "coil.", 5) != 0)
 			continue;
 		n = strtol(e->d_name + 5, &end, 10);
-		if (*end != '\0' || n <= 0 || n == (long)session)
-			continue;
-		if (n < WORKER_UID_SPAN && (kill((pid_t)n, 0) == 0 ||
-		    errno != ESRCH))
+		if (*end != '\0' || n <= 0 || n == (long)session ||
+		    !owner_dead(n))
 			continue;
 		if (snprintf(path, sizeof path, "%s/%s", base, e->d_name) <
 		    (int)sizeof path)
@@ -1009,8 +1022,11 @@ sandbox_spawn(const struct sandbox_conf *c, struct sandbox_report *r)
 		return pid;
 	}
 	parent_pidfd = pfd;
-	if (check_parent() < 0)
-		_exit(1);
+	if (check_parent() < 0) {
+		fprintf(stderr, "coil: init: prctl(PR_SET_PDEATHSIG): %s\n",
+		    strerror(errno));
+		_exit(EXIT_SETUP);
+	}
 	if (!root) {
 		if (userns_map_self(uid, gid) < 0) {
 			e = errno;
@@ -1538,6 +1554,49 @@ en_root(struct enter *en)
 	return en_mount_failed(en, e, what);
 }
 
+/*
+ * The cells' private temp dir.  With the new root it is that root's own
+ * /tmp: a tmpfs of the session's mount namespace, gone with the namespace
+ * however coil ends (SIGKILL included), and nothing is made on the host.
+ * Without it, a dir coil-<session>-XXXXXX under conf->tmp_base, locked
+ * (flock) by init while the session lives: sandbox_cleanup removes it,
+ * and sandbox_sweep the ones whose coil died before it could.
+ */
+static int tmp_lock_fd = -1;	/* init's hold on that dir */
+
+static int
+en_tmp(struct enter *en)
+{
+	const char *base = en->c->tmp_base != NULL ? en->c->tmp_base : "/tmp";
+	char tmpl[PATH_MAX];
+
+	if (is_on(en->r, SANDBOX_M_MOUNTNS)) {
+		snprintf(P.tmpdir, sizeof P.tmpdir, "/tmp");
+		return 0;
+	}
+	if (snprintf(tmpl, sizeof tmpl, "%s/coil-%ld-XXXXXX", base,
+	    (long)en->session) >= (int)sizeof tmpl) {
+		seterr(en->err, en->len, ENAMETOOLONG, "set TMPDIR to a "
+		    "shorter path", "temporary directory under '%s'", base);
+		return -1;
+	}
+	if (mkdtemp(tmpl) == NULL || realpath(tmpl, P.tmpdir) == NULL) {
+		seterr(en->err, en->len, errno, "set TMPDIR to a writable "
+		    "directory", "creating a temporary directory '%s'", tmpl);
+		return -1;
+	}
+	tmp_lock_fd = open(P.tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (tmp_lock_fd < 0 || flock(tmp_lock_fd, LOCK_EX | LOCK_NB) < 0) {
+		seterr(en->err, en->len, errno, NULL, "locking the temporary "
+		    "directory '%s'", P.tmpdir);
+		return -1;
+	}
+	if (add_bind("tmpdir", P.tmpdir, true, en->err, en->len) < 0)
+		return -1;
+	qsort(P.b, P.nb, sizeof *P.b, bind_cmp);
+	return 0;
+}
+
 /* Root: become the worker's uid, last. */
 static int
 en_userns_enter(struct enter *en)
@@ -1598,6 +1657,7 @@ static const struct {
 	{ "mount namespace and /proc", en_mountns },
 	{ "user namespace, root", en_userns_make },
 	{ "the worker's root", en_root },
+	{ "the private temp dir", en_tmp },
 	{ "the worker's uid", en_userns_enter },
 	{ "the work directory", en_chdir },
 };
@@ -1637,7 +1697,10 @@ sandbox_enter(const struct sandbox_conf *c, struct sandbox_report *r,
 	parent_pidfd = -1;
 	/* init's memory (and environment) is not for the worker's eyes;
 	 * set last, as it makes /proc/self/uid_map root's */
-	prctl(PR_SET_DUMPABLE, 0);
+	if (rc == 0 && prctl(PR_SET_DUMPABLE, 0) < 0) {
+		seterr(err, len, errno, NULL, "prctl(PR_SET_DUMPABLE, 0)");
+		rc = -1;
+	}
 	return rc;
 }
 
@@ -1783,7 +1846,8 @@ sandbox_env(const struct sandbox_conf *c, char *const *env)
 		if (getcwd(wd, sizeof wd) == NULL)
 			snprintf(wd, sizeof wd, "/");
 	}
-	tmp = c->tmpdir != NULL ? c->tmpdir : "/tmp";
+	/* init chose it (en_tmp) and the worker inherited the choice */
+	tmp = P.tmpdir[0] != '\0' ? P.tmpdir : "/tmp";
 	env_push(&ev, xasprintf("HOME=%s", wd));
 	env_push(&ev, xasprintf("TMPDIR=%s", tmp));
 	env_push(&ev, xasprintf("TMP=%s", tmp));
@@ -2835,10 +2899,19 @@ sandbox_apply(const struct sandbox_conf *c, struct sandbox_report *r,
 	 * worker without it computes them here. */
 	if (prepare_paths(c, err, len) < 0)
 		return -1;
+	/* init's hold on the temp dir is init's: a cell must not be able
+	 * to let go of it */
+	if (tmp_lock_fd >= 0) {
+		close(tmp_lock_fd);
+		tmp_lock_fd = -1;
+	}
 	/* init made itself non-dumpable; the worker's /proc/self must be
 	 * its own (subprocess reads /proc/self/fd).  Only the session's
 	 * processes share its uid, and ptrace is denied below. */
-	prctl(PR_SET_DUMPABLE, 1);
+	if (prctl(PR_SET_DUMPABLE, 1) < 0) {
+		seterr(err, len, errno, NULL, "prctl(PR_SET_DUMPABLE, 1)");
+		return -1;
+	}
 	for (i = 0; i < sizeof apply_steps / sizeof *apply_steps; i++)
 		if (apply_steps[i].fn(c, r, err, len) < 0)
 			return -1;
@@ -3063,8 +3136,8 @@ sandbox_probe(const struct sandbox_conf *conf, struct sandbox_report *out)
 		close(p[0]);
 		if (sandbox_enter(&c, &r, err, sizeof err) < 0) {
 			if (write(p[1], &r, sizeof r) < 0)
-				_exit(1);
-			_exit(1);
+				_exit(EXIT_SANDBOX);
+			_exit(EXIT_SANDBOX);
 		}
 		w = fork();
 		if (w == 0) {
@@ -3072,7 +3145,7 @@ sandbox_probe(const struct sandbox_conf *conf, struct sandbox_report *out)
 			environ = env;
 			sandbox_apply(&c, &r, err, sizeof err);
 			if (write(p[1], &r, sizeof r) < 0)
-				_exit(1);
+				_exit(EXIT_PROTOCOL);
 			_exit(0);
 		}
 		if (w > 0)
@@ -3086,7 +3159,7 @@ sandbox_probe(const struct sandbox_conf *conf, struct sandbox_report *out)
 	close(p[0]);
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
-	sandbox_cleanup(c.session);
+	sandbox_cleanup(&c);
 }
 
 /* Kill every process left in one session cgroup and remove it. */
@@ -3127,22 +3200,151 @@ cg_end(const struct cg *cg)
 	}
 }
 
-void
-sandbox_cleanup(pid_t session)
+/*
+ * Remove the tree under the directory fd `dir` (consumed), then nothing
+ * else: every step is relative to an fd opened with O_NOFOLLOW, so a
+ * symlink planted by a cell is removed, never followed, and another
+ * filesystem mounted inside is left alone.
+ */
+static void
+rm_under(int dir, dev_t dev, int depth)
 {
-	static const char *const ctrls[] = { "pids", "memory", NULL };
+	DIR *d = fdopendir(dir);
+	struct dirent *e;
+	struct stat st;
+
+	if (d == NULL) {
+		close(dir);
+		return;
+	}
+	while ((e = readdir(d)) != NULL) {
+		int sub;
+
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (!S_ISDIR(st.st_mode)) {
+			unlinkat(dirfd(d), e->d_name, 0);
+			continue;
+		}
+		if (st.st_dev != dev || depth > 64)
+			continue;
+		sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY |
+		    O_NOFOLLOW | O_CLOEXEC);
+		/* A cell may have taken its own rights away: ours to give
+		 * back.  AT_SYMLINK_NOFOLLOW: should the entry have become
+		 * a symlink since fstatat, its target is not touched. */
+		if (sub < 0 && errno == EACCES && st.st_uid == geteuid() &&
+		    fchmodat(dirfd(d), e->d_name, 0700,
+		    AT_SYMLINK_NOFOLLOW) == 0)
+			sub = openat(dirfd(d), e->d_name, O_RDONLY |
+			    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub >= 0)
+			rm_under(sub, dev, depth + 1);
+		unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+	}
+	closedir(d);
+}
+
+/* base/name and all under it, if it is a directory of ours; with
+ * only_unlocked, only if no init holds it (en_tmp's flock). */
+static void
+tmp_remove(const char *base, const char *name, bool only_unlocked)
+{
+	struct stat st;
+	int b, fd, tries;
+
+	b = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (b < 0)
+		return;
+	fd = openat(b, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0 || st.st_uid != geteuid() ||
+	    (only_unlocked && flock(fd, LOCK_EX | LOCK_NB) < 0)) {
+		if (fd >= 0)
+			close(fd);
+		close(b);
+		return;
+	}
+	/* Our own session's: its init is dying (the janitor) or dead; a
+	 * second at most for it to let go, so no cell writes on while the
+	 * tree is removed. */
+	for (tries = 0; !only_unlocked && tries < 100 &&
+	    flock(fd, LOCK_EX | LOCK_NB) < 0; tries++)
+		usleep(10000);
+	rm_under(fd, st.st_dev, 0);
+	unlinkat(b, name, AT_REMOVEDIR);
+	close(b);
+}
+
+/* coil-<N>-XXXXXX: N, else 0. */
+static long
+tmp_owner(const char *name)
+{
+	char *end;
+	long n;
+
+	if (strncmp(name, "coil-", 5) != 0)
+		return 0;
+	n = strtol(name + 5, &end, 10);
+	if (end == name + 5 || *end != '-' || strlen(end + 1) != 6)
+		return 0;
+	return n;
+}
+
+/* The temp dirs under base named for session, or (session 0) those of
+ * coils that are gone. */
+static void
+tmp_sweep(const char *base, pid_t session)
+{
+	DIR *d = opendir(base);
+	struct dirent *e;
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		long n = tmp_owner(e->d_name);
+
+		if (n <= 0)
+			continue;
+		if (session != 0 ? n == (long)session : owner_dead(n))
+			tmp_remove(base, e->d_name, session == 0);
+	}
+	closedir(d);
+}
+
+static const char *
+tmp_base_of(const struct sandbox_conf *c)
+{
+	return c->tmp_base != NULL ? c->tmp_base : "/tmp";
+}
+
+/* The hierarchies a session cgroup may be in: v1's pids and memory, v2. */
+static const char *const cg_ctrls[] = { "pids", "memory", NULL };
+
+void
+sandbox_cleanup(const struct sandbox_conf *c)
+{
+	pid_t session = c->session != 0 ? c->session : getpid();
 	struct cg cg;
 	size_t i;
 
-	if (session == 0)
-		session = getpid();
-	for (i = 0; i < sizeof ctrls / sizeof *ctrls; i++) {
-		if (!cg_locate(ctrls[i], session, &cg))
-			continue;
-		if (access(cg.dir, F_OK) == 0)
+	for (i = 0; i < sizeof cg_ctrls / sizeof *cg_ctrls; i++)
+		if (cg_locate(cg_ctrls[i], session, &cg) &&
+		    access(cg.dir, F_OK) == 0)
 			cg_end(&cg);
-		/* and what coils that died without this left behind: done
-		 * here, off the start-up path */
-		cg_sweep(cg.base, session);
-	}
+	tmp_sweep(tmp_base_of(c), session);
+}
+
+void
+sandbox_sweep(const struct sandbox_conf *c)
+{
+	pid_t session = c->session != 0 ? c->session : getpid();
+	struct cg cg;
+	size_t i;
+
+	for (i = 0; i < sizeof cg_ctrls / sizeof *cg_ctrls; i++)
+		if (cg_locate(cg_ctrls[i], session, &cg))
+			cg_sweep(cg.base, session);
+	tmp_sweep(tmp_base_of(c), 0);
 }

@@ -13,7 +13,8 @@
  *               sandbox_spawn (instead of fork() to create init),
  *               sandbox_probe (coil --sandbox-report), sandbox_report_print,
  *               sandbox_report_json, sandbox_gate_answer (strict only),
- *               sandbox_cleanup (after init has been reaped)
+ *               sandbox_sweep (at start), sandbox_cleanup (after init
+ *               has been reaped, and in the fatal teardown)
  *   init        sandbox_enter, once, before it forks the worker
  *   worker      sandbox_env, then sandbox_apply (before Python starts), then
  *               after Py_Initialize: sandbox_audit_conf, for src/audit.py;
@@ -56,8 +57,11 @@ enum sandbox_profile { SANDBOX_NONE, SANDBOX_STANDARD, SANDBOX_STRICT };
 struct sandbox_conf {
 	enum sandbox_profile profile;
 	const char *workdir;		/* absolute, exists; default: the cwd */
-	const char *tmpdir;		/* private temp dir, absolute, exists;
-					   created by the supervisor */
+	const char *tmp_base;		/* $TMPDIR if absolute, else /tmp
+					   (also when NULL): where init makes
+					   the private temp dir when the mount
+					   namespace cannot give one (see
+					   sandbox_enter) */
 	const char **allow_read;	/* --allow-read DIR, repeatable */
 	size_t n_allow_read;
 	const char **allow_write;	/* --allow-write DIR, repeatable */
@@ -185,12 +189,16 @@ pid_t sandbox_spawn(const struct sandbox_conf *, struct sandbox_report *);
 /*
  * init, once, before it forks the worker.  Joins the session cgroup, enters
  * new network, IPC and mount namespaces, builds the worker's root (system
- * dirs read-only, the work dir, the private tmp and --allow-* dirs at their
- * own paths, a private /tmp and /dev/shm, the session's own /proc), and
- * pivots into it.  As root it then becomes the worker's unprivileged uid in
- * a user namespace of its own (init needs no privilege after this: it only
- * forks and reaps), re-arming PR_SET_PDEATHSIG, which the kernel clears on
- * a change of uid.  Also setsid() and PR_SET_DUMPABLE 0.
+ * dirs read-only, the work dir and --allow-* dirs at their own paths, a
+ * private /tmp and /dev/shm, the session's own /proc), and pivots into
+ * it.  The cells' private temp dir (TMPDIR) is then that root's /tmp, a
+ * tmpfs that vanishes with the mount namespace; only without the new
+ * root is it a dir on the host, coil-<session>-XXXXXX under
+ * conf->tmp_base, which init holds locked (flock).  As root it then
+ * becomes the worker's unprivileged uid in a user namespace of its own
+ * (init needs no privilege after this: it only forks and reaps),
+ * re-arming PR_SET_PDEATHSIG, which the kernel clears on a change of
+ * uid.  Also setsid() and PR_SET_DUMPABLE 0.
  *
  * On return the cwd is the work directory.  Under SANDBOX_NONE it does
  * nothing and returns 0.  Returns -1 with err filled on an unexpected
@@ -216,7 +224,7 @@ int sandbox_apply(const struct sandbox_conf *, struct sandbox_report *,
  * Worker: the environment for Python.  Under none, a copy of env.  Else an
  * allow-list (PATH, LANG, LC_*, TZ, USER, LOGNAME, the thread counts if the
  * user set them; proxies and CA bundles with allow_net) plus HOME=workdir,
- * TMPDIR=TMP=TEMP=tmpdir, MPLCONFIGDIR and XDG_CACHE_HOME under tmpdir,
+ * TMPDIR=TMP=TEMP=the private temp dir (MPLCONFIGDIR, XDG_CACHE_HOME in it),
  * MPLBACKEND=Agg, and OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and friends set
  * to the CPUs this process may use.  Returns a NULL-terminated array the
  * caller frees with sandbox_env_free.
@@ -257,9 +265,20 @@ int sandbox_gate_answer(int notify_fd, pid_t tid, bool allow);
 
 /*
  * Supervisor, after init has been reaped (or to end a session that has no
- * PID namespace): kill what is left in the session cgroup and remove it.
- * session: as in sandbox_conf (0: the caller's pid).
+ * PID namespace): kill what is left in the session's cgroups (v1 pids and
+ * memory, v2) and remove them, and remove its temp dir if init made one
+ * on the host.  conf->session names them (0: the caller's pid).
  */
-void sandbox_cleanup(pid_t session);
+void sandbox_cleanup(const struct sandbox_conf *);
+
+/*
+ * Supervisor, at start: remove what coils that died without
+ * sandbox_cleanup (SIGKILL, a crash) left behind: coil.<N> cgroups beside
+ * the one this session would use, and coil-<N>-XXXXXX dirs under
+ * conf->tmp_base, each only when coil N is gone (no such pid in this PID
+ * namespace), a cgroup only when empty (rmdir refuses a busy one), a dir
+ * only when it is ours and no init holds its lock.  Never this session's.
+ */
+void sandbox_sweep(const struct sandbox_conf *);
 
 #endif /* COIL_SANDBOX_H */

@@ -129,6 +129,12 @@ struct session {
 	int nsnap;		/* for generated snapshot names */
 	long long ping_mem;	/* ping's memory figure, and when it was read */
 	int64_t ping_mem_at;
+	/* The session cannot go on (init cannot be started or reached, the
+	 * worker never starts): session_poll returns -1 from now on and the
+	 * front end tears down; failure says why. */
+	bool failed;
+	char failure[2048];
+	int init_early_deaths;	/* in a row, before a worker said hello */
 };
 
 /* How long a resumed checkpoint has to say hello: it is already running
@@ -139,6 +145,24 @@ static void session_dispatch(struct session *s);
 static void session_spawn(struct session *s);
 static void session_restore(struct session *s);
 static void session_from_worker(struct session *s);
+
+static void
+session_fail(struct session *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* The first failure is the one the person sees. */
+static void
+session_fail(struct session *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (s->failed)
+		return;
+	s->failed = true;
+	va_start(ap, fmt);
+	vsnprintf(s->failure, sizeof s->failure, fmt, ap);
+	va_end(ap);
+}
 
 static void
 session_emit(struct sreq *r, enum session_ev kind, const char *p, size_t n,
@@ -218,7 +242,7 @@ session_error(const char *type, const char *fmt, ...)
 
 	va_start(ap, fmt);
 	if (vasprintf(&msg, fmt, ap) < 0)
-		fatal("out of memory");
+		fatal_code(EXIT_NOMEM, 0, "out of memory");
 	va_end(ap);
 	e = json_pack("{s:s, s:s%, s:n, s:n}", "type", type, "message",
 	    msg, strlen(msg), "traceback", "line");
@@ -261,48 +285,119 @@ session_close_worker(struct session *s)
 	s->state = WK_NONE;
 }
 
+/*
+ * s->pid is in init's PID namespace, not ours: it is never given to
+ * kill().  The worker's pidfd names it exactly; without one (a kernel
+ * before 5.3, or a worker that has not said hello) init, which lives in
+ * that namespace, is asked to send the signal.
+ */
 static void
 session_signal(struct session *s, int sig)
 {
-	if (s->pidfd >= 0 &&
-	    syscall(SYS_pidfd_send_signal, s->pidfd, sig, NULL, 0) == 0)
+	if (s->pidfd >= 0) {
+		syscall(SYS_pidfd_send_signal, s->pidfd, sig, NULL, 0);
 		return;
-	if (s->pid > 0 && s->pidfd < 0)
-		kill(s->pid, sig);
+	}
+	if (s->pid > 0)
+		proc_signal(&s->proc, s->pid, sig);
 }
 
 /* A new worker's control socket and pipes: ours are kept, the worker's
- * ends are put in child[] for the caller to pass on and close. */
-static void
+ * ends are put in child[] for the caller to pass on and close.  0, or -1
+ * with errno and nothing left open. */
+static int
 session_channels(struct session *s, int child[3])
 {
-	int sv[2], po[2], pe[2];
+	int sv[2] = { -1, -1 }, po[2] = { -1, -1 }, pe[2] = { -1, -1 };
+	int e, i;
 
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1 ||
-	    pipe2(po, O_CLOEXEC) == -1 || pipe2(pe, O_CLOEXEC) == -1)
-		fatal_errno("cannot create the worker's channels");
+	    pipe2(po, O_CLOEXEC) == -1 || pipe2(pe, O_CLOEXEC) == -1) {
+		e = errno;
+		for (i = 0; i < 2; i++) {
+			if (sv[i] >= 0)
+				close(sv[i]);
+			if (po[i] >= 0)
+				close(po[i]);
+			if (pe[i] >= 0)
+				close(pe[i]);
+		}
+		errno = e;
+		return -1;
+	}
+	/* A blocking read here would stall every front end. */
+	if (set_nonblock(sv[0], true) == -1 || set_nonblock(po[0], true) ==
+	    -1 || set_nonblock(pe[0], true) == -1) {
+		e = errno;
+		for (i = 0; i < 2; i++) {
+			close(sv[i]);
+			close(po[i]);
+			close(pe[i]);
+		}
+		errno = e;
+		return -1;
+	}
 	chan_init(&s->ctl, sv[0]);
-	set_nonblock(sv[0], true);
 	s->out = po[0];
 	s->err = pe[0];
-	set_nonblock(s->out, true);
-	set_nonblock(s->err, true);
 	child[0] = sv[1];
 	child[1] = po[1];
 	child[2] = pe[1];
+	return 0;
+}
+
+/* init's {"t":"fatal"}: it could not set up the sandbox or itself. */
+static void
+session_init_fatal(struct session *s, json_t *m)
+{
+	session_fail(s, "the sandbox cannot be set up: %s (--sandbox none "
+	    "runs without it)", json_string_value(json_object_get(m,
+	    "error")));
+}
+
+/* init's socket is closed: read what it sent before it went, for a
+ * "fatal" report (it exits right after one). */
+static void
+session_init_reason(struct session *s)
+{
+	json_t *m;
+	bool bad = false;
+
+	if (chan_fill(&s->proc.chan) <= 0)
+		return;
+	while ((m = chan_next(&s->proc.chan, NULL, NULL, &bad)) != NULL) {
+		const char *t = json_string_value(json_object_get(m, "t"));
+
+		if (t != NULL && strcmp(t, "fatal") == 0)
+			session_init_fatal(s, m);
+		json_decref(m);
+	}
 }
 
 static void
 session_spawn(struct session *s)
 {
-	int child[3];
+	int child[3], rc;
 
-	session_channels(s, child);
-	if (proc_spawn(&s->proc, child[0], child[1], child[2]) == -1)
-		fatal_errno("cannot reach init");
+	if (session_channels(s, child) == -1) {
+		session_fail(s, "cannot create the worker's channels: %s",
+		    strerror(errno));
+		return;
+	}
+	rc = proc_spawn(&s->proc, child[0], child[1], child[2]);
 	close(child[0]);
 	close(child[1]);
 	close(child[2]);
+	if (rc == -1) {
+		int e = errno;
+
+		/* init is gone; if it said why, that is the reason to give */
+		session_init_reason(s);
+		session_fail(s, "cannot reach coil's init process: %s",
+		    strerror(e));
+		session_close_worker(s);
+		return;
+	}
 	s->state = WK_STARTING;
 	s->pid = 0;
 	buf_free(&s->start_err);
@@ -314,7 +409,8 @@ session_resume(struct session *s, struct ckpt *ck)
 {
 	int child[3], rc;
 
-	session_channels(s, child);
+	if (session_channels(s, child) == -1)
+		return -1;
 	rc = ckpt_resume(ck, child[0], child[1], child[2],
 	    ck->kind != CKPT_ATOMIC);
 	close(child[0]);
@@ -999,10 +1095,13 @@ session_worker_died(struct session *s, int status)
 		ckpt_drop(&s->ck, ck);
 	} else if (starting) {
 		s->failed_starts++;
-		if (s->failed_starts >= 3)
-			fatal("the python worker cannot start (%s)%s%.2000s",
-			    how, s->start_err.len ? ":\n" : "",
+		if (s->failed_starts >= 3) {
+			session_fail(s, "the python worker cannot start (%s)"
+			    "%s%.1800s", how, s->start_err.len ? ":\n" : "",
 			    s->start_err.len ? s->start_err.p : "");
+			session_close_worker(s);
+			return;
+		}
 	}
 	s->ckpt_pending = false;
 	if (s->rearm != NULL)
@@ -1044,11 +1143,28 @@ session_init_died(struct session *s)
 	proc_stop(&s->proc);
 	ckpt_set_free(&s->ck);
 	s->reap_orphans = true;
+	/* An init that dies before its first worker is up would be
+	 * restarted for ever; one killed later (under none a cell can) is
+	 * replaced as often as it takes. */
+	if (s->state == WK_STARTING && s->resuming == NULL)
+		s->init_early_deaths++;
+	else
+		s->init_early_deaths = 0;
+	if (s->init_early_deaths >= 3) {
+		session_fail(s, "coil's init process dies before a worker "
+		    "starts (%d times in a row); its messages, if any, are "
+		    "above", s->init_early_deaths);
+		session_close_worker(s);
+		return;
+	}
 	session_warn(s, "coil's init process was killed; a new one started, "
 	    "and the checkpoints went with the old one");
 	if (proc_start(&s->proc, s->worker_conf, &s->opts->sbx, err,
-	    sizeof err) == -1)
-		fatal("cannot restart init: %s", err);
+	    sizeof err) == -1) {
+		session_fail(s, "cannot restart init: %s", err);
+		session_close_worker(s);
+		return;
+	}
 	session_worker_died(s, W_EXITCODE(0, SIGKILL));
 }
 
@@ -1059,8 +1175,11 @@ session_from_init(struct session *s)
 	bool bad;
 	int rc = chan_fill(&s->proc.chan);
 
-	if (rc == 0) {
-		session_init_died(s);
+	if (rc == 0 || (rc == -1 && errno != EAGAIN && errno != EINTR)) {
+		/* After a fatal report init's end is expected: the session
+		 * is over, not to be restarted. */
+		if (!s->failed)
+			session_init_died(s);
 		return;
 	}
 	while ((m = chan_next(&s->proc.chan, NULL, NULL, &bad)) != NULL) {
@@ -1070,15 +1189,13 @@ session_from_init(struct session *s)
 		if (t == NULL) {
 			/* ignore */
 		} else if (strcmp(t, "fatal") == 0) {
-			fatal("the sandbox cannot be set up: %s (--sandbox none "
-			    "runs without it)", json_string_value(json_object_get(
-			    m, "error")));
+			session_init_fatal(s, m);
 		} else if (strcmp(t, "spawned") == 0) {
 			if (pid <= 0)
-				fatal("init cannot fork a worker: %s", strerror(
-				    (int)json_integer_value(json_object_get(m,
-				    "errno"))));
-			if (s->state == WK_STARTING && s->pid == 0)
+				session_fail(s, "init cannot fork a worker: %s",
+				    strerror((int)json_integer_value(
+				    json_object_get(m, "errno"))));
+			else if (s->state == WK_STARTING && s->pid == 0)
 				s->pid = pid;
 		} else if (strcmp(t, "exit") == 0 && pid == s->pid &&
 		    s->state != WK_NONE) {
@@ -1404,7 +1521,7 @@ session_needs_quiet(enum op op)
 static void
 session_dispatch(struct session *s)
 {
-	while (s->run == NULL && s->queue != NULL && !s->done) {
+	while (s->run == NULL && s->queue != NULL && !s->done && !s->failed) {
 		struct sreq *r = s->queue;
 
 		if (request_ops[r->op].where == OP_WORKER &&
@@ -1559,6 +1676,8 @@ session_poll(struct session *s, struct pollfd *extra, int nextra,
 	int n = 0, i, rc;
 	int i_init, i_ctl = -1, i_out = -1, i_err = -1, i_gate = -1;
 
+	if (s->failed)
+		return -1;
 	if (nextra > 8)
 		nextra = 8;
 	i_init = n;
@@ -1585,8 +1704,10 @@ session_poll(struct session *s, struct pollfd *extra, int nextra,
 	}
 	rc = poll(pfd, (nfds_t)(n + nextra), session_next_timeout(s,
 	    timeout_ms));
-	if (rc == -1 && errno != EINTR)
+	if (rc == -1 && errno != EINTR) {
+		session_fail(s, "poll: %s", strerror(errno));
 		return -1;
+	}
 	for (i = 0; i < nextra; i++)
 		extra[i].revents = rc > 0 ? pfd[n + i].revents : 0;
 	if (rc > 0) {
@@ -1614,7 +1735,7 @@ session_poll(struct session *s, struct pollfd *extra, int nextra,
 			;
 	session_check_deadlines(s);
 	session_dispatch(s);
-	return 0;
+	return s->failed ? -1 : 0;
 }
 
 /* ---- life ---------------------------------------------------------- */
@@ -1653,9 +1774,20 @@ session_new(const struct coil_opts *opts, char *err, size_t errlen)
 	    session_ckpt_dropped, s);
 	s->node = ckpt_node_new(0, NULL);
 	s->worker_conf = session_worker_conf(opts);
-	signal(SIGPIPE, SIG_IGN);
+	/* A reader that goes away is an EPIPE for the front end to see,
+	 * not a signal that skips the teardown. */
+	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR) {
+		err_set(err, errlen, "signal(SIGPIPE): %s", strerror(errno));
+		session_free(s);
+		return NULL;
+	}
 	/* No process of the session outlives it: orphans come to us. */
-	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1) {
+		err_set(err, errlen, "prctl(PR_SET_CHILD_SUBREAPER): %s",
+		    strerror(errno));
+		session_free(s);
+		return NULL;
+	}
 	if (proc_start(&s->proc, s->worker_conf, &opts->sbx, err, errlen) ==
 	    -1) {
 		session_free(s);
@@ -1675,10 +1807,10 @@ session_free(struct session *s)
 	/* The checkpoints first: each also dies when its socket closes,
 	 * but a kill gives the memory back before coil has exited. */
 	ckpt_set_free(&s->ck);
-	if (s->proc.pid > 0) {
+	if (s->proc.pid > 0)
 		proc_stop(&s->proc);
-		sandbox_cleanup(s->opts->sbx.session);
-	}
+	/* Also after a failure, when init may be gone already. */
+	sandbox_cleanup(&s->opts->sbx);
 	session_close_worker(s);
 	if (s->run != NULL) {
 		s->run->next = s->queue;
@@ -1723,6 +1855,12 @@ bool
 session_done(const struct session *s)
 {
 	return s->done;
+}
+
+const char *
+session_failure(const struct session *s)
+{
+	return s->failed ? s->failure : NULL;
 }
 
 int

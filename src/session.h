@@ -20,6 +20,19 @@
  * served with them.  Warnings about them (a checkpoint that could not be
  * taken, one killed from outside) go with the next response.
  *
+ * The supervisor is single-threaded, and must stay so: the session
+ * forks (sandbox_spawn is a raw clone that skips glibc's fork handlers),
+ * keeps its state in plain statics and fields without locks, and the
+ * fatal teardown (util.h) runs in whatever state the one thread left.
+ *
+ * Errors and the end: nothing here calls exit(), and only out of memory
+ * ends the process, through fatal's teardown (util.h).  When the session
+ * cannot go on (init cannot start, the worker never starts, poll fails)
+ * session_poll returns -1 and session_failure says why; the front end
+ * ends its loop and returns, and main's session_free tears everything
+ * down: checkpoints, init and the session's processes, its cgroup and
+ * temp dir (sandbox_cleanup).
+ *
  * Ownership: session_submit steals req and id.  Events and the response
  * object are borrowed for the duration of the callback.
  */
@@ -63,7 +76,8 @@ void session_submit(struct session *s, json_t *req, json_t *id, enum op op,
 void session_set_background(struct session *s, session_fn fn, void *ctx);
 
 /* Wait for and handle events; extra (may be NULL) are the caller's own
- * descriptors, their revents filled in.  Returns -1 when poll failed. */
+ * descriptors, their revents filled in.  Returns -1 when the session
+ * cannot go on (session_failure says why): free it. */
 int session_poll(struct session *s, struct pollfd *extra, int nextra,
     int timeout_ms);
 
@@ -71,6 +85,8 @@ int session_poll(struct session *s, struct pollfd *extra, int nextra,
 bool session_idle(const struct session *s);
 /* True once a shutdown request has been answered. */
 bool session_done(const struct session *s);
+/* Why session_poll returned -1, in words for a person; NULL before. */
+const char *session_failure(const struct session *s);
 /* Interrupt the running cell, as the interrupt op does; false if none. */
 bool session_interrupt(struct session *s);
 /* The number of the last cell run. */

@@ -25,7 +25,7 @@ xmalloc(size_t n)
 	void *p = malloc(n ? n : 1);
 
 	if (p == NULL)
-		fatal("out of memory (%zu bytes)", n);
+		fatal_code(EXIT_NOMEM, 0, "out of memory (%zu bytes)", n);
 	return p;
 }
 
@@ -35,7 +35,8 @@ xcalloc(size_t n, size_t size)
 	void *p = calloc(n ? n : 1, size ? size : 1);
 
 	if (p == NULL)
-		fatal("out of memory (%zu x %zu bytes)", n, size);
+		fatal_code(EXIT_NOMEM, 0, "out of memory (%zu x %zu bytes)",
+		    n, size);
 	return p;
 }
 
@@ -44,7 +45,7 @@ xrealloc(void *p, size_t n)
 {
 	p = realloc(p, n ? n : 1);
 	if (p == NULL)
-		fatal("out of memory (%zu bytes)", n);
+		fatal_code(EXIT_NOMEM, 0, "out of memory (%zu bytes)", n);
 	return p;
 }
 
@@ -74,21 +75,74 @@ xasprintf(char **out, const char *fmt, ...)
 	n = vasprintf(out, fmt, ap);
 	va_end(ap);
 	if (n < 0)
-		fatal("out of memory");
+		fatal_code(EXIT_NOMEM, 0, "out of memory");
 	return n;
 }
 
-static void __attribute__((noreturn))
-vfatal(bool with_errno, const char *fmt, va_list ap)
-{
-	int saved = errno;
+static void (*fatal_teardown)(void);
+static pid_t fatal_teardown_pid;
 
-	fputs("coil: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	if (with_errno)
-		fprintf(stderr, ": %s", strerror(saved));
-	fputc('\n', stderr);
-	exit(1);
+void
+fatal_set_teardown(void (*teardown)(void))
+{
+	fatal_teardown = teardown;
+	fatal_teardown_pid = getpid();
+}
+
+static const char *const exit_words[] = {
+	[EXIT_NOMEM - EXIT_NOMEM] = "out of memory",
+	[EXIT_SANDBOX - EXIT_NOMEM] = "the sandbox could not be set up",
+	[EXIT_SETUP - EXIT_NOMEM] = "a descriptor, signal or prctl could "
+	    "not be set up",
+	[EXIT_PROTOCOL - EXIT_NOMEM] = "the conversation with the supervisor "
+	    "broke",
+	[EXIT_PYTHON - EXIT_NOMEM] = "python could not start",
+	[EXIT_INTERNAL - EXIT_NOMEM] = "an internal error",
+};
+
+const char *
+exit_describe(int code)
+{
+	if (code < EXIT_NOMEM || code > EXIT_INTERNAL)
+		return NULL;
+	return exit_words[code - EXIT_NOMEM];
+}
+
+static void __attribute__((noreturn))
+vfatal(int code, int errnum, const char *fmt, va_list ap)
+{
+	char msg[2048];
+	int n;
+
+	/* One write: stderr may be a pipe the supervisor reads a line at a
+	 * time, and a child's stdio must not be flushed twice. */
+	n = snprintf(msg, sizeof msg, "coil: ");
+	n += vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
+	if (n < (int)sizeof msg && errnum != 0)
+		n += snprintf(msg + n, sizeof msg - (size_t)n, ": %s",
+		    strerror(errnum));
+	if (n >= (int)sizeof msg - 1)
+		n = (int)sizeof msg - 2;
+	msg[n++] = '\n';
+	(void)!write(2, msg, (size_t)n);
+	if (fatal_teardown != NULL && getpid() == fatal_teardown_pid) {
+		void (*teardown)(void) = fatal_teardown;
+
+		fatal_teardown = NULL;	/* a fatal inside it ends here */
+		fflush(stdout);
+		teardown();
+		_exit(1);
+	}
+	_exit(code);
+}
+
+void
+fatal_code(int code, int errnum, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfatal(code, errnum, fmt, ap);
 }
 
 void
@@ -97,16 +151,17 @@ fatal(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vfatal(false, fmt, ap);
+	vfatal(EXIT_INTERNAL, 0, fmt, ap);
 }
 
 void
 fatal_errno(const char *fmt, ...)
 {
+	int e = errno;
 	va_list ap;
 
 	va_start(ap, fmt);
-	vfatal(true, fmt, ap);
+	vfatal(EXIT_INTERNAL, e, fmt, ap);
 }
 
 int
@@ -190,7 +245,7 @@ buf_printf(struct buf *b, const char *fmt, ...)
 	n = vasprintf(&s, fmt, ap);
 	va_end(ap);
 	if (n < 0)
-		fatal("out of memory");
+		fatal_code(EXIT_NOMEM, 0, "out of memory");
 	buf_add(b, s, (size_t)n);
 	free(s);
 }
@@ -303,7 +358,10 @@ parse_size(const char *s, unsigned long long *bytes)
 void
 describe_wait(int status, char *out, size_t len)
 {
-	if (WIFEXITED(status))
+	if (WIFEXITED(status) && exit_describe(WEXITSTATUS(status)) != NULL)
+		snprintf(out, len, "exit status %d: %s", WEXITSTATUS(status),
+		    exit_describe(WEXITSTATUS(status)));
+	else if (WIFEXITED(status))
 		snprintf(out, len, "exit status %d", WEXITSTATUS(status));
 	else if (WIFSIGNALED(status))
 		snprintf(out, len, "signal %d (%s)%s", WTERMSIG(status),

@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "exit.h"
+
 #define nitems(a) (sizeof(a) / sizeof((a)[0]))
 
 void *xmalloc(size_t n);
@@ -24,9 +26,22 @@ char *xstrndup(const char *s, size_t n);
 int xasprintf(char **out, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-/* Print "coil: MSG" (plus ": strerror(errno)" for fatal_errno) and exit 1. */
+/*
+ * Print "coil: MSG" (plus ": strerror(errnum)" when errnum is not 0) and
+ * end the process.  In the supervisor (the process that called
+ * fatal_set_teardown) the teardown runs first and the status is 1; any
+ * other process _exits with code.  fatal and fatal_errno use
+ * EXIT_INTERNAL and errno; the x* allocators EXIT_NOMEM.
+ */
+void fatal_code(int code, int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4), noreturn));
 void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 void fatal_errno(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+
+/* Supervisor, once: what fatal runs before the supervisor ends (kill the
+ * session, remove its cgroup and temp dir).  Bound to the calling pid, so
+ * a child forked later never runs it, even if it forgets to clear it. */
+void fatal_set_teardown(void (*teardown)(void));
 
 /* Fill an error buffer; always returns -1 so callers can "return err_set(...)". */
 int err_set(char *err, size_t len, const char *fmt, ...)

@@ -92,7 +92,7 @@ worker_audit(const struct sandbox_conf *sbx, const struct sandbox_report *rep)
 	if (r == NULL) {
 		PyErr_Print();
 		fflush(NULL);
-		_exit(70);
+		_exit(EXIT_PYTHON);
 	}
 	Py_DECREF(r);
 	Py_DECREF(c);
@@ -114,7 +114,9 @@ worker_watch_parent(void)
 {
 	if (worker_orphan_armed || getppid() != worker_init_pid)
 		return;
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
+		fatal_code(EXIT_SETUP, errno, "worker: "
+		    "prctl(PR_SET_PDEATHSIG)");
 	if (getppid() != worker_init_pid)
 		_exit(0);	/* init died in between */
 	worker_orphan_armed = true;
@@ -284,7 +286,8 @@ worker_save_fds(void)
 		worker_saved_fd[fd] = fcntl(fd, F_DUPFD_CLOEXEC, 100);
 		if (worker_saved_fd[fd] == -1 ||
 		    fstat(fd, &worker_saved_st[fd]) == -1)
-			fatal_errno("worker: cannot keep fd %d", fd);
+			fatal_code(EXIT_SETUP, errno, "worker: cannot keep fd "
+			    "%d", fd);
 	}
 }
 
@@ -374,7 +377,7 @@ worker_init_python(json_t *conf, const struct sandbox_conf *sbx,
 		st = Py_InitializeFromConfig(&config);
 	PyConfig_Clear(&config);
 	if (PyStatus_Exception(st))
-		fatal("worker: python did not start: %s",
+		fatal_code(EXIT_PYTHON, 0, "worker: python did not start: %s",
 		    st.err_msg != NULL ? st.err_msg : "unknown error");
 	/* Before anything else runs: --preload's imports get its words
 	 * too. */
@@ -397,7 +400,8 @@ worker_init_python(json_t *conf, const struct sandbox_conf *sbx,
 	worker_resumed = PyDict_GetItemString(dict, "ckpt_resumed");
 	if (worker_handle == NULL || setup == NULL || worker_prepare == NULL ||
 	    worker_resumed == NULL)
-		fatal("worker: coil's python half is incomplete");
+		fatal_code(EXIT_PYTHON, 0, "worker: coil's python half is "
+		    "incomplete");
 	Py_INCREF(worker_handle);
 	Py_INCREF(worker_prepare);
 	Py_INCREF(worker_resumed);
@@ -422,7 +426,7 @@ worker_init_python(json_t *conf, const struct sandbox_conf *sbx,
 fail:
 	PyErr_Print();
 	fflush(NULL);
-	_exit(70);
+	_exit(EXIT_PYTHON);
 }
 
 /* ---- checkpoints --------------------------------------------------- */
@@ -491,7 +495,7 @@ worker_point_fds(int out, int err)
 	    dup3(err, worker_saved_fd[2], O_CLOEXEC) == -1 ||
 	    fstat(1, &worker_saved_st[1]) == -1 ||
 	    fstat(2, &worker_saved_st[2]) == -1)
-		_exit(71);
+		_exit(EXIT_SETUP);
 }
 
 /*
@@ -527,7 +531,9 @@ worker_become_checkpoint(int sock)
 	worker_point_fds(res.out, res.err);
 	close(res.out);
 	close(res.err);
-	set_cloexec(res.ctl, true);
+	if (set_cloexec(res.ctl, true) == -1)
+		fatal_code(EXIT_SETUP, errno, "worker: cannot set FD_CLOEXEC "
+		    "on its socket");
 	chan_init(&worker_ctl, res.ctl);
 	worker_watch_parent();
 	prctl(PR_SET_NAME, "coil-worker");
