@@ -132,12 +132,17 @@ def _excepthook(kind, value, tb):
     without the key a check reads) still reports: the checks so far, the
     exception as one more failed check, and the plan.  Before any check
     the default hook runs: no plan is an error to the driver."""
+    said = ""
+    for c in _sessions:         # often the cause: coil died; say how
+        said += "coil (pid %d) exit status %s, its stderr:\n%s\n" % (
+            c.pid, c.proc.poll(), c.stderr_text()[-2000:])
+    # The exception last: bench/run reports a measurement's last line.
+    said += "".join(traceback.format_exception(kind, value, tb))
     if _tap.n == 0 or kind is KeyboardInterrupt:
-        sys.__excepthook__(kind, value, tb)
+        sys.stderr.write(said)
         return
     _tap.check(False, "the script runs to its end (stopped by %s)"
-               % kind.__name__,
-               "".join(traceback.format_exception(kind, value, tb)))
+               % kind.__name__, said)
     print("1..%d" % _tap.n)
     sys.stdout.flush()
 
@@ -146,6 +151,9 @@ sys.excepthook = _excepthook
 
 
 # ---------------------------------------------------------------- client
+
+_sessions = []          # every Coil made, for _excepthook
+
 
 class Coil:
     """A real `coil --agent` with args; stdin and stdout are pipes, stderr
@@ -163,6 +171,7 @@ class Coil:
         self.next_id = 0
         self.events = []
         self.buf = b""
+        _sessions.append(self)
 
     def __enter__(self):
         return self
@@ -191,7 +200,8 @@ class Coil:
         """The next line coil writes, as bytes without its newline.  An
         unfinished last line comes back as it is; after it, EOFError.
         timeout None waits as long as it takes, without select: the
-        benchmarks time this call."""
+        benchmarks time this call (and a read of 64 KiB, not more: a
+        bigger one costs a fresh mapping of that size each time)."""
         deadline = None if timeout is None else time.time() + timeout
         fd = self.proc.stdout.fileno()
         while b"\n" not in self.buf:
@@ -203,7 +213,7 @@ class Coil:
                 r, _, _ = select.select([fd], [], [], left)
                 if not r:
                     continue
-            chunk = os.read(fd, 1 << 20)
+            chunk = os.read(fd, 65536)
             if not chunk:
                 if self.buf:
                     line, self.buf = self.buf, b""
