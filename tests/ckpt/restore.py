@@ -9,7 +9,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
 from coiltest import (  # noqa: E402
-    check, done, unsandboxed, workdir, cleanup, wait_for, check_exit)
+    check, done, unsandboxed, workdir, cleanup, check_exit)
 
 wd = workdir()
 with unsandboxed("--grace", "0.5", workdir=wd) as c:

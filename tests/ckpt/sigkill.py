@@ -13,7 +13,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
 from coiltest import (  # noqa: E402
     check, done, unsandboxed, workdir, cleanup, in_dir, wait_for,
-    descendants, check_exit)
+    descendants)
 
 
 def scenario(label, running, resumed):
