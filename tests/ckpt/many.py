@@ -7,11 +7,10 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
 from coiltest import (  # noqa: E402
-    check, skip, done, unsandboxed, tree, descendants, pss_kb, wait_for,
-    check_exit)
+    ASAN, check, skip, done, unsandboxed, tree, descendants, pss_kb,
+    wait_for, check_exit)
 
 
-ASAN = "ASAN_OPTIONS" in os.environ  # a sanitizer build (setup.sh check-asan)
 
 
 def fds(pid):
