@@ -37,6 +37,7 @@ import sys
 import tempfile
 import time
 import traceback
+import weakref
 
 sys.dont_write_bytecode = True          # no __pycache__ in the source tree
 
@@ -155,7 +156,7 @@ sys.excepthook = _excepthook
 
 # ---------------------------------------------------------------- client
 
-_sessions = []          # every Coil made, for _excepthook
+_sessions = weakref.WeakSet()   # every Coil still about, for _excepthook
 
 
 class Coil:
@@ -174,7 +175,7 @@ class Coil:
         self.next_id = 0
         self.events = []
         self.buf = b""
-        _sessions.append(self)
+        _sessions.add(self)
 
     def __enter__(self):
         return self
