@@ -44,6 +44,27 @@ build() {	# build DIR [CONFIGURE-ARGS...]
 	make -C "$dir" -j"$(nproc)" >&2
 }
 
+# The checks (TAP lines, not files) the last make check in each DIR
+# passed, failed and skipped, as one line.  An expected failure (TAP's
+# TODO) is as intended; an unexpected pass and an error are failures.
+counts() {	# counts DIR...
+	logs=""
+	for dir; do
+		[ -f "$dir/test-suite.log" ] && logs="$logs $dir/test-suite.log"
+	done
+	# The totals come first in each log; a test's own log, quoted
+	# below them, cannot add to them.
+	# shellcheck disable=SC2086
+	awk '/^# [A-Z]+: *[0-9]+$/ && !seen[FILENAME, $2]++ {
+			n[$2] += $3
+		}
+		END {
+			printf "%d passed, %d failed, %d skipped\n",
+			    n["PASS:"] + n["XFAIL:"],
+			    n["FAIL:"] + n["XPASS:"] + n["ERROR:"], n["SKIP:"]
+		}' $logs </dev/null
+}
+
 case "${1:-run}" in
 run)
 	build build
@@ -52,15 +73,21 @@ run)
 	;;
 check)
 	build build
-	make -C build -j"$(nproc)" check
+	status=0
+	make -C build -j"$(nproc)" check || status=$?
+	counts build
+	exit $status
 	;;
 check-asan)
 	# The worker keeps its own signals: a cell's segfault must reach
 	# the supervisor as SIGSEGV, as it does without sanitizers.
 	build build-asan --enable-sanitizers
+	status=0
 	ASAN_OPTIONS=detect_leaks=1:handle_segv=0:handle_abort=0 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-		make -C build-asan -j"$(nproc)" check
+		make -C build-asan -j"$(nproc)" check || status=$?
+	counts build-asan
+	exit $status
 	;;
 fuzz)
 	build build

@@ -3,8 +3,10 @@
     /usr/bin/python3 bench/bench.py KEY          run one measurement
     /usr/bin/python3 bench/bench.py table FILE   Markdown table of the results
 
-Environment: COIL (the coil binary), PINGPONG (the built bench/pingpong),
-BENCH_QUICK=1 (few iterations, for CI smoke runs).  bench/run drives this.
+Environment: COIL (the coil binary, as for the tests), PINGPONG (the
+built bench/pingpong), BENCH_QUICK=1 (few iterations, for CI smoke runs).
+bench/run drives this.  Line peers are driven by the tests' client,
+tests/lib/coiltest.py.
 """
 import json
 import os
@@ -16,9 +18,11 @@ import time
 
 sys.dont_write_bytecode = True                  # no __pycache__ in bench/
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "lib"))
+from coiltest import COIL, Coil, vm_kb  # noqa: E402
+
 PY = "/usr/bin/python3"
 QUICK = os.environ.get("BENCH_QUICK", "0") not in ("", "0")
-COIL = os.environ.get("COIL", os.path.join(HERE, "..", "src", "coil"))
 PINGPONG = os.environ.get("PINGPONG", os.path.join(HERE, "pingpong"))
 
 # Iterations: (default, quick).
@@ -44,54 +48,48 @@ def median_us(ns_list):
 
 # ---------------------------------------------------------------- line peers
 
-class LinePeer:
-    """A process speaking the agent line protocol: coil --agent or the seed."""
+def line_peer(argv=None, *args, cwd=None):
+    """A process speaking the agent line protocol: coil --agent with args,
+    or the command argv (the seed)."""
+    name = os.path.basename((argv or [COIL])[0])
+    try:
+        peer = Coil(*args, argv=argv, cwd=cwd)
+    except OSError as e:
+        raise NA(f"cannot start {name}: {e.strerror}")
+    peer.name = name
+    return peer
 
-    def __init__(self, argv, cwd=None):
-        self.argv = argv
-        self.err = tempfile.TemporaryFile()
-        try:
-            self.p = subprocess.Popen(argv, stdin=subprocess.PIPE,
-                                      stdout=subprocess.PIPE, stderr=self.err,
-                                      cwd=cwd)
-        except OSError as e:
-            raise NA(f"cannot start {argv[0]}: {e.strerror}")
-        self.i = 0
 
-    def send(self, code, **extra):
-        self.i += 1
-        req = {"id": self.i, "code": code, **extra}
-        self.p.stdin.write((json.dumps(req) + "\n").encode())
-        self.p.stdin.flush()
+def stderr_tail(peer, first=False):
+    text = peer.stderr_text().strip()
+    if not text:
+        return "no message"
+    return text.splitlines()[0 if first else -1][:120]
 
-    def recv(self):
-        line = self.p.stdout.readline()
-        if not line:
-            raise NA(f"{os.path.basename(self.argv[0])} exited "
-                     f"(rc {self.p.wait()}): {self.stderr_tail()}")
-        return line
 
-    def call(self, code, **extra):
-        self.send(code, **extra)
-        return json.loads(self.recv())
+def recv(peer):
+    """The next line, bytes; the time from send to this is what is
+    measured, so it waits without a deadline (and without select)."""
+    try:
+        return peer.raw_line(None)
+    except EOFError:
+        raise NA(f"{peer.name} exited (rc {peer.proc.wait()}): "
+                 f"{stderr_tail(peer)}")
 
-    def stderr_tail(self, first=False):
-        self.err.seek(0)
-        text = self.err.read().decode(errors="replace").strip()
-        if not text:
-            return "no message"
-        return text.splitlines()[0 if first else -1][:120]
 
-    def close(self):
-        self.p.stdin.close()
-        self.p.stdout.read()
-        self.p.wait()
+def ask(peer, code, **fields):
+    """Run code (fields go in the request too); the response."""
+    try:
+        return peer.call(dict(fields, code=code), None)
+    except EOFError:
+        raise NA(f"{peer.name} exited (rc {peer.proc.wait()}): "
+                 f"{stderr_tail(peer)}")
 
 
 def coil_peer(*args):
     if not os.access(COIL, os.X_OK):
         raise NA(f"no coil at {COIL}")
-    return LinePeer([COIL, "--agent", *args], cwd=tempfile.mkdtemp())
+    return line_peer(None, *args, cwd=tempfile.mkdtemp())
 
 
 def check_two(reply):
@@ -102,14 +100,14 @@ def check_two(reply):
 def line_round_trips(peer, count, think_s=0.0):
     """Median microseconds from request write to response line read."""
     for _ in range(min(100, count)):            # warm-up, checked
-        check_two(peer.call("1+1"))
+        check_two(ask(peer, "1+1"))
     times = []
     for _ in range(count):
         if think_s:
             time.sleep(think_s)
         t0 = time.perf_counter_ns()
-        peer.send("1+1")
-        line = peer.recv()
+        peer.send({"code": "1+1"})
+        line = recv(peer)
         times.append(time.perf_counter_ns() - t0)
     check_two(json.loads(line))
     peer.close()
@@ -123,9 +121,9 @@ def rt_coil():
 def rt_coil_nockpt():
     peer = coil_peer("--checkpoints", "0")
     try:
-        peer.call("1+1")
+        ask(peer, "1+1")
     except (NA, OSError):
-        raise NA(peer.stderr_tail(first=True))
+        raise NA(stderr_tail(peer, first=True))
     return line_round_trips(peer, n("coil"))
 
 
@@ -139,7 +137,7 @@ def rt_coil_pinned():
 
 
 def seed_peer():
-    return LinePeer([PY, os.path.join(HERE, "seed_worker.py")])
+    return line_peer([PY, os.path.join(HERE, "seed_worker.py")])
 
 
 def rt_seed():
@@ -309,28 +307,27 @@ CELLS = {
 
 
 def vm_hwm_mb(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024.0
-    raise NA("no VmHWM")
+    kb = vm_kb(pid, "VmHWM")
+    if not kb:
+        raise NA("no VmHWM")
+    return kb / 1024.0
 
 
 def tput_coil(mb):
     """MB/s of a cell printing mb MB; also the supervisor's peak RSS (MB)."""
     peer = coil_peer()
-    check_two(peer.call("1+1"))
+    check_two(ask(peer, "1+1"))
     rates = []
     for _ in range(n("tput")):
         t0 = time.perf_counter_ns()
-        reply = peer.call(CELLS[mb], timeout=600)
+        reply = ask(peer, CELLS[mb], timeout=600)
         dt = (time.perf_counter_ns() - t0) / 1e9
         if reply.get("status") != "ok":
             raise NA(f"status {reply.get('status')}: {reply.get('error')}")
         if not reply.get("truncated"):
             raise NA("output not truncated")
         rates.append(mb / dt)
-    rss = vm_hwm_mb(peer.p.pid)       # the supervisor only, before it exits
+    rss = vm_hwm_mb(peer.pid)         # the supervisor only, before it exits
     peer.close()
     return statistics.median(rates), n("tput"), {"rss_mb": rss}
 

@@ -4,7 +4,7 @@ deepcopy of the same namespace.
 
     COIL=build/src/coil /usr/bin/python3 bench/ckpt.py
     COIL_BENCH_BIG=1 ...      also the 1 GB cases (a few minutes, ~5 GB RAM)
-    COIL_BENCH_QUICK=1 ...    1 MB only, a smoke run
+    BENCH_QUICK=1 ...         1 MB only, a smoke run (or COIL_BENCH_QUICK=1)
 
 For each namespace size (1 MB, 100 MB, 1 GB) and shape ("big": a numpy
 array and a bytearray; "small": a list of ints and a dict of small lists)
@@ -31,16 +31,18 @@ stderr.
 """
 import json
 import os
-import select
 import statistics
-import subprocess
 import sys
 import time
 
-COIL = os.environ.get("COIL") or os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), "..", "build", "src", "coil")
+sys.dont_write_bytecode = True                  # no __pycache__ in bench/
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "tests", "lib"))
+from coiltest import COIL, unsandboxed  # noqa: E402
+
 BIG = os.environ.get("COIL_BENCH_BIG", "0") not in ("", "0")
-QUICK = os.environ.get("COIL_BENCH_QUICK", "0") not in ("", "0")
+QUICK = any(os.environ.get(v, "0") not in ("", "0")
+            for v in ("BENCH_QUICK", "COIL_BENCH_QUICK"))
 MB = 1 << 20
 
 
@@ -48,48 +50,31 @@ def log(*a):
     print(*a, file=sys.stderr, flush=True)
 
 
-class Session:
-    def __init__(self, *args, env=None):
-        e = dict(os.environ)
-        e.update(env or {})
-        self.p = subprocess.Popen([COIL, "--agent", "--timeout", "3600",
-                                   "--sandbox", "none", *args],
-                                  stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, env=e)
-        self.n = 0
-        self.buf = b""
+def session(*args, env=None):
+    """coil --agent without a sandbox and with an hour for each cell: the
+    1 GB cases take their time."""
+    e = dict(os.environ)
+    e.update(env or {})
+    return unsandboxed("--timeout", "3600", *args, env=e)
 
-    def call(self, req):
-        self.n += 1
-        req = dict(req, id=self.n)
-        self.p.stdin.write(json.dumps(req).encode() + b"\n")
-        self.p.stdin.flush()
-        while True:
-            while b"\n" not in self.buf:
-                select.select([self.p.stdout], [], [])
-                chunk = os.read(self.p.stdout.fileno(), 1 << 20)
-                if not chunk:
-                    raise EOFError("coil exited")
-                self.buf += chunk
-            line, self.buf = self.buf.split(b"\n", 1)
-            msg = json.loads(line)
-            if msg.get("id") == self.n and "event" not in msg:
-                return msg
 
-    def timed(self, req):
-        t0 = time.perf_counter()
-        r = self.call(req)
-        return (time.perf_counter() - t0) * 1000, r
+def call(s, req):
+    """The response to req, however long it takes."""
+    return s.call(req, None)
 
-    def value(self, code):
-        r = self.call({"code": code})
-        if r["status"] != "ok":
-            raise RuntimeError("cell failed: %s" % json.dumps(r)[:2000])
-        return eval(r["result"]) if r["result"] is not None else None
 
-    def close(self):
-        self.p.stdin.close()
-        self.p.wait()
+def timed(s, req):
+    """(milliseconds, response) of req, end to end."""
+    t0 = time.perf_counter()
+    r = call(s, req)
+    return (time.perf_counter() - t0) * 1000, r
+
+
+def value(s, code):
+    r = call(s, {"code": code})
+    if r["status"] != "ok":
+        raise RuntimeError("cell failed: %s" % json.dumps(r)[:2000])
+    return eval(r["result"]) if r["result"] is not None else None
 
 
 def build_code(shape, size):
@@ -142,48 +127,48 @@ DEEPCOPY = ("import copy, time\n"
 
 
 def rss_mb(s):
-    return s.value("int(open('/proc/self/statm').read().split()[1]) * "
+    return value(s, "int(open('/proc/self/statm').read().split()[1]) * "
                    "4096 / 2**20")
 
 
 def case(shape, size, env=None, label=""):
     log("case %s %s %s" % (shape, human(size), label))
-    s = Session(env=env)
-    s.value("pass")
+    s = session(env=env)
+    value(s, "pass")
     base = rss_mb(s)
-    s.value(build_code(shape, size) + "\nNone")
+    value(s, build_code(shape, size) + "\nNone")
     ns_mb = rss_mb(s) - base
     out = {"shape": shape, "size": size, "ns_mb": ns_mb, "label": label}
     snaps, forks = [], []
     for i in range(3):
-        s.call({"op": "snapshots"})
-        ms, r = s.timed({"op": "snapshot", "name": "b%d" % i})
+        call(s, {"op": "snapshots"})
+        ms, r = timed(s, {"op": "snapshot", "name": "b%d" % i})
         assert r["status"] == "ok", r
         snaps.append(ms)
-    lst = s.call({"op": "snapshots"})["checkpoints"]
+    lst = call(s, {"op": "snapshots"})["checkpoints"]
     forks = [x["fork_ms"] for x in lst if (x["name"] or "").startswith("b")]
     out["ckpt_ms"] = statistics.median(snaps)
     out["fork_ms"] = statistics.median(forks)
     if not label:
-        out["pickle_ms"] = s.value(PICKLE)
-        out["deepcopy_ms"] = s.value(DEEPCOPY)
+        out["pickle_ms"] = value(s, PICKLE)
+        out["deepcopy_ms"] = value(s, DEEPCOPY)
     rbs = []
     for i in range(3):
-        s.value("pass")
-        s.call({"op": "snapshots"})     # the re-arm of the last one is in
-        ms, r = s.timed({"op": "rollback", "to": "b%d" % i})
+        value(s, "pass")
+        call(s, {"op": "snapshots"})     # the re-arm of the last one is in
+        ms, r = timed(s, {"op": "rollback", "to": "b%d" % i})
         assert r["status"] == "ok", r
         rbs.append(ms)
     out["rollback_ms"] = statistics.median(rbs)
     # touch: the checkpoint forked after the previous cell shares every
     # page; the first pass copies them.
-    s.value("pass")
-    before = s.call({"op": "snapshots"})["memory"] or 0
-    first, second = s.value(TOUCH[shape])
+    value(s, "pass")
+    before = call(s, {"op": "snapshots"})["memory"] or 0
+    first, second = value(s, TOUCH[shape])
     out["touch_first_ms"], out["touch_again_ms"] = first, second
     # The old pages are the checkpoints' now (several may share them, so
     # no one of them holds them privately): the total says what it cost.
-    after = s.call({"op": "snapshots"})["memory"] or 0
+    after = call(s, {"op": "snapshots"})["memory"] or 0
     out["touch_private_mb"] = (after - before) / MB
     s.close()
     return out
@@ -192,13 +177,13 @@ def case(shape, size, env=None, label=""):
 def per_cell(n, think_ms):
     res = {}
     for k in ("8", "0"):
-        s = Session("--checkpoints", k)
-        s.value("pass")
+        s = session("--checkpoints", k)
+        value(s, "pass")
         times = []
         for i in range(n):
             if think_ms:
                 time.sleep(think_ms / 1000)
-            ms, r = s.timed({"code": "x = %d" % i})
+            ms, r = timed(s, {"code": "x = %d" % i})
             times.append(ms)
         s.close()
         res[k] = statistics.median(times)

@@ -10,24 +10,24 @@ without the sandbox and checkpoints, against python3 -c 1+1.  Medians of
 import os
 import statistics
 import subprocess
+import sys
 import time
 
-COIL = os.environ.get("COIL", os.path.join(os.path.dirname(__file__), "..",
-                                           "build", "src", "coil"))
+sys.dont_write_bytecode = True                  # no __pycache__ in bench/
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "tests", "lib"))
+from coiltest import Coil  # noqa: E402
 
 
 def first_answer(args, n=15):
     ts = []
     for _ in range(n):
         t = time.perf_counter()
-        p = subprocess.Popen([COIL, "--agent"] + args, stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE)
-        p.stdin.write(b'{"code":"1+1"}\n')
-        p.stdin.flush()
-        p.stdout.readline()
+        c = Coil(*args)
+        c.send_raw(b'{"code":"1+1"}\n')
+        c.raw_line(None)
         ts.append((time.perf_counter() - t) * 1000)
-        p.stdin.close()
-        p.wait()
+        c.close()
     return statistics.median(ts[3:])
 
 

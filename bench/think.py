@@ -8,25 +8,23 @@ without (--checkpoints 0).  Medians of 60 cells each.
 
     COIL=build/src/coil /usr/bin/python3 bench/think.py
 """
-import json
 import os
 import statistics
-import subprocess
+import sys
 import time
 
-COIL = os.environ.get("COIL", os.path.join(os.path.dirname(__file__), "..",
-                                           "build", "src", "coil"))
+sys.dont_write_bytecode = True                  # no __pycache__ in bench/
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "tests", "lib"))
+from coiltest import Coil  # noqa: E402
 
 
 def latencies(args, thinks, n=60):
-    p = subprocess.Popen([COIL, "--agent"] + args, stdin=subprocess.PIPE,
-                         stdout=subprocess.PIPE)
+    c = Coil(*args)
 
     def call(code):
         t = time.perf_counter()
-        p.stdin.write((json.dumps({"code": code}) + "\n").encode())
-        p.stdin.flush()
-        json.loads(p.stdout.readline())
+        c.call({"code": code}, None)
         return (time.perf_counter() - t) * 1e6
     call("x = 1")
     out = {}
@@ -36,8 +34,7 @@ def latencies(args, thinks, n=60):
             time.sleep(think)
             ts.append(call("1+1"))
         out[think] = statistics.median(ts)
-    p.stdin.close()
-    p.wait()
+    c.close()
     return out
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""agent-run.py FILE.test - run one agent-mode session test.
+"""agent-run.py FILE.test - run one agent-mode session test, print TAP.
 
 A test file is a session: the requests coil --agent reads and the
 responses it must write, in the order they must arrive.
@@ -15,17 +15,28 @@ Expected objects match by subset: every key given must be there with a
 matching value.  A string "~RE" matches any string RE finds a match in,
 "!~RE" any string it does not, and "*" any value at all.  All requests
 are written at once, then stdin is closed, as a pipe would.
+
+Each expected response is one check (its mismatches as diagnostics),
+then one that no line came beyond them, one that every line was UTF-8
+JSON, and one that coil exited 0.
 """
+import ast
 import json
 import os
 import re
-import subprocess
 import sys
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "lib"))
+from coiltest import Coil, check, diag, done, tap  # noqa: E402
+
+DEADLINE = 120          # seconds for the whole session
+
 
 def match(want, got, path="$"):
+    """The ways got differs from the expected object want, as strings."""
     if isinstance(want, str) and want == "*":
         return []
     if isinstance(want, str) and want.startswith("!~"):
@@ -61,9 +72,9 @@ def match(want, got, path="$"):
     return []
 
 
-def main():
-    path = sys.argv[1]
-    coil = os.environ.get("COIL", "src/coil")
+def parse(path):
+    """(coil arguments, requests, [(line number, expected object)]).
+    A request is bytes to write, or a float: seconds to wait."""
     args, requests, expected = [], [], []
     with open(path, encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
@@ -71,7 +82,6 @@ def main():
             if line.startswith("@ "):
                 args += line[2:].split()
             elif line.startswith(">b "):
-                import ast
                 requests.append(ast.literal_eval(line[3:]))
             elif line.startswith("> ") or line == ">":
                 requests.append(line[2:].encode() + b"\n")
@@ -79,71 +89,80 @@ def main():
                 requests.append(float(line[2:]))
             elif line.startswith("< "):
                 expected.append((n, json.loads(line[2:])))
-    proc = subprocess.Popen([coil, "--agent"] + args, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            cwd=os.environ.get("TEST_WORKDIR"))
+    return args, requests, expected
 
-    def feed():
-        try:
-            for r in requests:
-                if isinstance(r, float):
-                    time.sleep(r)
-                else:
-                    proc.stdin.write(r)
-                    proc.stdin.flush()
-            proc.stdin.close()
-        except BrokenPipeError:
-            pass
-    got = {}
 
-    def drain(name):
-        got[name] = getattr(proc, name).read()
-    threads = [threading.Thread(target=feed, daemon=True),
-               threading.Thread(target=drain, args=("stdout",)),
-               threading.Thread(target=drain, args=("stderr",))]
-    for t in threads:
-        t.start()
+def feed(c, requests):
     try:
-        proc.wait(timeout=120)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-    for t in threads[1:]:
-        t.join()
-    proc.stdout, proc.stderr = got["stdout"], got["stderr"]
-    lines = proc.stdout.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
-    failures = []
-    for i, raw in enumerate(lines):
+        for r in requests:
+            if isinstance(r, float):
+                time.sleep(r)
+            else:
+                c.send_raw(r)
+        c.proc.stdin.close()
+    except (OSError, ValueError):
+        pass            # coil is gone: the checks say what it wrote
+
+
+def session(c, requests):
+    """Every line coil writes until it closes its stdout, as bytes; and
+    what went wrong reading them (a timeout), or None."""
+    t = threading.Thread(target=feed, args=(c, requests), daemon=True)
+    t.start()
+    lines, end = [], time.time() + DEADLINE
+    try:
+        while True:
+            lines.append(c.raw_line(max(0.1, end - time.time())))
+    except EOFError:
+        return lines, None
+    except TimeoutError:
+        c.kill()
+        return lines, "coil still ran after %d s: killed" % DEADLINE
+
+
+def short(obj, width=60):
+    text = json.dumps(obj, ensure_ascii=False)
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def main():
+    path = sys.argv[1]
+    name = os.path.basename(path)
+    args, requests, expected = parse(path)
+    c = Coil(*args, cwd=os.environ.get("TEST_WORKDIR"))
+    lines, trouble = session(c, requests)
+    status = c.close()
+
+    parsed, bad = [], []
+    for i, raw in enumerate(lines, 1):
         try:
-            got = json.loads(raw.decode("utf-8"))
+            parsed.append(json.loads(raw.decode("utf-8")))
         except (UnicodeDecodeError, ValueError) as e:
-            failures.append("output line %d is not UTF-8 JSON (%s): %r"
-                            % (i + 1, e, raw[:200]))
-            continue
-        if i >= len(expected):
-            failures.append("unexpected output line %d: %s"
-                            % (i + 1, raw[:300].decode()))
-            continue
-        n, want = expected[i]
-        for e in match(want, got):
-            failures.append("%s:%d: %s" % (path, n, e))
-    if len(lines) < len(expected):
-        failures.append("%d responses expected, got %d"
-                        % (len(expected), len(lines)))
-    if proc.returncode != 0:
-        failures.append("coil exited %d" % proc.returncode)
-    if failures:
-        sys.stderr.write("\n".join(failures) + "\n")
-        sys.stderr.write("--- coil's stderr ---\n%s"
-                         % proc.stderr.decode(errors="replace"))
-        sys.stderr.write("--- coil's stdout ---\n%s"
-                         % proc.stdout.decode(errors="replace")[:20000])
-        return 1
-    print("%d responses matched" % len(expected))
-    return 0
+            parsed.append(None)
+            bad.append("line %d: %s: %r" % (i, e, raw[:200]))
+
+    for i, (n, want) in enumerate(expected):
+        what = "%s:%d %s" % (name, n, short(want))
+        if i >= len(lines):
+            check(False, what, "no response: coil wrote %d lines"
+                  % len(lines))
+        elif parsed[i] is None:
+            check(False, what, "not JSON: %r" % lines[i][:300])
+        else:
+            errs = match(want, parsed[i])
+            check(not errs, what, "\n".join(errs + [
+                "got: " + json.dumps(parsed[i], ensure_ascii=False)[:1000]]))
+    extra = lines[len(expected):]
+    check(not extra, "no line beyond the %d expected" % len(expected),
+          "\n".join(l[:300].decode(errors="replace") for l in extra))
+    check(not bad, "every line coil wrote is UTF-8 JSON", "\n".join(bad))
+    check(status == 0 and trouble is None, "coil exits 0",
+          trouble or "exit status %s" % status)
+    err = c.stderr_text()
+    if tap().failed and err:
+        diag("--- coil's stderr ---\n" + err[-4000:])
+    done()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

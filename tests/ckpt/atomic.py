@@ -4,8 +4,11 @@
 # when the checkpoint of the state before it was killed.
 import os
 import signal
-
-from ckpttest import check, done, start, wait_for, proc_info
+import sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+from coiltest import (  # noqa: E402
+    check, done, unsandboxed, wait_for, dead, check_exit)
 
 
 def session(c, label):
@@ -53,7 +56,7 @@ def session(c, label):
     check(r.get("result") == "3", "%s: ... and leaves no trace" % label, r)
 
 
-with start() as c:
+with unsandboxed() as c:
     session(c, "checkpoints on")
     r = c.call({"op": "snapshots"})
     kinds = [x["kind"] for x in r["checkpoints"]]
@@ -67,7 +70,7 @@ with start() as c:
     check(len(cur) == 1, "the current state has a checkpoint", r)
     os.kill(cur[0]["pid"], signal.SIGKILL)
     # Wait for the exit itself: a kill takes effect a moment later.
-    wait_for(lambda: (proc_info(cur[0]["pid"]) or ("", "Z"))[1] == "Z")
+    wait_for(lambda: dead(cur[0]["pid"]))
     r = c.call({"code": "q = 'changed'\nraise RuntimeError",
                 "atomic": True})
     check(r["status"] == "error" and r.get("restored") is not None,
@@ -75,9 +78,11 @@ with start() as c:
     r = c.call({"code": "q"})
     check(r.get("result") == "'kept'",
           "current checkpoint killed: no trace", r)
+    check_exit(c, "coil exits 0")
 
-with start("--checkpoints", "0") as c:
+with unsandboxed("--checkpoints", "0") as c:
     session(c, "--checkpoints 0")
     r = c.call({"op": "snapshots"})
     check(r["count"] == 0, "--checkpoints 0: none left afterwards", r)
+    check_exit(c, "coil --checkpoints 0 exits 0")
 done()

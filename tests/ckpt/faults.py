@@ -4,9 +4,12 @@
 # is invalid and changes nothing; a stopped one is given up on in time.
 import os
 import signal
+import sys
 import time
-
-from ckpttest import check, done, start, wait_for, proc_info
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+from coiltest import (  # noqa: E402
+    check, done, unsandboxed, wait_for, dead, check_exit)
 
 
 def ckpts(c):
@@ -16,10 +19,10 @@ def ckpts(c):
 def kill(pid, sig=signal.SIGKILL):
     os.kill(pid, sig)
     if sig == signal.SIGKILL:
-        wait_for(lambda: (proc_info(pid) or ("", "Z"))[1] == "Z")
+        wait_for(lambda: dead(pid))
 
 
-with start() as c:
+with unsandboxed() as c:
     for i in range(1, 5):
         c.call({"code": "v = %d" % i})
     # The newest checkpoint (cell 4) dies; a crash in cell 5 goes back to
@@ -88,7 +91,7 @@ with start() as c:
     check(any("died as it was resumed" in w
               for w in r.get("warnings", [])),
           "stopped checkpoint: said so", r)
-    check(proc_info(newest["pid"]) is None or
-          proc_info(newest["pid"])[1] == "Z",
-          "the stopped one was killed", proc_info(newest["pid"]))
+    check(wait_for(lambda: dead(newest["pid"]), 5),
+          "the stopped one was killed", newest)
+    check_exit(c, "coil exits 0")
 done()

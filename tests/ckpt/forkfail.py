@@ -7,7 +7,12 @@
 # kernel's heuristic overcommit (vm.overcommit_memory = 0) a process may
 # grow a private mapping past RAM + swap with mremap, but fork must
 # account for all of it at once, and fails with ENOMEM.
-from ckpttest import check, done, start, skip_all
+import os
+import sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+from coiltest import (  # noqa: E402
+    check, done, unsandboxed, skip_all, check_exit)
 
 try:
     mode = open("/proc/sys/vm/overcommit_memory").read().strip()
@@ -39,7 +44,7 @@ big = (_q, _b)
 '''
 FREE = "_libc.munmap(big[0], big[1]); del big"
 
-with start() as c:
+with unsandboxed() as c:
     c.call({"code": "a = 1"})                               # cell 1
     r = c.call({"code": GROW})                              # cell 2
     check(r["status"] == "ok", "a mapping past RAM + swap", r)
@@ -83,4 +88,5 @@ with start() as c:
     r = c.call({"code": "a, b, c, 'big' in dir(), 'd' in dir()"})
     check(r.get("result") == "(1, 2, 3, False, False)",
           "the namespace is that of cell %d" % good, r)
+    check_exit(c, "coil exits 0")
 done()

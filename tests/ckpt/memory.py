@@ -3,11 +3,16 @@
 # shares its pages with the worker until one of them writes, so it holds
 # next to nothing at first, and the old version of whatever the worker
 # rewrites after.
-from ckpttest import check, done, start
+import os
+import sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+from coiltest import check, done, unsandboxed, check_exit  # noqa: E402
+
 
 MB = 1 << 20
 
-with start() as c:
+with unsandboxed() as c:
     c.call({"code": "big = bytearray(64 << 20)\nbig[::4096] = b'x' * "
             "len(big[::4096])"})
     r = c.call({"op": "snapshot", "name": "with-big"})
@@ -54,4 +59,5 @@ with start() as c:
     r = c.call({"code": "bytes(big[:1]), len(big)"})
     check(r.get("result") == "(b'x', %d)" % (64 << 20),
           "the 64 MB are the snapshot's", r)
+    check_exit(c, "coil exits 0")
 done()

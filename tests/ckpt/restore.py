@@ -4,12 +4,15 @@
 # is back at, and the next request sees exactly that state.
 import os
 import signal
+import sys
 import time
-
-from ckpttest import check, done, start, workdir, cleanup, wait_for
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+from coiltest import (  # noqa: E402
+    check, done, unsandboxed, workdir, cleanup, check_exit)
 
 wd = workdir()
-with start("--grace", "0.5", cwd=wd) as c:
+with unsandboxed("--grace", "0.5", workdir=wd) as c:
     c.call({"code": "a = 1\nimport random\nrandom.seed(7)"})
     c.call({"code": "b = [1, 2, 3]\nclass K:\n    pass\nk = K()\nk.v = 'obj'"})
     r = c.call({"code": "c = 3"})
@@ -44,7 +47,8 @@ with start("--grace", "0.5", cwd=wd) as c:
     c.call({"code": "random.setstate(st)"})
     c.call({"code": "import os; os._exit(1)"})
     r2 = c.call({"code": "random.random()"})
-    check(r1.get("result") == r2.get("result"),
+    check(r1.get("result") is not None and
+          r1.get("result") == r2.get("result"),
           "random's state survives a restore", (r1, r2))
 
     # A timeout that needs SIGKILL.
@@ -144,10 +148,11 @@ with start("--grace", "0.5", cwd=wd) as c:
     dt = time.time() - t0
     check(r["restored"]["cell"] == r["cell"] - 1 and dt < 1.0,
           "restore took %.1f ms" % (dt * 1000), r)
+    check_exit(c, "coil --grace 0.5 exits 0")
 cleanup(wd)
 
 # Without checkpoints: a crash starts a fresh namespace and says so.
-with start("--checkpoints", "0") as c:
+with unsandboxed("--checkpoints", "0") as c:
     c.call({"code": "z = 1"})
     r = c.call({"code": "import os; os._exit(1)"})
     check(r["status"] == "crashed" and r["restored"] == {"cell": None,
@@ -159,4 +164,5 @@ with start("--checkpoints", "0") as c:
     check(r.get("result") == "False", "--checkpoints 0: z is gone", r)
     r = c.call({"op": "snapshots"})
     check(r["count"] == 0, "--checkpoints 0: no checkpoints", r)
+    check_exit(c, "coil --checkpoints 0 exits 0")
 done()

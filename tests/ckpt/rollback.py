@@ -2,11 +2,14 @@
 # snapshot, rollback (by name and by cell), reset, and their bad inputs:
 # a name or cell that does not exist is a clear invalid and changes
 # nothing; a rollback sent while a cell runs waits for it and says so.
+import os
+import sys
 import time
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+from coiltest import check, done, unsandboxed, check_exit  # noqa: E402
 
-from ckpttest import check, done, start
-
-with start("--preload", "json") as c:
+with unsandboxed("--preload", "json") as c:
     c.call({"code": "x = 1"})                               # cell 1
     r = c.call({"op": "snapshot", "name": "base"})
     check(r["status"] == "ok" and r["name"] == "base" and r["cell"] == 1,
@@ -128,8 +131,9 @@ with start("--preload", "json") as c:
     r = c.call({"op": "rollback", "to": "one"})
     r = c.call({"code": "s"})
     check(r.get("result") == "'one'", "snapshots survive a reset", r)
+    check_exit(c, "coil --preload json exits 0")
 
-with start("--checkpoints", "0") as c:
+with unsandboxed("--checkpoints", "0") as c:
     c.call({"code": "v = 1"})
     r = c.call({"op": "reset"})
     check(r["status"] == "ok" and r.get("from") == "new interpreter",
@@ -144,4 +148,5 @@ with start("--checkpoints", "0") as c:
     r = c.call({"op": "rollback", "to": 1})
     check(r["status"] == "invalid", "--checkpoints 0: no cell checkpoints",
           r)
+    check_exit(c, "coil --checkpoints 0 exits 0")
 done()

@@ -7,15 +7,18 @@
 # cwd, so they are found by that even once coil, their ancestor, is gone.
 import os
 import signal
+import sys
 import time
-
-from ckpttest import (check, done, start, workdir, cleanup, in_dir,
-                      wait_for, descendants)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+from coiltest import (  # noqa: E402
+    check, done, unsandboxed, workdir, cleanup, in_dir, wait_for,
+    descendants)
 
 
 def scenario(label, running, resumed):
     wd = workdir()
-    c = start(cwd=wd)
+    c = unsandboxed(workdir=wd)
     c.call({"code": "x = 1"})
     c.call({"op": "snapshot", "name": "pin"})
     c.call({"code": "x = 2"})
@@ -29,7 +32,7 @@ def scenario(label, running, resumed):
     kinds = sorted(set(comm for _, comm in before))
     check(kinds == ["coil", "coil-ckpt", "coil-init", "coil-worker"],
           "%s: the session's processes are there" % label, before)
-    below = set(descendants(c.proc.pid))
+    below = set(p.pid for p in descendants(c.pid))
     check(all(p in below for p, comm in before if comm != "coil"),
           "%s: all below coil" % label, (before, below))
     if running:

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Usage errors exit 2 with one line on stderr; --help and --version
 # exit 0 on stdout, as GNU programs do.
-. "${srcdir:-.}/tests/plain/lib.sh"
+. "${srcdir:-.}/tests/lib/tap.sh"
 
 for args in "--frobnicate" "--timeout" "--timeout -3" "--max-output 0" \
     "--sandbox lax" "--workdir /nonexistent" "--checkpoints many" extra; do
@@ -9,14 +9,16 @@ for args in "--frobnicate" "--timeout" "--timeout -3" "--max-output 0" \
 	"$COIL" $args >"$T/out" 2>"$T/err" </dev/null
 	expect_eq "coil $args exits 2" 2 "$?"
 	expect_eq "coil $args: one line on stderr" 1 "$(wc -l <"$T/err")"
-	grep -q "^coil: .*(try 'coil --help')$" "$T/err" || fail "coil $args: $(cat "$T/err")"
-	[ -s "$T/out" ] && fail "coil $args wrote to stdout"
+	expect_grep "coil $args: names coil, points to --help" \
+		"^coil: .*(try 'coil --help')$" "$T/err"
+	expect_eq "coil $args: nothing on stdout" "" "$(cat "$T/out")"
 done
 "$COIL" --help >"$T/out" 2>"$T/err"
 expect_eq "--help exits 0" 0 "$?"
-grep -q "^Usage: coil \[OPTION\]" "$T/out" || fail "--help lacks Usage"
-grep -q -- "--checkpoint-memory SIZE" "$T/out" || fail "--help lacks an option"
+expect_grep "--help: Usage line" "^Usage: coil \[OPTION\]" "$T/out"
+expect_grep "--help: lists the options" "--checkpoint-memory SIZE" "$T/out"
+expect_eq "--help: nothing on stderr" "" "$(cat "$T/err")"
 "$COIL" --version >"$T/out"
 expect_eq "--version exits 0" 0 "$?"
-grep -q "^coil [0-9]" "$T/out" || fail "--version: $(cat "$T/out")"
-pass
+expect_grep "--version: name and number" "^coil [0-9]" "$T/out"
+done_testing

@@ -5,7 +5,9 @@ It holds the four things every test script needs, once:
 - COIL, the binary under test: $COIL (make check sets it), else the
   build tree's src/coil.
 - Coil, the one client of `coil --agent`: numbered requests, responses
-  matched by id, every other line (events) kept in .events.
+  matched by id, every other line (events) kept in .events; raw_line()
+  for the bytes as they come.  unsandboxed() is one without a sandbox,
+  check_exit() the check that it exits 0.
 
       with Coil("--timeout", "5") as c:
           r = c.call({"code": "1+1"})
@@ -14,9 +16,11 @@ It holds the four things every test script needs, once:
   "not ok N - what" with the detail as "# " comments, skip() a skipped
   check with its reason, done() the plan and the exit status, skip_all()
   a plan of none with the reason.  A file that prints no plan, or fewer
-  checks than it planned, is an error to the driver.
+  checks than it planned, is an error to the driver; a script that dies
+  after its first check reports the exception as a failed check.
 - A /proc walker: procs() reads every live process once; descendants(),
-  in_dir(), tree() and session_processes() answer from that.
+  in_dir(), tree() and session_processes() answer from that; proc(),
+  dead(), cmdline(), vm_kb() and pss_kb() look at one process.
 
 Scripts run with Debian's /usr/bin/python3 (make check's SYSPYTHON) and
 put this directory on sys.path themselves:
@@ -32,6 +36,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
+import weakref
 
 sys.dont_write_bytecode = True          # no __pycache__ in the source tree
 
@@ -39,9 +45,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.normpath(os.path.join(HERE, "..", ".."))
 COIL = os.environ.get("COIL") or os.path.join(TOP, "build", "src", "coil")
 SYSPYTHON = "/usr/bin/python3"
+# A sanitizer build (setup.sh check-asan): its allocator makes memory
+# figures mean nothing, so checks of them are skipped there.
+ASAN = "ASAN_OPTIONS" in os.environ
 
 
 # ------------------------------------------------------------------- TAP
+
+def _description(what):
+    """One line (TAP is line based), a "#" escaped: unescaped, the rest
+    would be read as a directive (SKIP, TODO) or a comment."""
+    return " ".join(str(what).split()).replace("#", "\\#")
+
 
 class TAP:
     """One TAP stream.  The module-level check/skip/done/skip_all use a
@@ -58,7 +73,7 @@ class TAP:
         """One check; detail (any object, its str) is printed under a
         failure.  Returns bool(cond)."""
         self.n += 1
-        what = " ".join(str(what).split())  # one line: TAP is line based
+        what = _description(what)
         if cond:
             print("ok %d - %s" % (self.n, what))
         else:
@@ -74,7 +89,7 @@ class TAP:
     def skip(self, what, why):
         self.n += 1
         self.skipped += 1
-        print("ok %d - %s # SKIP %s" % (self.n, " ".join(str(what).split()),
+        print("ok %d - %s # SKIP %s" % (self.n, _description(what),
                                          " ".join(str(why).split())))
         sys.stdout.flush()
 
@@ -116,22 +131,51 @@ def tap():
     return _tap
 
 
+def _excepthook(kind, value, tb):
+    """A script that dies after its first check (coil gone, a response
+    without the key a check reads) still reports: the checks so far, the
+    exception as one more failed check, and the plan.  Before any check
+    the default hook runs: no plan is an error to the driver."""
+    said = ""
+    for c in _sessions:         # often the cause: coil died; say how
+        said += "coil (pid %d) exit status %s, its stderr:\n%s\n" % (
+            c.pid, c.proc.poll(), c.stderr_text()[-2000:])
+    # The exception last: bench/run reports a measurement's last line.
+    said += "".join(traceback.format_exception(kind, value, tb))
+    if _tap.n == 0 or kind is KeyboardInterrupt:
+        sys.stderr.write(said)
+        return
+    _tap.check(False, "the script runs to its end (stopped by %s)"
+               % kind.__name__, said)
+    print("1..%d" % _tap.n)
+    sys.stdout.flush()
+
+
+sys.excepthook = _excepthook
+
+
 # ---------------------------------------------------------------- client
+
+_sessions = weakref.WeakSet()   # every Coil still about, for _excepthook
+
 
 class Coil:
     """A real `coil --agent` with args; stdin and stdout are pipes, stderr
-    is kept (read it with .stderr_text() after close)."""
+    is kept (read it with .stderr_text() after close).  argv, if given,
+    is the whole command instead: another program that speaks the same
+    lines (the benchmarks' peers)."""
 
     def __init__(self, *args, stdin=subprocess.PIPE, env=None, cwd=None,
-                 preexec_fn=None, argv0=None):
+                 preexec_fn=None, argv0=None, argv=None):
         self.err = tempfile.TemporaryFile()
-        cmd = [argv0 or COIL, "--agent", *args]
+        cmd = argv or [argv0 or COIL, "--agent", *args]
         self.proc = subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.PIPE,
                                      stderr=self.err, env=env, cwd=cwd,
                                      preexec_fn=preexec_fn)
         self.next_id = 0
         self.events = []
         self.buf = b""
+        _sessions.add(self)
 
     def __enter__(self):
         return self
@@ -156,22 +200,36 @@ class Coil:
         self.send_raw(json.dumps(req).encode() + b"\n")
         return req["id"]
 
-    def line(self, timeout=60):
-        """The next line coil writes, parsed."""
-        deadline = time.time() + timeout
+    def raw_line(self, timeout=60):
+        """The next line coil writes, as bytes without its newline.  An
+        unfinished last line comes back as it is; after it, EOFError.
+        timeout None waits as long as it takes, without select: the
+        benchmarks time this call (and a read of 64 KiB, not more: a
+        bigger one costs a fresh mapping of that size each time)."""
+        deadline = None if timeout is None else time.time() + timeout
         fd = self.proc.stdout.fileno()
         while b"\n" not in self.buf:
-            left = deadline - time.time()
-            if left <= 0:
-                raise TimeoutError("no response from coil in %ss" % timeout)
-            r, _, _ = select.select([fd], [], [], left)
-            if r:
-                chunk = os.read(fd, 1 << 20)
-                if not chunk:
-                    raise EOFError("coil closed its stdout")
-                self.buf += chunk
+            if deadline is not None:
+                left = deadline - time.time()
+                if left <= 0:
+                    raise TimeoutError("no response from coil in %ss"
+                                       % timeout)
+                r, _, _ = select.select([fd], [], [], left)
+                if not r:
+                    continue
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                if self.buf:
+                    line, self.buf = self.buf, b""
+                    return line
+                raise EOFError("coil closed its stdout")
+            self.buf += chunk
         line, self.buf = self.buf.split(b"\n", 1)
-        return json.loads(line.decode("utf-8"))
+        return line
+
+    def line(self, timeout=60):
+        """The next line coil writes, parsed."""
+        return json.loads(self.raw_line(timeout).decode("utf-8"))
 
     def response(self, rid, timeout=60):
         """The response to request rid; other lines go to .events."""
@@ -216,6 +274,14 @@ class Coil:
     def stderr_text(self):
         self.err.seek(0)
         return self.err.read().decode(errors="replace")
+
+
+def check_exit(c, what="coil exits 0"):
+    """A check that c, closed now, exits 0; its stderr if not.  Under the
+    sanitizers this is where a leak or an error in coil shows."""
+    status = c.close()
+    return check(status == 0, what,
+                 "exit status %s\n%s" % (status, c.stderr_text()[-4000:]))
 
 
 # --------------------------------------------------------------- /proc
@@ -269,6 +335,13 @@ def descendants(pid, table=None):
             out.append(c)
             todo.append(c.pid)
     return out
+
+
+def dead(pid):
+    """True once pid has exited: gone, or a zombie not yet reaped.  A
+    SIGKILL takes effect a moment after kill() returns."""
+    p = proc(pid)
+    return p is None or p.zombie
 
 
 def tree(pid):
@@ -333,6 +406,19 @@ def pss_kb(pid):
     except OSError:
         pass
     return 0
+
+
+def unsandboxed(*args, workdir=None, **kw):
+    """A Coil without a sandbox, its session run in workdir if given.
+
+    For the tests that reach into a session from outside: they kill a
+    checkpoint by the pid a cell reports, count processes by their
+    working directory, starve fork of memory, and the sandbox's PID
+    namespace and limits would change what they measure.  The sandbox's
+    own tests cover checkpoints under it."""
+    if workdir is not None:
+        args = ("--workdir", workdir) + args
+    return Coil("--sandbox", "none", *args, **kw)
 
 
 # ---------------------------------------------------------------- misc

@@ -5,6 +5,8 @@
 #   ok DESC / not_ok DESC [DETAIL]   one check
 #   expect_eq DESC WANT GOT          a check that two strings are equal
 #   expect_match DESC REGEX TEXT     a check that grep -E finds REGEX
+#   expect_grep DESC PATTERN FILE    a check that grep finds PATTERN in FILE
+#   expect_file DESC FILE WANT       a check that FILE holds WANT
 #   skip DESC WHY                    one skipped check
 #   skip_all WHY                     plan none, say why, exit 0
 #   done_testing                     the plan; exit 1 if a check failed
@@ -35,6 +37,24 @@ expect_match() {
 	else
 		not_ok "$1" "no match for /$2/ in:
 $3"
+	fi
+}
+expect_grep() {
+	if grep -q -- "$2" "$3"; then
+		ok "$1"
+	else
+		not_ok "$1" "no match for /$2/ in $(basename "$3"):
+$(cat "$3")"
+	fi
+}
+expect_file() {
+	if [ "$(cat "$2")" = "$3" ]; then
+		ok "$1"
+	else
+		not_ok "$1" "expected:
+$3
+got:
+$(cat "$2")"
 	fi
 }
 skip() {

@@ -2,20 +2,38 @@
 # Plain mode on a real terminal (tmux): prompts, results, continuation
 # lines, completion from the namespace, Ctrl-C interrupting a cell and
 # clearing the line, history saved, Ctrl-D exiting.
-. "${srcdir:-.}/tests/plain/lib.sh"
-command -v tmux >/dev/null || { echo "tmux is not installed"; exit 77; }
+. "${srcdir:-.}/tests/lib/tap.sh"
+command -v tmux >/dev/null || skip_all "tmux is not installed"
 
 S=coil-tty-$$
 TMUX_TMPDIR=$T
 export TMUX_TMPDIR
 screen() { tmux capture-pane -p -t "$S"; }
+
+# Each check is a few keys and the screens they must bring.  A screen
+# that never comes fails the check (the others of it are not waited for)
+# and the next check goes on from wherever the terminal is.
+missed=""
 wait_for() {	# wait_for REGEX: until the screen shows it (10 s)
+	[ -z "$missed" ] || return 0
 	i=0
 	while ! screen | grep -Eq "$1"; do
 		i=$((i + 1))
-		[ $i -gt 100 ] && { screen; fail "screen never showed /$1/"; }
+		if [ $i -gt 100 ]; then
+			missed="the screen never showed /$1/"
+			return 0
+		fi
 		sleep 0.1
 	done
+}
+step() {	# step DESC: ok if every wait_for since the last step succeeded
+	if [ -z "$missed" ]; then
+		ok "$1"
+	else
+		not_ok "$1" "$missed; it shows:
+$(screen)"
+	fi
+	missed=""
 }
 keys() { tmux send-keys -t "$S" "$@"; }
 
@@ -27,19 +45,19 @@ keys 'answer = 6 * 7' Enter
 wait_for '^>>> ?$'
 keys 'answer' Enter
 wait_for '^42$'
-n=$((n + 1)); echo "ok $n - result printed"
+step "result printed"
 
 keys 'for i in range(2):' Enter
 wait_for '^\.\.\. ?$'
 keys '    print("line", i)' Enter '' Enter
 wait_for '^line 1$'
-n=$((n + 1)); echo "ok $n - continuation prompt and block"
+step "continuation prompt and block"
 
 keys 'ans' Tab
 wait_for '^>>> answer$'
 keys Enter
 wait_for '^42$'
-n=$((n + 1)); echo "ok $n - tab completion from the namespace"
+step "tab completion from the namespace"
 
 keys 'import time' Enter 'time.sleep(30)' Enter
 sleep 0.5
@@ -48,18 +66,18 @@ wait_for 'KeyboardInterrupt'
 wait_for '^>>> ?$'
 keys 'answer + 1' Enter
 wait_for '^43$'
-n=$((n + 1)); echo "ok $n - Ctrl-C interrupts the cell, state kept"
+step "Ctrl-C interrupts the cell, state kept"
 
 keys 'half typed' C-c
 wait_for '^>>> ?$'
 keys Up
 wait_for '^>>> answer \+ 1$'
 keys C-u Enter
-n=$((n + 1)); echo "ok $n - Ctrl-C clears the line; Up recalls history"
+step "Ctrl-C clears the line; Up recalls history"
 
 keys C-d
 wait_for 'EXITED 0'
-n=$((n + 1)); echo "ok $n - Ctrl-D exits 0"
-grep -q 'answer = 6 \* 7' "$T/state/coil/history" || fail "history file not written"
-n=$((n + 1)); echo "ok $n - history saved in \$XDG_STATE_HOME/coil/history"
-pass
+step "Ctrl-D exits 0"
+expect_grep "history saved in \$XDG_STATE_HOME/coil/history" \
+	'answer = 6 \* 7' "$T/state/coil/history"
+done_testing

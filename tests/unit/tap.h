@@ -1,7 +1,8 @@
 /*
  * tap.h - the least TAP a unit test needs, for automake's tap-driver.
  *
- * Header only (every function static): include it in one test program.
+ * Header only (every function static, the helpers a program may not use
+ * marked unused): include it in one test program.
  * tap_ok() prints "ok K - desc" or "not ok K - desc"; tap_done() prints
  * the plan "1..N" last (TAP allows a trailing plan) and returns the exit
  * status: 0 only if every test passed and at least one ran.
@@ -35,7 +36,7 @@ tap_ok(bool pass, const char *fmt, ...)
 }
 
 /* Print a byte string as a TAP diagnostic, C-escaped so it fits a line. */
-static void
+static void __attribute__((unused))
 tap_diag_bytes(const char *what, const char *p, size_t n)
 {
 	size_t i;
@@ -55,7 +56,7 @@ tap_diag_bytes(const char *what, const char *p, size_t n)
 }
 
 /* ok if got[0..gotlen) equals the NUL-terminated want; diagnoses if not. */
-static bool
+static bool __attribute__((unused))
 tap_is_mem(const char *got, size_t gotlen, const char *want, size_t wantlen,
     const char *desc)
 {
@@ -69,7 +70,7 @@ tap_is_mem(const char *got, size_t gotlen, const char *want, size_t wantlen,
 	return pass;
 }
 
-static bool
+static bool __attribute__((unused))
 tap_is_ull(unsigned long long got, unsigned long long want, const char *desc)
 {
 	bool pass = got == want;
