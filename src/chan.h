@@ -21,6 +21,15 @@
 
 #define CHAN_MAX_FDS 8
 #define CHAN_MAX_FRAME (256u << 20)
+/* What a frame limit of 256 MiB allows the options that size frames.
+ * A request line goes to the worker with only the fields it reads, none
+ * of them longer written out again, plus a few numbers: half the limit
+ * leaves room.  The worker cuts a result and a traceback to 4 x
+ * max_output characters each before they cross (worker.py's _cut), so
+ * max_output stays far below; an answer that is too big anyway is
+ * replaced by an error saying so. */
+#define CHAN_MAX_REQUEST (CHAN_MAX_FRAME / 2)
+#define CHAN_MAX_OUTPUT (CHAN_MAX_FRAME / 16)
 
 struct chan {
 	int fd;

@@ -85,10 +85,11 @@ proc_fork_worker(int *fds, int nfds, json_t *conf)
 		    dup2(fds[1], 1) == -1 || dup2(fds[2], 2) == -1)
 			_exit(71);
 		close(devnull);
-		close(fds[1]);
-		close(fds[2]);
-		close(proc_sock);
-		close(proc_sigfd);
+		/* Nothing of init's goes to the cells: its report socket,
+		 * its signalfd, whatever the supervisor had when it forked
+		 * init.  The worker keeps fd 0, 1, 2 and its control
+		 * socket. */
+		close_fds_except(&fds[0], 1);
 		set_cloexec(fds[0], true);
 		proc_worker(fds[0], conf);
 	}
@@ -108,15 +109,27 @@ proc_init_main(json_t *conf)
 	struct pollfd pfd[2];
 	sigset_t set;
 	char err[1024];
-	int sfd;
+	int sfd, devnull;
 
 	prctl(PR_SET_NAME, "coil-init");
+	/* Not the front end's stdin and stdout (the agent's JSON channel):
+	 * init reads and writes only its report socket. */
+	if ((devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) >= 0) {
+		dup2(devnull, 0);
+		dup2(devnull, 1);
+		close(devnull);
+	}
 	if (sandbox_enter(proc_sbx, &proc_report, err, sizeof err) == -1) {
 		json_t *m = json_pack("{s:s, s:s}", "t", "fatal", "error", err);
 
 		chan_send(proc_sock, m, NULL, 0);
 		_exit(1);
 	}
+	/* Everything else the supervisor held when it forked init goes:
+	 * after a restart that includes the old worker's socket and pipes,
+	 * and every later worker would inherit it all.  (sandbox_enter has
+	 * used and closed what it took across.) */
+	close_fds_except(&proc_sock, 1);
 	setsid();			/* sandbox_enter did, unless "none" */
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	sigemptyset(&set);

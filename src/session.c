@@ -436,7 +436,7 @@ session_exec_response(struct session *s, struct sreq *r, const char *status,
 		unsigned long long cut = 0;
 
 		text = utf8_cap(json_string_value(v), json_string_length(v),
-		    s->opts->max_output, &len, &cut);
+		    s->ob_out.cap, &len, &cut);
 		session_put_text(o, "result", text, len);
 		free(text);
 		dropped += cut;
@@ -1261,6 +1261,20 @@ session_replace(struct session *s, struct sreq *r, enum sreq_after after)
 	session_worker_died(s, W_EXITCODE(0, SIGKILL));
 }
 
+/* This cell's output cap: its max_output, else --max-output. */
+static void
+session_cap(struct session *s, size_t cap)
+{
+	if (s->ob_out.cap != cap) {
+		outbuf_free(&s->ob_out);
+		outbuf_free(&s->ob_err);
+		outbuf_init(&s->ob_out, cap);
+		outbuf_init(&s->ob_err, cap);
+	}
+	outbuf_reset(&s->ob_out);
+	outbuf_reset(&s->ob_err);
+}
+
 /* What the worker is sent of a request: the fields it reads, no more
  * (a request's other fields could make the frame grow past the limit
  * as JSON numbers are written out again). */
@@ -1268,7 +1282,7 @@ static json_t *
 session_worker_request(json_t *req)
 {
 	static const char *const keep[] = { "op", "code", "name", "cursor",
-	    "all" };
+	    "all", "max_output" };
 	json_t *m = json_object(), *v;
 	size_t i;
 
@@ -1301,10 +1315,12 @@ session_start_run(struct session *s, struct sreq *r)
 	}
 	msg = session_worker_request(r->req);
 	if (r->op == OP_EXEC) {
+		json_t *cap = json_object_get(r->req, "max_output");
+
 		r->cell = s->cells + 1;
 		json_object_set_new(msg, "cell", json_integer(r->cell));
-		outbuf_reset(&s->ob_out);
-		outbuf_reset(&s->ob_err);
+		session_cap(s, json_is_integer(cap) ? (size_t)json_integer_value(
+		    cap) : s->opts->max_output);
 		if (r->origin == ORIGIN_PERSON)
 			json_object_set_new(msg, "repl", json_true());
 		r->atomic = json_is_true(json_object_get(r->req, "atomic"));
