@@ -83,7 +83,7 @@ link_close(struct link *l)
 		chan_close(&l->chan);
 	l->chan.fd = -1;
 	l->head = l->n = 0;
-	l->pid = l->hello_pid = 0;
+	l->pid = l->hello_pid = l->outer = 0;
 }
 
 bool
@@ -227,6 +227,24 @@ link_pidfd_pids(int fd, pid_t *inner, pid_t *outer)
 	return 0;
 }
 
+/* The parent of a process of our namespace, from /proc; 0 if gone. */
+static pid_t
+link_ppid(pid_t pid)
+{
+	char path[64], line[256];
+	long ppid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
+	if ((f = fopen(path, "re")) == NULL)
+		return 0;
+	while (fgets(line, sizeof line, f) != NULL)
+		if (sscanf(line, "PPid: %ld", &ppid) == 1)
+			break;
+	fclose(f);
+	return (pid_t)ppid;
+}
+
 static bool
 link_is_unix_stream(int fd)
 {
@@ -310,6 +328,7 @@ link_check_hello(struct link *l, const struct link_owed *o,
 			    "pidfd of pid %ld, not of the worker (%ld)",
 			    (long)inner, (long)l->pid);
 		l->hello_pid = inner;
+		l->outer = f->outer;
 	}
 	return 0;
 }
@@ -354,6 +373,9 @@ link_check_ckpt(struct link *l, const struct link_owed *o,
 	if (l->pid > 0 && f->pid == l->pid)
 		return err_set(why, len, "its 'ckpt' frame names the worker "
 		    "itself");
+	if (l->outer > 0 && f->outer > 0 && link_ppid(f->outer) != l->outer)
+		return err_set(why, len, "its 'ckpt' frame names pid %ld, which "
+		    "the worker did not fork", (long)f->pid);
 	return 0;
 }
 
@@ -436,6 +458,15 @@ link_next(struct link *l, struct link_frame *f, char *why, size_t len)
 		goto bad;
 	}
 	f->type = (enum link_frame_type)r;
+	if (link_state(l) == LINK_GATE && f->type == LINK_F_HELLO &&
+	    l->n > 1) {
+		/* The gate is the kernel's to give: a worker that got no
+		 * listener goes straight to its hello. */
+		l->head = (l->head + 1) % LINK_MAX_OWED;
+		l->n--;
+		o = &l->owed[l->head];
+		link_describe(o, owed, sizeof owed);
+	}
 	for (r = 0; r < nitems(link_rules); r++)
 		if (link_rules[r].state == link_state(l) &&
 		    link_rules[r].type == f->type)

@@ -83,6 +83,7 @@ struct link {
 	uint64_t seq;		/* the last number given */
 	pid_t pid;		/* the worker in init's namespace; 0: unknown */
 	pid_t hello_pid;	/* the pid of hello's pidfd, init's namespace */
+	pid_t outer;		/* and in ours: a checkpoint's parent */
 };
 
 struct link_frame {

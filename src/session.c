@@ -1108,6 +1108,7 @@ session_init_died(struct session *s)
 
 	session_signal(s, SIGKILL);
 	proc_stop(&s->proc);
+	s->spawns = 0;		/* its answers to them are gone with it */
 	ckpt_set_free(&s->ck);
 	s->reap_orphans = true;
 	session_warn(s, "coil's init process was killed; a new one started, "
@@ -1179,14 +1180,16 @@ session_broke(struct session *s, const char *why)
 static void
 session_spawned(struct session *s, pid_t pid)
 {
-	char why[160];
-
 	s->pid = s->ctl.pid = pid;
 	if (s->ctl.hello_pid > 0 && s->ctl.hello_pid != pid) {
-		snprintf(why, sizeof why, "its 'hello' frame carries a pidfd of "
-		    "pid %ld, not of the worker (%ld)", (long)s->ctl.hello_pid,
-		    (long)pid);
-		session_broke(s, why);
+		/* That pidfd is some other process's: never signal it.  With
+		 * its socket closed the worker ends at its next read. */
+		close(s->pidfd);
+		s->pidfd = -1;
+		snprintf(s->broke, sizeof s->broke, "its 'hello' frame carries "
+		    "a pidfd of pid %ld, not of the worker (%ld)",
+		    (long)s->ctl.hello_pid, (long)pid);
+		link_close(&s->ctl);
 	}
 }
 
