@@ -134,6 +134,23 @@ def session(profile):
                   "vars" in got[1] and got[2].get("result") ==
                   "'after %d'" % i,
                   "%s: no answer is shifted" % tag, got[1:])
+        # A header that promises a long body swallows the real reply:
+        # nothing says that cell is over, so its deadline ends it, and
+        # the namespace is back where it was before it all the same.
+        r = c.run("keep = 'long'")
+        before = r.get("cell")
+        r = c.call({"code": "spoiled = 1\n"
+                    "forge(raw=struct.pack('II', 1 << 20, 0))",
+                    "timeout": 1})
+        check(r.get("status") in ("timeout", "crashed") and
+              (r.get("restored") or {}).get("cell") == before,
+              "%s, a header promising a long body: the cell is stopped "
+              "at its deadline, the namespace back at cell %s"
+              % (profile, before), r)
+        r = c.run("(keep, 'spoiled' in globals())")
+        check(r.get("result") == "('long', False)",
+              "%s, a header promising a long body: the session goes on"
+              % profile, r)
         if profile == "strict":
             r = c.run("import os\ntry:\n    pid = os.fork()\n"
                       "except OSError as e:\n    r = 'denied'\nelse:\n"
