@@ -873,9 +873,9 @@ session_restored(struct session *s, struct ckpt *ck, json_t *restored)
 	switch (r->after) {
 	case AFTER_DIED:
 		if (r->op == OP_EXEC) {
-			const char *type = r->killed ? (r->timed_out ?
-			    "TimeoutError" : "KeyboardInterrupt") : r->broke ?
-			    "ProtocolError" : "WorkerDied";
+			const char *type = r->broke ? "ProtocolError" :
+			    r->killed ? (r->timed_out ? "TimeoutError" :
+			    "KeyboardInterrupt") : "WorkerDied";
 			json_t *e;
 
 			if (r->broke)

@@ -14,6 +14,7 @@ afterwards.  Run under none, standard and strict.
 """
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
@@ -134,6 +135,24 @@ def session(profile):
                   "vars" in got[1] and got[2].get("result") ==
                   "'after %d'" % i,
                   "%s: no answer is shifted" % tag, got[1:])
+        # Between cells: a thread of an earlier cell forges a frame while
+        # nothing is owed.  That worker goes, the next answer says why,
+        # and the namespace is the one the last cell left (its checkpoint
+        # arrived before the forgery).
+        r = c.run("import threading, time\nkeep = 'threaded'\n"
+                  "threading.Thread(target=lambda: (time.sleep(0.5), "
+                  "forge(raw=b'\\0' * 8))).start()")
+        check(r.get("status") == "ok", "%s: a cell starts a forging thread"
+              % profile, r)
+        time.sleep(1.5)
+        r = c.run("keep")
+        warns = " ".join(r.get("warnings") or [])
+        check(r.get("result") == "'threaded'" and
+              "died between requests" in warns and
+              "broke protocol" in warns,
+              "%s: a forgery between cells: the next answer says the "
+              "worker broke protocol, the last cell's state is kept"
+              % profile, r)
         # A header that promises a long body swallows the real reply:
         # nothing says that cell is over, so its deadline ends it, and
         # the namespace is back where it was before it all the same.
