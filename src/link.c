@@ -8,8 +8,10 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -18,6 +20,7 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "link.h"
@@ -243,6 +246,50 @@ link_ppid(pid_t pid)
 			break;
 	fclose(f);
 	return (pid_t)ppid;
+}
+
+int
+link_children(pid_t pid, pid_t *kids, int max)
+{
+	char path[96];
+	struct dirent *e;
+	DIR *d;
+	int n = 0;
+
+	snprintf(path, sizeof path, "/proc/%ld/task", (long)pid);
+	if ((d = opendir(path)) == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL) {
+		FILE *f;
+		long c;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof path, "/proc/%ld/task/%.20s/children",
+		    (long)pid, e->d_name);
+		if ((f = fopen(path, "re")) == NULL) {
+			n = -1;
+			break;
+		}
+		while (n < max && fscanf(f, "%ld", &c) == 1)
+			kids[n++] = (pid_t)c;
+		fclose(f);
+	}
+	closedir(d);
+	return n;
+}
+
+int
+link_kill_child(pid_t parent, pid_t child)
+{
+	int fd = (int)syscall(SYS_pidfd_open, child, 0), rc;
+
+	if (fd < 0)
+		return -1;
+	rc = link_ppid(child) == parent ? (int)syscall(SYS_pidfd_send_signal,
+	    fd, SIGKILL, NULL, 0) : -1;
+	close(fd);
+	return rc;
 }
 
 static bool

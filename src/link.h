@@ -127,6 +127,13 @@ void link_frame_free(struct link_frame *f);
 /* The pid of a pidfd in init's namespace (the innermost of NSpid) and in
  * ours; -1 when fd is not a pidfd of a live process. */
 int link_pidfd_pids(int fd, pid_t *inner, pid_t *outer);
+/* The children of process pid (ours: its pid in our namespace), from
+ * /proc/PID/task/ * /children; up to max of them.  Their count, -1 when
+ * they cannot be read. */
+int link_children(pid_t pid, pid_t *kids, int max);
+/* SIGKILL child if it is still a child of parent (through a pidfd, so
+ * that a reused pid is never hit).  0 or -1. */
+int link_kill_child(pid_t parent, pid_t child);
 /* Name of what a state waits for: "a reply (seq 7)". */
 void link_describe(const struct link_owed *o, char *buf, size_t len);
 

@@ -611,6 +611,36 @@ session_order_ckpt(struct session *s, enum link_ckpt kind, int cell)
 	    (json_int_t)seq));
 }
 
+/*
+ * strict: the gate let one fork through for the checkpoint just answered,
+ * and only from the worker's main thread.  Cell code can still run there
+ * at that moment - a Python signal handler, an os.register_at_fork hook
+ * calling libc's fork through ctypes - and spend the pass; the worker's
+ * own fork is then refused.  Forks are off under strict, so every child
+ * of the worker is one of our checkpoints: any other dies here.
+ */
+static void
+session_gate_sweep(struct session *s)
+{
+	pid_t kids[256], w = s->pidfd >= 0 ? ckpt_pid_of(s->pidfd) : 0;
+	int n, i, killed = 0;
+	struct ckpt *ck;
+
+	if (w <= 0 || (n = link_children(w, kids, (int)nitems(kids))) <= 0)
+		return;
+	for (i = 0; i < n; i++) {
+		for (ck = s->ck.head; ck != NULL; ck = ck->next)
+			if (ck->pidfd >= 0 && ckpt_pid_of(ck->pidfd) == kids[i])
+				break;
+		if (ck == NULL && link_kill_child(w, kids[i]) == 0)
+			killed++;
+	}
+	if (killed > 0)
+		session_warn(s, "a process forked by the cell's code while a "
+		    "checkpoint was being taken was killed: the strict sandbox "
+		    "starts no processes");
+}
+
 /* A checkpoint we ordered arrived (link.c checked its socket, its pidfd
  * and that it was owed); f->kind is the kind we asked for. */
 static void
@@ -627,7 +657,6 @@ session_ckpt_arrived(struct session *s, struct link_frame *f)
 	enum ckpt_kind k;
 
 	f->fds[0] = f->fds[1] = -1;	/* the checkpoint's now */
-	s->gate_spent = false;
 	if (threads < 0)
 		threads = 0;
 	if (f->kind == LINK_CK_REARM && s->rearm != NULL) {
@@ -653,6 +682,9 @@ session_ckpt_arrived(struct session *s, struct link_frame *f)
 		ck = ckpt_add(&s->ck, k, s->node, sock, pidfd, f->pid, threads,
 		    fork_ms);
 	}
+	if (s->gate_spent)
+		session_gate_sweep(s);
+	s->gate_spent = false;
 	if (exec_running) {
 		/* The state before the running cell: the previous cell's
 		 * checkpoint, or one the atomic cell asked for. */
@@ -683,6 +715,8 @@ session_ckpt_failed(struct session *s, struct link_frame *f)
 	int cell = s->node->cell;
 	struct ckpt *ck;
 
+	if (s->gate_spent)
+		session_gate_sweep(s);
 	s->gate_spent = false;
 	if (error == NULL)
 		error = "unknown error";

@@ -123,7 +123,8 @@ def session(profile):
         if profile == "none":
             check_init("none", c.pid)
             # init restarts: a cell under none may kill its parent.
-            r = c.run("import os; os.kill(os.getppid(), 9)")
+            r = c.run("import os, time\nos.kill(os.getppid(), 9)\n"
+                      "time.sleep(10)")
             check(r.get("status") == "crashed",
                   "none: the cell that kills init crashes", r)
             r = c.run(LIST)

@@ -18,7 +18,8 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
-from coiltest import Coil, check, diag, done, skip, workdir, cleanup  # noqa
+from coiltest import (Coil, check, done, workdir, cleanup,  # noqa
+                      descendants, wait_for)
 
 # Defined in the session's first cell: forge(frame, fds, raw) writes one
 # frame (or raw bytes) to every socket of the process.  fds: how many
@@ -177,6 +178,26 @@ def session(profile):
                       "    os.waitpid(pid, 0)\n    r = 'forked'\nr")
             check(r.get("result") == "'denied'",
                   "strict: a fork is still denied after the forgeries", r)
+            # Cell code on the worker's main thread when a checkpoint is
+            # forked (an at-fork hook calling libc's fork) can spend the
+            # gate's one pass: that process is killed at once.
+            r = c.run("import os, ctypes\nlibc = ctypes.CDLL(None)\n"
+                      "stolen = []\nsteal = True\ndef hook():\n"
+                      "    if not steal:\n        return\n"
+                      "    pid = libc.fork()\n"
+                      "    if pid == 0:\n        libc.sleep(30)\n"
+                      "        libc._exit(0)\n    stolen.append(pid)\n"
+                      "os.register_at_fork(before=hook)")
+            c.run("z = 1")
+            r = c.run("steal = False\nstolen")
+            live = wait_for(lambda: [
+                p for p in descendants(c.pid) if p.comm == "coil-worker"
+                and not p.zombie] if len([
+                    p for p in descendants(c.pid) if p.comm == "coil-worker"
+                    and not p.zombie]) == 1 else None, timeout=5)
+            check(live, "strict: a fork stolen at a checkpoint does not "
+                  "live on (%s stolen)" % r.get("result"),
+                  [p for p in descendants(c.pid)])
             # The gate still lets the supervisor's own checkpoints through.
             r = c.call({"op": "snapshot", "name": "after"})
             check(r.get("status") == "ok",
