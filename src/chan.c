@@ -194,9 +194,12 @@ chan_next(struct chan *c, int *fds, int *nfds, bool *bad)
 	/* A frame's descriptors come with its first byte: by now they are
 	 * all here, or they were never sent. */
 	if ((int)h.nfds > c->nfds || c->lost_fds) {
-		snprintf(c->why, sizeof c->why, "a header announcing %u "
-		    "descriptors, of which %d arrived", h.nfds,
-		    c->lost_fds ? -1 : c->nfds);
+		if (c->lost_fds)
+			snprintf(c->why, sizeof c->why, "more descriptors than "
+			    "a frame may carry, cut off by the kernel");
+		else
+			snprintf(c->why, sizeof c->why, "a header announcing %u "
+			    "descriptors, of which %d arrived", h.nfds, c->nfds);
 		goto bad;
 	}
 	if (c->in.len < sizeof h + h.len)

@@ -130,23 +130,6 @@ link_ckpt_owed(const struct link *l)
 	return false;
 }
 
-void
-link_forget(struct link *l, enum link_owe what)
-{
-	struct link_owed keep[LINK_MAX_OWED];
-	int i, n = 0;
-
-	for (i = 0; i < l->n; i++) {
-		struct link_owed *o = &l->owed[(l->head + i) % LINK_MAX_OWED];
-
-		if (o->what != what)
-			keep[n++] = *o;
-	}
-	memcpy(l->owed, keep, sizeof keep[0] * (size_t)n);
-	l->head = 0;
-	l->n = n;
-}
-
 int
 link_fill(struct link *l)
 {

@@ -112,8 +112,6 @@ uint64_t link_owe(struct link *l, enum link_owe what, enum link_ckpt kind,
 enum link_owe link_state(const struct link *l);
 /* True while a checkpoint is owed anywhere on the queue. */
 bool link_ckpt_owed(const struct link *l);
-/* Drop every owed frame of this kind (the supervisor withdrew its ask). */
-void link_forget(struct link *l, enum link_owe what);
 
 /* Read what the socket has (non-blocking).  1 when bytes arrived, 0 at
  * end of file, -1 with errno (EAGAIN: nothing). */

@@ -998,7 +998,10 @@ session_hello(struct session *s, struct link_frame *f)
 		s->pidfd = f->fds[0];
 		f->fds[0] = -1;
 	}
-	if (json_is_object(json_object_get(m, "sandbox"))) {
+	/* The report of what the sandbox enforces: from a fresh worker,
+	 * which says hello before any cell runs; a resumed one's hello
+	 * might follow cell code (an at-fork hook), and adds nothing. */
+	if (ck == NULL && json_is_object(json_object_get(m, "sandbox"))) {
 		json_decref(s->sandbox);
 		s->sandbox = json_incref(json_object_get(m, "sandbox"));
 	}
