@@ -213,22 +213,34 @@ link_pidfd_pids(int fd, pid_t *inner, pid_t *outer)
 	return 0;
 }
 
-/* The parent of a process of our namespace, from /proc; 0 if gone. */
+/* The parent of a process of our namespace, from /proc; 0 if gone.
+ * *zombie (may be NULL) says whether it has exited already. */
 static pid_t
-link_ppid(pid_t pid)
+link_ppid_state(pid_t pid, bool *zombie)
 {
-	char path[64], line[256];
+	char path[64], line[256], state = '?';
 	long ppid = 0;
 	FILE *f;
 
 	snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
 	if ((f = fopen(path, "re")) == NULL)
 		return 0;
-	while (fgets(line, sizeof line, f) != NULL)
+	while (fgets(line, sizeof line, f) != NULL) {
+		if (sscanf(line, "State: %c", &state) == 1)
+			continue;
 		if (sscanf(line, "PPid: %ld", &ppid) == 1)
 			break;
+	}
 	fclose(f);
+	if (zombie != NULL)
+		*zombie = state == 'Z' || state == 'X';
 	return (pid_t)ppid;
+}
+
+static pid_t
+link_ppid(pid_t pid)
+{
+	return link_ppid_state(pid, NULL);
 }
 
 int
@@ -266,11 +278,12 @@ int
 link_kill_child(pid_t parent, pid_t child)
 {
 	int fd = (int)syscall(SYS_pidfd_open, child, 0), rc;
+	bool zombie = false;
 
 	if (fd < 0)
 		return -1;
-	rc = link_ppid(child) == parent ? (int)syscall(SYS_pidfd_send_signal,
-	    fd, SIGKILL, NULL, 0) : -1;
+	rc = link_ppid_state(child, &zombie) == parent && !zombie ?
+	    (int)syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0) : -1;
 	close(fd);
 	return rc;
 }

@@ -129,8 +129,8 @@ int link_pidfd_pids(int fd, pid_t *inner, pid_t *outer);
  * /proc/PID/task/ * /children; up to max of them.  Their count, -1 when
  * they cannot be read. */
 int link_children(pid_t pid, pid_t *kids, int max);
-/* SIGKILL child if it is still a child of parent (through a pidfd, so
- * that a reused pid is never hit).  0 or -1. */
+/* SIGKILL child if it is still a live child of parent (through a pidfd,
+ * so that a reused pid is never hit).  0, or -1 when it was not. */
 int link_kill_child(pid_t parent, pid_t child);
 /* Name of what a state waits for: "a reply (seq 7)". */
 void link_describe(const struct link_owed *o, char *buf, size_t len);

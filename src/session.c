@@ -127,6 +127,8 @@ struct session {
 	 * is taken; gate_spent until the ckpt or ckpt_failed arrives. */
 	int gate_fd;
 	bool gate_spent;
+	pid_t dropped[64];	/* strict: checkpoints killed lately (ours) */
+	unsigned ndropped;
 	json_t *sandbox;	/* the worker's report, for ping */
 	int64_t resume_deadline;
 	char *died_idle;	/* how a worker died between requests */
@@ -492,6 +494,10 @@ session_ckpt_dropped(void *ctx, struct ckpt *ck)
 {
 	struct session *s = ctx;
 
+	/* Still the worker's child until it reaps it: not a stray. */
+	if (s->gate_fd >= 0 && ck->pidfd >= 0)
+		s->dropped[s->ndropped++ % nitems(s->dropped)] =
+		    ckpt_pid_of(ck->pidfd);
 	if (s->current == ck)
 		s->current = NULL;
 	if (s->resuming == ck)
@@ -623,16 +629,23 @@ static void
 session_gate_sweep(struct session *s)
 {
 	pid_t kids[256], w = s->pidfd >= 0 ? ckpt_pid_of(s->pidfd) : 0;
-	int n, i, killed = 0;
+	int n, i, j, killed = 0;
 	struct ckpt *ck;
 
+	for (ck = s->ck.head; ck != NULL; ck = ck->next)
+		if (ck->sock >= 0 && ck->pidfd < 0)
+			return;		/* one we could not tell from a stray */
 	if (w <= 0 || (n = link_children(w, kids, (int)nitems(kids))) <= 0)
 		return;
 	for (i = 0; i < n; i++) {
 		for (ck = s->ck.head; ck != NULL; ck = ck->next)
 			if (ck->pidfd >= 0 && ckpt_pid_of(ck->pidfd) == kids[i])
 				break;
-		if (ck == NULL && link_kill_child(w, kids[i]) == 0)
+		for (j = 0; ck == NULL && j < (int)nitems(s->dropped); j++)
+			if (s->dropped[j] == kids[i])
+				break;
+		if (ck == NULL && j == (int)nitems(s->dropped) &&
+		    link_kill_child(w, kids[i]) == 0)
 			killed++;
 	}
 	if (killed > 0)

@@ -214,6 +214,33 @@ def session(profile):
         cleanup(wd)
 
 
+def strict_quiet():
+    """The strict gate's sweep kills only strays: checkpoints coil drops
+    (--checkpoints 1 drops one at each cell) are not reported as forks
+    of the cell's."""
+    wd = workdir()
+    c = Coil("--sandbox", "strict", "--checkpoints", "1", "--workdir", wd)
+    try:
+        warned = []
+        for i in range(6):
+            r = c.run("v = %d" % i)
+            warned += [w for w in r.get("warnings") or []
+                       if "forked by the cell" in w]
+        check(not warned, "strict, --checkpoints 1: dropped checkpoints "
+              "are not taken for strays", warned)
+        r = c.run("import os; os._exit(3)")
+        check((r.get("restored") or {}).get("cell") == 6,
+              "strict, --checkpoints 1: the newest checkpoint resumes", r)
+        c.close()
+    except Exception as e:
+        check(False, "strict, --checkpoints 1: the session went on",
+              "%r\n%s" % (e, c.stderr_text()))
+        c.kill()
+    finally:
+        cleanup(wd)
+
+
 for p in ("none", "standard", "strict"):
     session(p)
+strict_quiet()
 done()
