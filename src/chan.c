@@ -25,6 +25,8 @@ chan_init(struct chan *c, int fd)
 	buf_init(&c->in);
 	c->nfds = 0;
 	c->eof = false;
+	c->lost_fds = false;
+	c->why[0] = '\0';
 }
 
 void
@@ -62,6 +64,11 @@ chan_send(int fd, json_t *msg, const int *fds, int nfds)
 		return -1;
 	}
 	len = strlen(body);
+	if (len > CHAN_MAX_FRAME || nfds < 0 || nfds > CHAN_MAX_FDS) {
+		free(body);
+		errno = EMSGSIZE;
+		return -1;
+	}
 	h.len = (uint32_t)len;
 	h.nfds = (uint32_t)nfds;
 	iov[0].iov_base = &h;
@@ -138,6 +145,8 @@ chan_fill(struct chan *c)
 	} while (r == -1 && errno == EINTR);
 	if (r < 0)
 		return -1;
+	if (m.msg_flags & MSG_CTRUNC)
+		c->lost_fds = true;
 	for (cm = CMSG_FIRSTHDR(&m); cm != NULL; cm = CMSG_NXTHDR(&m, cm)) {
 		int n, i, *p;
 
@@ -177,15 +186,27 @@ chan_next(struct chan *c, int *fds, int *nfds, bool *bad)
 		return NULL;
 	memcpy(&h, c->in.p, sizeof h);
 	if (h.len > CHAN_MAX_FRAME || h.nfds > CHAN_MAX_FDS) {
-		if (bad != NULL)
-			*bad = true;
-		return NULL;
+		snprintf(c->why, sizeof c->why, "a header of %u bytes and %u "
+		    "descriptors, over the limits of %u and %d", h.len, h.nfds,
+		    CHAN_MAX_FRAME, CHAN_MAX_FDS);
+		goto bad;
+	}
+	/* A frame's descriptors come with its first byte: by now they are
+	 * all here, or they were never sent. */
+	if ((int)h.nfds > c->nfds || c->lost_fds) {
+		if (c->lost_fds)
+			snprintf(c->why, sizeof c->why, "more descriptors than "
+			    "a frame may carry, cut off by the kernel");
+		else
+			snprintf(c->why, sizeof c->why, "a header announcing %u "
+			    "descriptors, of which %d arrived", h.nfds, c->nfds);
+		goto bad;
 	}
 	if (c->in.len < sizeof h + h.len)
 		return NULL;
 	msg = json_loadb(c->in.p + sizeof h, h.len, JSON_ALLOW_NUL, &jerr);
 	buf_consume(&c->in, sizeof h + h.len);
-	n = (int)h.nfds < c->nfds ? (int)h.nfds : c->nfds;
+	n = (int)h.nfds;
 	for (i = 0; i < n; i++) {
 		if (fds != NULL && nfds != NULL)
 			fds[(*nfds)++] = c->fds[i];
@@ -194,9 +215,18 @@ chan_next(struct chan *c, int *fds, int *nfds, bool *bad)
 	}
 	memmove(c->fds, c->fds + n, sizeof(int) * (size_t)(c->nfds - n));
 	c->nfds -= n;
-	if (msg == NULL && bad != NULL)
-		*bad = true;
+	if (msg == NULL) {
+		snprintf(c->why, sizeof c->why, "a body that is not JSON: "
+		    "%.60s", jerr.text);
+		while (nfds != NULL && *nfds > 0)
+			close(fds[--*nfds]);
+		goto bad;
+	}
 	return msg;
+bad:
+	if (bad != NULL)
+		*bad = true;
+	return NULL;
 }
 
 json_t *

@@ -21,6 +21,15 @@
 
 #define CHAN_MAX_FDS 8
 #define CHAN_MAX_FRAME (256u << 20)
+/* What a frame limit of 256 MiB allows the options that size frames.
+ * A request line goes to the worker with only the fields it reads, none
+ * of them longer written out again, plus a few numbers: half the limit
+ * leaves room.  The worker cuts a result and a traceback to 4 x
+ * max_output characters each before they cross (worker.py's _cut), so
+ * max_output stays far below; an answer that is too big anyway is
+ * replaced by an error saying so. */
+#define CHAN_MAX_REQUEST (CHAN_MAX_FRAME / 2)
+#define CHAN_MAX_OUTPUT (CHAN_MAX_FRAME / 16)
 
 struct chan {
 	int fd;
@@ -28,13 +37,17 @@ struct chan {
 	int fds[4 * CHAN_MAX_FDS];
 	int nfds;
 	bool eof;
+	bool lost_fds;		/* descriptors were cut off (MSG_CTRUNC) */
+	char why[96];		/* what was wrong with a malformed frame */
 };
 
 void chan_init(struct chan *c, int fd);
 /* Close the socket and every queued descriptor. */
 void chan_close(struct chan *c);
 
-/* Send one frame; blocks (polling) until written.  0 or -1 (errno). */
+/* Send one frame; blocks (polling) until written.  0 or -1 (errno;
+ * EMSGSIZE, with nothing sent, when the frame would be over
+ * CHAN_MAX_FRAME, which the receiver would refuse). */
 int chan_send(int fd, json_t *msg, const int *fds, int nfds);
 
 /* Read what the socket has.  With a blocking fd, waits for data.
@@ -43,7 +56,8 @@ int chan_send(int fd, json_t *msg, const int *fds, int nfds);
 int chan_fill(struct chan *c);
 
 /* Take the next complete frame, or NULL when none is complete yet or the
- * frame is malformed (then *bad is set).  fds (may be NULL) gets up to
+ * frame is malformed (then *bad is set and c->why says how: over the size
+ * limit, not JSON, or fewer descriptors than its header says).  fds (may be NULL) gets up to
  * CHAN_MAX_FDS descriptors, *nfds their count; unwanted ones are closed. */
 json_t *chan_next(struct chan *c, int *fds, int *nfds, bool *bad);
 

@@ -4,16 +4,18 @@
  *
  * Three processes take part, and this file serves two of them:
  *
- *  - The worker (worker.c, the only Python side) forks a checkpoint
- *    after it has answered a cell that ran user code (automatic), right
- *    after start-up (the pristine one, for reset), when a snapshot or an
- *    atomic cell asks for one, and right after it was itself resumed (the
- *    re-arm: resuming uses a checkpoint's process up, so the resumed
- *    worker forks its replacement before it serves anything).  It sends
- *        {"t":"ckpt", "kind", "cell", "pid", "threads", "fork_us"}
+ *  - The worker (worker.c, the only Python side) forks a checkpoint when
+ *    the supervisor orders one: after it has answered a cell that ran
+ *    user code (automatic), right after start-up (the pristine one, for
+ *    reset), when a snapshot or an atomic cell asks for one, and right
+ *    after it was itself resumed (the re-arm: resuming uses a
+ *    checkpoint's process up, so its replacement is forked before the
+ *    worker serves anything).  It sends
+ *        {"t":"ckpt", "kind", "cell", "pid", "threads", "fork_ms", "seq"}
  *    with two descriptors: the supervisor's end of a socketpair private to
  *    that checkpoint, and a pidfd of it.  When fork fails it sends
- *    {"t":"ckpt_failed", "kind", "cell", "error"} instead.
+ *    {"t":"ckpt_failed", "kind", "cell", "error", "seq"} instead.  The
+ *    supervisor takes either only as the answer to its order (link.h).
  *
  *  - The checkpoint process runs ckpt_wait (no Python): it sleeps until
  *    the supervisor sends {"t":"resume"} with the three descriptors of a

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "chan.h"
 #include "opts.h"
 #include "plain.h"
 #include "proc.h"
@@ -46,9 +47,9 @@ static const struct main_option {
 	{ "grace", required_argument, O_GRACE, "SECS",
 	  "kill an interrupted cell after SECS (default 2)" },
 	{ "max-output", required_argument, O_MAX_OUTPUT, "SIZE",
-	  "cap output, stderr and result (default 64K)" },
+	  "cap output, stderr, result (default 64K, max 16M)" },
 	{ "max-request", required_argument, O_MAX_REQUEST, "SIZE",
-	  "longest request line accepted (default 16M)" },
+	  "longest request line (default 16M, max 128M)" },
 	{ "workdir", required_argument, O_WORKDIR, "DIR",
 	  "the cells' directory (default: the current one)" },
 	{ "figure-dir", required_argument, O_FIGURE_DIR, "DIR",
@@ -156,6 +157,20 @@ main_size(const char *s)
 	return (size_t)v;
 }
 
+/* A size for an option whose bytes cross the worker's socket in one
+ * frame: at most max (chan.h says why), or a usage error naming it. */
+static size_t
+main_frame_size(const char *opt, const char *s, unsigned int max)
+{
+	size_t v = main_size(s);
+
+	if (v > max)
+		main_bad("--%s %s is over the limit of %uM (the frames "
+		    "between coil and its worker are at most %uM)", opt, s,
+		    max >> 20, CHAN_MAX_FRAME >> 20);
+	return v;
+}
+
 /* A whole number in [min, max], or a usage error. */
 static long
 main_count(const char *s, long min, long max)
@@ -256,8 +271,14 @@ main(int argc, char **argv)
 		case O_PLAIN: o.mode = MODE_PLAIN; break;
 		case O_TIMEOUT: o.timeout = main_seconds("timeout", optarg); break;
 		case O_GRACE: o.grace = main_seconds("grace", optarg); break;
-		case O_MAX_OUTPUT: o.max_output = main_size(optarg); break;
-		case O_MAX_REQUEST: o.max_request = main_size(optarg); break;
+		case O_MAX_OUTPUT:
+			o.max_output = main_frame_size("max-output", optarg,
+			    CHAN_MAX_OUTPUT);
+			break;
+		case O_MAX_REQUEST:
+			o.max_request = main_frame_size("max-request", optarg,
+			    CHAN_MAX_REQUEST);
+			break;
 		case O_WORKDIR:
 			free((char *)o.workdir);
 			o.workdir = main_absdir(optarg);

@@ -132,10 +132,11 @@ proc_fork_worker(int *fds, int nfds, json_t *conf)
 			fatal_code(EXIT_SETUP, errno, "worker: cannot set up "
 			    "fds 0, 1 and 2");
 		close(devnull);
-		close(fds[1]);
-		close(fds[2]);
-		close(proc_sock);
-		close(proc_sigfd);
+		/* Nothing of init's goes to the cells: its report socket,
+		 * its signalfd, whatever the supervisor had when it forked
+		 * init.  The worker keeps fd 0, 1, 2 and its control
+		 * socket. */
+		close_fds_except(&fds[0], 1);
 		/* not for the programs a cell runs */
 		if (set_cloexec(fds[0], true) == -1)
 			fatal_code(EXIT_SETUP, errno, "worker: cannot set "
@@ -158,11 +159,27 @@ proc_init_main(json_t *conf)
 	struct pollfd pfd[2];
 	sigset_t set;
 	char err[1024];
-	int sfd;
+	int sfd, devnull, keep[2], nkeep = 0;
 
 	prctl(PR_SET_NAME, "coil-init");
+	/* Not the front end's stdin and stdout (the agent's JSON channel):
+	 * init reads and writes only its report socket. */
+	if ((devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) >= 0) {
+		dup2(devnull, 0);
+		dup2(devnull, 1);
+		close(devnull);
+	}
 	if (sandbox_enter(proc_sbx, &proc_report, err, sizeof err) == -1)
 		proc_init_fail(EXIT_SANDBOX, "%s", err);
+	/* Everything else the supervisor held when it forked init goes:
+	 * after a restart that includes the old worker's socket and pipes,
+	 * and every later worker would inherit it all.  (sandbox_enter has
+	 * used and closed what it took across; what it keeps, the lock on
+	 * a host temp dir, stays.) */
+	keep[nkeep++] = proc_sock;
+	if (sandbox_held_fd() >= 0)
+		keep[nkeep++] = sandbox_held_fd();
+	close_fds_except(keep, nkeep);
 	/* sandbox_enter did, unless "none": then this one makes init a
 	 * session leader, and EPERM means it already is */
 	if (setsid() == -1 && errno != EPERM)

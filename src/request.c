@@ -3,10 +3,10 @@
  */
 #include "config.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "chan.h"
 #include "request.h"
 #include "util.h"
 
@@ -38,7 +38,7 @@ const size_t request_nops = nitems(request_ops);
 
 /* Fields the protocol knows: their JSON types and the ops they go with.
  * Unknown fields are ignored so newer clients keep working. */
-enum ftype { F_STRING, F_NUMBER, F_BOOL, F_INT, F_NAME_OR_INT };
+enum ftype { F_STRING, F_SECONDS, F_BOOL, F_INT, F_NAME_OR_INT, F_SIZE };
 static const struct {
 	const char *name;
 	enum ftype type;
@@ -47,7 +47,8 @@ static const struct {
 } request_fields[] = {
 	{ "code", F_STRING, (1u << OP_EXEC) | (1u << OP_COMPLETE),
 	  (1u << OP_EXEC) | (1u << OP_COMPLETE) },
-	{ "timeout", F_NUMBER, 0, 0 },
+	{ "timeout", F_SECONDS, 0, 0 },
+	{ "max_output", F_SIZE, 1u << OP_EXEC, 0 },
 	{ "atomic", F_BOOL, 1u << OP_EXEC, 0 },
 	{ "stream", F_BOOL, 1u << OP_EXEC, 0 },
 	{ "cursor", F_INT, 1u << OP_COMPLETE, 0 },
@@ -87,20 +88,30 @@ request_check_field(json_t *v, enum ftype t, const char *name, char *err,
     size_t errlen)
 {
 	static const char *want[] = {
-		[F_STRING] = "a string", [F_NUMBER] = "a number",
+		[F_STRING] = "a string", [F_SECONDS] = "a number",
 		[F_BOOL] = "true or false", [F_INT] = "a whole number >= 0",
 		[F_NAME_OR_INT] = "a snapshot name or a cell number",
+		[F_SIZE] = "a whole number of bytes",
 	};
 	bool ok;
 
 	switch (t) {
 	case F_STRING: ok = json_is_string(v); break;
-	case F_NUMBER:
+	case F_SECONDS:
 		ok = json_is_number(v) && json_number_value(v) > 0 &&
-		    isfinite(json_number_value(v));
+		    json_number_value(v) <= REQUEST_MAX_SECONDS;
 		if (json_is_number(v) && !ok)
 			return err_set(err, errlen, "'%s' must be a positive "
-			    "number of seconds", name);
+			    "number of seconds, at most %d (a day), not %g",
+			    name, REQUEST_MAX_SECONDS, json_number_value(v));
+		break;
+	case F_SIZE:
+		ok = json_is_integer(v) && json_integer_value(v) > 0 &&
+		    json_integer_value(v) <= CHAN_MAX_OUTPUT;
+		if (json_is_integer(v) && !ok)
+			return err_set(err, errlen, "'%s' must be from 1 to %u "
+			    "bytes, not %lld", name, CHAN_MAX_OUTPUT,
+			    (long long)json_integer_value(v));
 		break;
 	case F_BOOL: ok = json_is_boolean(v); break;
 	case F_INT: ok = json_is_integer(v) && json_integer_value(v) >= 0; break;

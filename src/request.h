@@ -29,6 +29,10 @@ struct request_op {
 	const char *usage;
 };
 
+/* The longest timeout a request may ask for: a day, in seconds.  A
+ * deadline is kept in milliseconds; this keeps it finite and exact. */
+#define REQUEST_MAX_SECONDS 86400
+
 extern const struct request_op request_ops[];
 extern const size_t request_nops;
 

@@ -1597,6 +1597,12 @@ en_tmp(struct enter *en)
 	return 0;
 }
 
+int
+sandbox_held_fd(void)
+{
+	return tmp_lock_fd;
+}
+
 /* Root: become the worker's uid, last. */
 static int
 en_userns_enter(struct enter *en)

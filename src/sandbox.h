@@ -281,4 +281,8 @@ void sandbox_cleanup(const struct sandbox_conf *);
  */
 void sandbox_sweep(const struct sandbox_conf *);
 
+/* init, after sandbox_enter: the descriptor it must keep open for the
+ * session's life (the lock on a temp dir made on the host), or -1. */
+int sandbox_held_fd(void);
+
 #endif /* COIL_SANDBOX_H */

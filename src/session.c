@@ -13,9 +13,13 @@
  * is reported by init; the run in flight is answered with what happened
  * once another worker is up.
  *
- * Checkpoints (ckpt.h): the worker sends one after each reply to a cell
- * that ran code (the reply says so in ckpt_next, and s->ckpt_pending is
- * set until it arrives).  The socket keeps them in order: reply N,
+ * The worker is untrusted (link.h): every frame it writes is checked
+ * against what the supervisor asked it for, and one that is not owed ends
+ * it (session_broke) as a crash would, with the protocol violation as the
+ * reason.  So the supervisor alone decides when a checkpoint is taken:
+ * it orders one (session_order_ckpt) after each reply to a cell that ran
+ * code, after a fresh worker's hello (the pristine one) and after a
+ * resume (the re-arm).  The socket keeps them in order: reply N,
  * checkpoint N, reply N+1 ...  A new worker is either spawned fresh by
  * init or resumed from a checkpoint (session_restore), and only once the
  * old one is dead, as init reports: its checkpoints are then children of
@@ -42,6 +46,7 @@
 
 #include "chan.h"
 #include "ckpt.h"
+#include "link.h"
 #include "outbuf.h"
 #include "proc.h"
 #include "session.h"
@@ -74,11 +79,12 @@ struct sreq {
 	double timeout;
 	bool timed_out, interrupted, killed;
 	bool atomic;
+	bool broke;		/* its worker broke protocol (how says so) */
 	enum sreq_after after;
 	struct ckpt *pre;	/* exec: a checkpoint of the state before it */
 	struct ckpt *target;	/* what to resume (held) */
 	json_t *pending;	/* the answer, once the new worker is up */
-	char how[128];		/* how the worker died */
+	char how[400];		/* how the worker died */
 };
 
 enum wk_state { WK_NONE, WK_STARTING, WK_READY, WK_BUSY };
@@ -91,7 +97,9 @@ struct session {
 	enum wk_state state;
 	pid_t pid;		/* worker, in init's view */
 	int pidfd;
-	struct chan ctl;
+	struct link ctl;	/* what the worker owes, and its socket */
+	int spawns;		/* spawns init has not said "spawned" to */
+	char broke[320];	/* the worker's protocol violation, if any */
 	int out, err;		/* read ends of the worker's fd 1 and 2 */
 	int failed_starts;
 	struct buf start_err;	/* stderr of a worker that has not said hello */
@@ -111,15 +119,16 @@ struct session {
 	struct ckpt *current;	/* a checkpoint of exactly that state */
 	struct ckpt *resuming;	/* becoming the worker (WK_STARTING) */
 	struct ckpt *rearm;	/* used up by a resume; replacement due */
-	bool ckpt_pending;	/* the worker owes a ckpt or ckpt_failed */
 	bool reap_orphans;	/* init died: its orphans are our children */
 	/* strict: seccomp hands every fork of the worker to us (gate_fd).
-	 * One is let through for each checkpoint the worker owes, and only
-	 * from its main thread, which runs no user code until the
-	 * checkpoint is taken: gate_open for a snapshot or an atomic cell,
-	 * ckpt_pending after a reply; gate_spent until the ckpt arrives. */
+	 * One is let through for each checkpoint we ordered and the worker
+	 * still owes (link_ckpt_owed: our record, never its word), and only
+	 * from its main thread, which runs no cell code until the checkpoint
+	 * is taken; gate_spent until the ckpt or ckpt_failed arrives. */
 	int gate_fd;
-	bool gate_open, gate_spent;
+	bool gate_spent;
+	pid_t dropped[64];	/* strict: checkpoints killed lately (ours) */
+	unsigned ndropped;
 	json_t *sandbox;	/* the worker's report, for ping */
 	int64_t resume_deadline;
 	char *died_idle;	/* how a worker died between requests */
@@ -145,6 +154,8 @@ static void session_dispatch(struct session *s);
 static void session_spawn(struct session *s);
 static void session_restore(struct session *s);
 static void session_from_worker(struct session *s);
+static void session_broke(struct session *s, const char *why);
+static void session_spawned(struct session *s, pid_t pid);
 
 static void
 session_fail(struct session *s, const char *fmt, ...)
@@ -271,9 +282,7 @@ session_invalid(const char *fmt, ...)
 static void
 session_close_worker(struct session *s)
 {
-	if (s->ctl.fd >= 0)
-		chan_close(&s->ctl);
-	s->ctl.fd = -1;
+	link_close(&s->ctl);
 	if (s->out >= 0)
 		close(s->out);
 	if (s->err >= 0)
@@ -337,7 +346,7 @@ session_channels(struct session *s, int child[3])
 		errno = e;
 		return -1;
 	}
-	chan_init(&s->ctl, sv[0]);
+	link_init(&s->ctl, sv[0]);
 	s->out = po[0];
 	s->err = pe[0];
 	child[0] = sv[1];
@@ -398,6 +407,11 @@ session_spawn(struct session *s)
 		session_close_worker(s);
 		return;
 	}
+	s->spawns++;
+	/* strict: the fork listener comes first, before any Python runs */
+	if (s->opts->sbx.profile == SANDBOX_STRICT)
+		link_owe(&s->ctl, LINK_GATE, 0, 0, -1);
+	link_owe(&s->ctl, LINK_HELLO, 0, 0, -1);
 	s->state = WK_STARTING;
 	s->pid = 0;
 	buf_free(&s->start_err);
@@ -411,8 +425,8 @@ session_resume(struct session *s, struct ckpt *ck)
 
 	if (session_channels(s, child) == -1)
 		return -1;
-	rc = ckpt_resume(ck, child[0], child[1], child[2],
-	    ck->kind != CKPT_ATOMIC);
+	/* The re-arm is ours to order once it has said hello. */
+	rc = ckpt_resume(ck, child[0], child[1], child[2], false);
 	close(child[0]);
 	close(child[1]);
 	close(child[2]);
@@ -422,7 +436,8 @@ session_resume(struct session *s, struct ckpt *ck)
 	}
 	ckpt_touch(&s->ck, ck);
 	s->state = WK_STARTING;
-	s->pid = ck->pid;
+	s->pid = s->ctl.pid = ck->pid;
+	link_owe(&s->ctl, LINK_HELLO, 0, 0, ck->node->cell);
 	s->pidfd = ck->pidfd;		/* to kill it if it never says hello */
 	ck->pidfd = -1;
 	s->resuming = ck;
@@ -519,7 +534,7 @@ session_exec_response(struct session *s, struct sreq *r, const char *status,
 		unsigned long long cut = 0;
 
 		text = utf8_cap(json_string_value(v), json_string_length(v),
-		    s->opts->max_output, &len, &cut);
+		    s->ob_out.cap, &len, &cut);
 		session_put_text(o, "result", text, len);
 		free(text);
 		dropped += cut;
@@ -575,6 +590,10 @@ session_ckpt_dropped(void *ctx, struct ckpt *ck)
 {
 	struct session *s = ctx;
 
+	/* Still the worker's child until it reaps it: not a stray. */
+	if (s->gate_fd >= 0 && ck->pidfd >= 0)
+		s->dropped[s->ndropped++ % nitems(s->dropped)] =
+		    ckpt_pid_of(ck->pidfd);
 	if (s->current == ck)
 		s->current = NULL;
 	if (s->resuming == ck)
@@ -671,53 +690,110 @@ session_ckpt_names(struct session *s)
 	return buf_take(&b);
 }
 
-/* {"t":"ckpt"}: a checkpoint arrived, with its socket and pidfd. */
+/* Send the worker a message; what answers it is owed already. */
 static void
-session_ckpt_arrived(struct session *s, json_t *m, int *fds, int nfds)
+session_send(struct session *s, json_t *msg)
 {
-	const char *kind = json_string_value(json_object_get(m, "kind"));
-	pid_t pid = (pid_t)json_integer_value(json_object_get(m, "pid"));
-	int threads = (int)json_integer_value(json_object_get(m, "threads"));
-	double fork_ms = json_number_value(json_object_get(m, "fork_ms"));
+	if (chan_send(s->ctl.chan.fd, msg, NULL, 0) == -1)
+		session_signal(s, SIGKILL);	/* init reports the death */
+	json_decref(msg);
+}
+
+/* Order a checkpoint of the worker as it is now: ours to decide, never
+ * the worker's.  kind explicit is also answered with a reply. */
+static void
+session_order_ckpt(struct session *s, enum link_ckpt kind, int cell)
+{
+	uint64_t seq = link_owe(&s->ctl, LINK_CKPT, kind, 0, -1);
+
+	if (kind == LINK_CK_EXPLICIT)
+		link_owe(&s->ctl, LINK_REPLY, 0, seq, -1);
+	session_send(s, json_pack("{s:s, s:s, s:i, s:I}", "op", "ckpt",
+	    "kind", link_ckpt_names[kind], "cell", cell, "seq",
+	    (json_int_t)seq));
+}
+
+/*
+ * strict: the gate let one fork through for the checkpoint just answered,
+ * and only from the worker's main thread.  Cell code can still run there
+ * at that moment - a Python signal handler, an os.register_at_fork hook
+ * calling libc's fork through ctypes - and spend the pass; the worker's
+ * own fork is then refused.  Forks are off under strict, so every child
+ * of the worker is one of our checkpoints: any other dies here.
+ */
+static void
+session_gate_sweep(struct session *s)
+{
+	pid_t kids[256], w = s->pidfd >= 0 ? ckpt_pid_of(s->pidfd) : 0;
+	int n, i, j, killed = 0;
+	struct ckpt *ck;
+
+	for (ck = s->ck.head; ck != NULL; ck = ck->next)
+		if (ck->sock >= 0 && ck->pidfd < 0)
+			return;		/* one we could not tell from a stray */
+	if (w <= 0 || (n = link_children(w, kids, (int)nitems(kids))) <= 0)
+		return;
+	for (i = 0; i < n; i++) {
+		for (ck = s->ck.head; ck != NULL; ck = ck->next)
+			if (ck->pidfd >= 0 && ckpt_pid_of(ck->pidfd) == kids[i])
+				break;
+		for (j = 0; ck == NULL && j < (int)nitems(s->dropped); j++)
+			if (s->dropped[j] == kids[i])
+				break;
+		if (ck == NULL && j == (int)nitems(s->dropped) &&
+		    link_kill_child(w, kids[i]) == 0)
+			killed++;
+	}
+	if (killed > 0)
+		session_warn(s, "a process forked by the cell's code while a "
+		    "checkpoint was being taken was killed: the strict sandbox "
+		    "starts no processes");
+}
+
+/* A checkpoint we ordered arrived (link.c checked its socket, its pidfd
+ * and that it was owed); f->kind is the kind we asked for. */
+static void
+session_ckpt_arrived(struct session *s, struct link_frame *f)
+{
+	int threads = (int)json_integer_value(json_object_get(f->msg,
+	    "threads"));
+	double fork_ms = json_number_value(json_object_get(f->msg, "fork_ms"));
 	struct sreq *r = s->run;
 	bool exec_running = r != NULL && r->op == OP_EXEC &&
 	    s->state == WK_BUSY;
+	int sock = f->fds[0], pidfd = f->fds[1];
 	struct ckpt *ck;
 	enum ckpt_kind k;
 
-	s->gate_spent = false;
-	if (kind == NULL || nfds < 1) {
-		while (nfds > 0)
-			close(fds[--nfds]);
-		return;
-	}
-	while (nfds > 2)
-		close(fds[--nfds]);
-	if (strcmp(kind, "rearm") == 0 && s->rearm != NULL) {
+	f->fds[0] = f->fds[1] = -1;	/* the checkpoint's now */
+	if (threads < 0)
+		threads = 0;
+	if (f->kind == LINK_CK_REARM && s->rearm != NULL) {
 		ck = s->rearm;
 		s->rearm = NULL;
-		ck->sock = fds[0];
-		ck->pidfd = nfds > 1 ? fds[1] : -1;
-		ck->pid = pid;
+		ck->sock = sock;
+		ck->pidfd = pidfd;
+		ck->pid = f->pid;
 		ck->threads = threads;
 		ck->fork_ms = fork_ms;
 	} else {
-		if (strcmp(kind, "pristine") == 0) {
+		if (f->kind == LINK_CK_PRISTINE) {
 			k = CKPT_PRISTINE;
 			while ((ck = ckpt_pristine(&s->ck)) != NULL)
 				ckpt_drop(&s->ck, ck);
-		} else if (strcmp(kind, "explicit") == 0) {
+		} else if (f->kind == LINK_CK_EXPLICIT) {
 			k = CKPT_PINNED;
-		} else if (strcmp(kind, "before") == 0) {
+		} else if (f->kind == LINK_CK_BEFORE) {
 			k = s->opts->checkpoints > 0 ? CKPT_AUTO : CKPT_ATOMIC;
 		} else {
 			k = CKPT_AUTO;
 		}
-		ck = ckpt_add(&s->ck, k, s->node, fds[0], nfds > 1 ? fds[1] : -1,
-		    pid, threads, fork_ms);
+		ck = ckpt_add(&s->ck, k, s->node, sock, pidfd, f->pid, threads,
+		    fork_ms);
 	}
-	if (strcmp(kind, "explicit") != 0 && strcmp(kind, "before") != 0)
-		s->ckpt_pending = false;
+	if (s->gate_spent)
+		session_gate_sweep(s);
+	s->gate_spent = false;
 	if (exec_running) {
 		/* The state before the running cell: the previous cell's
 		 * checkpoint, or one the atomic cell asked for. */
@@ -728,7 +804,7 @@ session_ckpt_arrived(struct session *s, json_t *m, int *fds, int nfds)
 	} else {
 		s->current = ck;
 	}
-	if (r != NULL && r->op == OP_SNAPSHOT && strcmp(kind, "explicit") == 0)
+	if (r != NULL && r->op == OP_SNAPSHOT && f->kind == LINK_CK_EXPLICIT)
 		r->target = ck;
 	if (ckpt_limit(&s->ck, ck, s->pidfd) == -1 && !s->warned_memory) {
 		s->warned_memory = true;
@@ -738,47 +814,51 @@ session_ckpt_arrived(struct session *s, json_t *m, int *fds, int nfds)
 	}
 }
 
-/* {"t":"ckpt_failed"}: say so on the next response. */
+/* A checkpoint we ordered could not be taken: say so on the next
+ * response. */
 static void
-session_ckpt_failed(struct session *s, json_t *m)
+session_ckpt_failed(struct session *s, struct link_frame *f)
 {
-	const char *kind = json_string_value(json_object_get(m, "kind"));
-	const char *error = json_string_value(json_object_get(m, "error"));
-	int cell = (int)json_integer_value(json_object_get(m, "cell"));
+	const char *error = json_string_value(json_object_get(f->msg,
+	    "error"));
+	int cell = s->node->cell;
 	struct ckpt *ck;
 
+	if (s->gate_spent)
+		session_gate_sweep(s);
 	s->gate_spent = false;
-	if (kind == NULL)
-		return;
 	if (error == NULL)
 		error = "unknown error";
-	if (strcmp(kind, "auto") == 0) {
-		s->ckpt_pending = false;
+	switch (f->kind) {
+	case LINK_CK_AUTO:
 		ck = ckpt_nearest(&s->ck, s->node, s->warnings);
 		if (ck != NULL && ck->kind != CKPT_PRISTINE)
 			session_warn(s, "no checkpoint could be taken after cell "
-			    "%d (%s): if the worker dies now, the namespace goes "
-			    "back to cell %d", cell, error, ck->node->cell);
+			    "%d (%.160s): if the worker dies now, the namespace "
+			    "goes back to cell %d", cell, error, ck->node->cell);
 		else
 			session_warn(s, "no checkpoint could be taken after cell "
-			    "%d (%s): if the worker dies now, the namespace is "
-			    "lost", cell, error);
-	} else if (strcmp(kind, "pristine") == 0) {
-		s->ckpt_pending = false;
+			    "%d (%.160s): if the worker dies now, the namespace "
+			    "is lost", cell, error);
+		break;
+	case LINK_CK_PRISTINE:
 		session_warn(s, "the pristine checkpoint could not be taken "
-		    "(%s): reset will start a new interpreter", error);
-	} else if (strcmp(kind, "rearm") == 0) {
-		s->ckpt_pending = false;
+		    "(%.160s): reset will start a new interpreter", error);
+		break;
+	case LINK_CK_REARM:
 		if (s->rearm != NULL) {
 			session_warn(s, "the checkpoint at cell %d%s%s%s was used "
-			    "by the restore and could not be taken again (%s)",
-			    s->rearm->node->cell, s->rearm->name ? " ('" : "",
-			    s->rearm->name ? s->rearm->name : "",
+			    "by the restore and could not be taken again "
+			    "(%.160s)", s->rearm->node->cell, s->rearm->name ?
+			    " ('" : "", s->rearm->name ? s->rearm->name : "",
 			    s->rearm->name ? "')" : "", error);
 			ckpt_drop(&s->ck, s->rearm);
 		}
+		break;
+	default:
+		/* explicit and before: the reply to the request says it. */
+		break;
 	}
-	/* explicit and before: the reply to the request says it. */
 }
 
 /* ---- the worker's replies ------------------------------------------ */
@@ -813,21 +893,27 @@ session_snapshot_done(struct session *s, struct sreq *r, json_t *reply)
 	    "error", json_object_get(reply, "error")));
 }
 
-/* The worker answered the request in flight. */
+/* The worker answered the request in flight (link.c checked that this
+ * reply was owed, with the request's seq).  What it says is its word
+ * about its own request: it goes into that answer and nowhere else. */
 static void
-session_reply(struct session *s, json_t *reply)
+session_reply(struct session *s, struct link_frame *f)
 {
+	json_t *reply = f->msg;
 	struct sreq *r = s->run;
 	const char *status = json_string_value(json_object_get(reply,
 	    "status"));
 	json_t *msg, *error = NULL;
 	bool ran = json_is_true(json_object_get(reply, "ran"));
+	int cell;
 
+	if (r == NULL || s->state != WK_BUSY || r->after != AFTER_NONE) {
+		/* Owed, yet nothing waits for it: a run killed meanwhile. */
+		return;
+	}
 	s->state = WK_READY;
-	if (json_is_true(json_object_get(reply, "ckpt_next")))
-		s->ckpt_pending = true;
 	json_object_del(reply, "ran");
-	json_object_del(reply, "ckpt_next");
+	json_object_del(reply, "seq");
 	if (status == NULL)
 		status = "error";
 	if (r->op == OP_SNAPSHOT) {
@@ -840,6 +926,7 @@ session_reply(struct session *s, json_t *reply)
 		session_answer(r, json_incref(reply));
 		return;
 	}
+	cell = r->cell;
 	/* Everything the cell wrote is in the pipes by now. */
 	session_drain(s, false);
 	session_drain(s, true);
@@ -897,6 +984,10 @@ session_reply(struct session *s, json_t *reply)
 		    "state before it is gone (killed from outside coil), so "
 		    "what it did stays", r->cell);
 	}
+	/* The state after the cell, before anyone can see the answer and
+	 * send more: a request sent from the callback comes after it. */
+	if (ran && s->opts->checkpoints > 0)
+		session_order_ckpt(s, LINK_CK_AUTO, cell);
 	if (r->pre != NULL && r->pre->kind == CKPT_ATOMIC &&
 	    s->current != r->pre) {
 		/* r is no longer s->run: on_drop cannot forget it for us. */
@@ -925,11 +1016,16 @@ session_restored(struct session *s, struct ckpt *ck, json_t *restored)
 	switch (r->after) {
 	case AFTER_DIED:
 		if (r->op == OP_EXEC) {
-			const char *type = r->killed ? (r->timed_out ?
-			    "TimeoutError" : "KeyboardInterrupt") : "WorkerDied";
+			const char *type = r->broke ? "ProtocolError" :
+			    r->killed ? (r->timed_out ? "TimeoutError" :
+			    "KeyboardInterrupt") : "WorkerDied";
 			json_t *e;
 
-			if (r->killed)
+			if (r->broke)
+				e = session_error(type, "the worker broke "
+				    "protocol while running cell %d: %s, so it "
+				    "was killed; %s", r->cell, r->how, tail);
+			else if (r->killed)
 				e = session_error(type, "cell %d %s and did not "
 				    "stop within %g s of the interrupt, so its "
 				    "worker was killed; %s", r->cell,
@@ -944,8 +1040,11 @@ session_restored(struct session *s, struct ckpt *ck, json_t *restored)
 		} else {
 			json_decref(msg);
 			msg = json_pack("{s:s, s:o, s:O}", "status", "crashed",
-			    "error", session_error("WorkerDied", "the worker "
-			    "died (%s) while serving '%s'; %s", r->how,
+			    "error", r->broke ? session_error("ProtocolError",
+			    "the worker broke protocol while serving '%s': %s, "
+			    "so it was killed; %s", request_ops[r->op].name,
+			    r->how, tail) : session_error("WorkerDied", "the "
+			    "worker died (%s) while serving '%s'; %s", r->how,
 			    request_ops[r->op].name, tail), "restored",
 			    restored);
 		}
@@ -979,37 +1078,46 @@ session_restored(struct session *s, struct ckpt *ck, json_t *restored)
 	session_answer(r, msg);
 }
 
-/* hello: a worker is up, spawned fresh or resumed from a checkpoint. */
+/* strict: the new worker's fork listener (link.c checked that it is
+ * one), sent before its Python started. */
 static void
-session_hello(struct session *s, json_t *m, int *fds, int nfds)
+session_gate_arrived(struct session *s, struct link_frame *f)
 {
+	if (s->gate_fd >= 0)
+		close(s->gate_fd);
+	s->gate_fd = f->fds[0];
+	f->fds[0] = -1;
+	s->gate_spent = false;
+}
+
+/* hello: a worker is up, spawned fresh or resumed from a checkpoint (the
+ * one owed hello says which; link.c checked that it agrees). */
+static void
+session_hello(struct session *s, struct link_frame *f)
+{
+	json_t *m = f->msg;
 	const char *py = json_string_value(json_object_get(m, "python"));
 	struct ckpt *ck = s->resuming;
 	json_t *restored;
 	char where[256];
 
-	if (nfds > 0) {
+	if (f->nfds > 0) {
 		if (s->pidfd >= 0)
 			close(s->pidfd);
-		s->pidfd = fds[0];
+		s->pidfd = f->fds[0];
+		f->fds[0] = -1;
 	}
-	if (nfds > 1 && json_is_true(json_object_get(m, "gate"))) {
-		if (s->gate_fd >= 0)
-			close(s->gate_fd);
-		s->gate_fd = fds[1];
-		nfds = 1;
-	}
-	while (nfds > 1)
-		close(fds[--nfds]);
-	if (json_is_object(json_object_get(m, "sandbox"))) {
+	/* The report of what the sandbox enforces: from a fresh worker,
+	 * which says hello before any cell runs; a resumed one's hello
+	 * might follow cell code (an at-fork hook), and adds nothing. */
+	if (ck == NULL && json_is_object(json_object_get(m, "sandbox"))) {
 		json_decref(s->sandbox);
 		s->sandbox = json_incref(json_object_get(m, "sandbox"));
 	}
-	s->gate_open = s->gate_spent = false;
-	if (s->pid == 0)
-		s->pid = (pid_t)json_integer_value(json_object_get(m, "pid"));
+	s->gate_spent = false;
 	if (py != NULL && s->python == NULL)
-		s->python = xstrndup(py, strcspn(py, " "));
+		s->python = xstrndup(py, strcspn(py, " ") < 64 ?
+		    strcspn(py, " ") : 64);
 	s->failed_starts = 0;
 	s->state = WK_READY;
 	s->resume_deadline = 0;
@@ -1023,8 +1131,14 @@ session_hello(struct session *s, json_t *m, int *fds, int nfds)
 	} else {
 		restored = json_pack("{s:n, s:i}", "cell", "threads_lost", 0);
 		session_set_node(s, ckpt_node_new(0, NULL));
-		/* The pristine checkpoint follows. */
-		s->ckpt_pending = s->opts->checkpoints > 0;
+		if (s->opts->checkpoints > 0)
+			session_order_ckpt(s, LINK_CK_PRISTINE, 0);
+	}
+	if (ck != NULL && ck->kind != CKPT_ATOMIC) {
+		/* Its process is the worker now: a replacement, before the
+		 * run's answer lets anything else be sent. */
+		s->rearm = ck;
+		session_order_ckpt(s, LINK_CK_REARM, ck->node->cell);
 	}
 	if (s->died_idle != NULL) {
 		session_warn(s, "the worker died between requests (%s); %s",
@@ -1035,16 +1149,8 @@ session_hello(struct session *s, json_t *m, int *fds, int nfds)
 	if (s->run != NULL)
 		session_restored(s, ck, restored);
 	json_decref(restored);
-	if (ck != NULL) {
-		if (ck->kind == CKPT_ATOMIC) {
-			ckpt_drop(&s->ck, ck);
-		} else {
-			/* Its process is the worker now: the worker forks
-			 * the replacement next (worker_become_checkpoint). */
-			s->rearm = ck;
-			s->ckpt_pending = true;
-		}
-	}
+	if (ck != NULL && ck->kind == CKPT_ATOMIC)
+		ckpt_drop(&s->ck, ck);
 }
 
 /* The worker is gone.  Pick what comes next: the run's target, or the
@@ -1077,13 +1183,19 @@ static void
 session_worker_died(struct session *s, int status)
 {
 	struct sreq *r;
-	char how[128];
-	bool starting = s->state == WK_STARTING;
+	char how[400];
+	bool starting = s->state == WK_STARTING, broke;
 
-	describe_wait(status, how, sizeof how);
-	/* What it sent before it died still counts: a reply, a checkpoint. */
-	if (s->ctl.fd >= 0 && !starting)
+	/* What it sent before it died still counts: a reply, a checkpoint
+	 * (or a frame that breaks protocol). */
+	if (link_open(&s->ctl) && !starting)
 		session_from_worker(s);
+	describe_wait(status, how, sizeof how);
+	broke = s->broke[0] != '\0';
+	if (broke) {
+		snprintf(how, sizeof how, "%s", s->broke);
+		s->broke[0] = '\0';
+	}
 	session_drain(s, false);
 	session_drain(s, true);
 	if (s->resuming != NULL) {
@@ -1103,22 +1215,26 @@ session_worker_died(struct session *s, int status)
 			return;
 		}
 	}
-	s->ckpt_pending = false;
 	if (s->rearm != NULL)
 		ckpt_drop(&s->ck, s->rearm);	/* never re-armed */
 	session_close_worker(s);
 	r = s->run;
 	if (r == NULL) {
-		if (!starting && s->died_idle == NULL)
+		if (!starting && s->died_idle == NULL && broke)
+			xasprintf(&s->died_idle, "it broke protocol: %s, so it "
+			    "was killed", how);
+		else if (!starting && s->died_idle == NULL)
 			s->died_idle = xstrdup(how);
 	} else if (r->after == AFTER_NONE) {
 		r->after = AFTER_DIED;
+		r->broke = broke;
 		r->deadline = r->kill_at = 0;
 		snprintf(r->how, sizeof r->how, "%s", how);
 		if (r->op == OP_EXEC) {
 			s->cells = r->cell;
-			r->pending = session_exec_response(s, r, r->killed ?
-			    session_stop_reason(r) : "crashed", NULL, NULL, NULL);
+			r->pending = session_exec_response(s, r, r->killed &&
+			    !broke ? session_stop_reason(r) : "crashed", NULL,
+			    NULL, NULL);
 		}
 	}
 	session_restore(s);
@@ -1141,6 +1257,7 @@ session_init_died(struct session *s)
 
 	session_signal(s, SIGKILL);
 	proc_stop(&s->proc);
+	s->spawns = 0;		/* its answers to them are gone with it */
 	ckpt_set_free(&s->ck);
 	s->reap_orphans = true;
 	/* An init that dies before its first worker is up would be
@@ -1195,8 +1312,11 @@ session_from_init(struct session *s)
 				session_fail(s, "init cannot fork a worker: %s",
 				    strerror((int)json_integer_value(
 				    json_object_get(m, "errno"))));
-			else if (s->state == WK_STARTING && s->pid == 0)
-				s->pid = pid;
+			/* Only the newest spawn's answer names the worker. */
+			else if (s->spawns > 0 && --s->spawns == 0 &&
+			    s->pid == 0 && s->resuming == NULL &&
+			    s->state != WK_NONE)
+				session_spawned(s, pid);
 		} else if (strcmp(t, "exit") == 0 && pid == s->pid &&
 		    s->state != WK_NONE) {
 			/* Exits of checkpoints are reported too; they are
@@ -1208,49 +1328,78 @@ session_from_init(struct session *s)
 	}
 }
 
+/*
+ * The worker broke protocol (link.h): it is finished.  Nothing more it
+ * wrote is read; init reports its death, and session_worker_died answers
+ * the run and resumes the newest checkpoint we recorded, with why as the
+ * reason.
+ */
+static void
+session_broke(struct session *s, const char *why)
+{
+	if (s->broke[0] == '\0')
+		snprintf(s->broke, sizeof s->broke, "%s", why);
+	link_close(&s->ctl);
+	session_signal(s, SIGKILL);
+}
+
+/* init names the worker it forked: the pidfd its hello carried must be
+ * of that process. */
+static void
+session_spawned(struct session *s, pid_t pid)
+{
+	s->pid = s->ctl.pid = pid;
+	if (s->ctl.hello_pid > 0 && s->ctl.hello_pid != pid) {
+		/* That pidfd is some other process's: never signal it.  With
+		 * its socket closed the worker ends at its next read. */
+		close(s->pidfd);
+		s->pidfd = -1;
+		snprintf(s->broke, sizeof s->broke, "its 'hello' frame carries "
+		    "a pidfd of pid %ld, not of the worker (%ld)",
+		    (long)s->ctl.hello_pid, (long)pid);
+		link_close(&s->ctl);
+	}
+}
+
+typedef void (*session_frame_fn)(struct session *, struct link_frame *);
+
+/* What each checked frame does; link.c's table decides which may come. */
+static const session_frame_fn session_on_frame[LINK_NFRAMES] = {
+	[LINK_F_GATE] = session_gate_arrived,
+	[LINK_F_HELLO] = session_hello,
+	[LINK_F_REPLY] = session_reply,
+	[LINK_F_CKPT] = session_ckpt_arrived,
+	[LINK_F_CKPT_FAILED] = session_ckpt_failed,
+};
+
 static void
 session_from_worker(struct session *s)
 {
-	json_t *m;
-	bool bad = false;
-	int fds[CHAN_MAX_FDS], nfds, rc;
+	struct link_frame f;
+	char why[256];
+	int rc, got;
 
 	for (;;) {
-		rc = chan_fill(&s->ctl);
+		rc = link_fill(&s->ctl);
 		if (rc == -1 && errno == EAGAIN)
 			return;
-		while ((m = chan_next(&s->ctl, fds, &nfds, &bad)) != NULL) {
-			const char *t = json_string_value(json_object_get(m,
-			    "t"));
-
-			if (t != NULL && strcmp(t, "hello") == 0) {
-				session_hello(s, m, fds, nfds);
-			} else if (t != NULL && strcmp(t, "reply") == 0 &&
-			    s->run != NULL && s->state == WK_BUSY &&
-			    s->run->after == AFTER_NONE) {
-				session_reply(s, m);
-			} else if (t != NULL && strcmp(t, "ckpt") == 0) {
-				session_ckpt_arrived(s, m, fds, nfds);
-			} else if (t != NULL && strcmp(t, "ckpt_failed") == 0) {
-				session_ckpt_failed(s, m);
-			} else {
-				while (nfds > 0)
-					close(fds[--nfds]);
-			}
-			json_decref(m);
-			if (s->ctl.fd < 0)
+		while ((got = link_next(&s->ctl, &f, why, sizeof why)) == 1) {
+			session_on_frame[f.type](s, &f);
+			link_frame_free(&f);
+			if (!link_open(&s->ctl))
 				return;
 		}
-		if (bad || rc <= 0)
+		if (got == -1) {
+			session_broke(s, why);
+			return;
+		}
+		if (rc <= 0)
 			break;
 	}
-	if (bad || rc <= 0) {
-		/* The worker closed its socket, or it broke, or it sent
-		 * garbage: it is finished.  init reports the exit. */
-		chan_close(&s->ctl);
-		s->ctl.fd = -1;
-		session_signal(s, SIGKILL);
-	}
+	/* The worker closed its socket, or it broke: it is finished.  init
+	 * reports the exit. */
+	link_close(&s->ctl);
+	session_signal(s, SIGKILL);
 }
 
 /* ---- serving requests ---------------------------------------------- */
@@ -1283,10 +1432,42 @@ session_replace(struct session *s, struct sreq *r, enum sreq_after after)
 	session_worker_died(s, W_EXITCODE(0, SIGKILL));
 }
 
+/* This cell's output cap: its max_output, else --max-output. */
+static void
+session_cap(struct session *s, size_t cap)
+{
+	if (s->ob_out.cap != cap) {
+		outbuf_free(&s->ob_out);
+		outbuf_free(&s->ob_err);
+		outbuf_init(&s->ob_out, cap);
+		outbuf_init(&s->ob_err, cap);
+	}
+	outbuf_reset(&s->ob_out);
+	outbuf_reset(&s->ob_err);
+}
+
+/* What the worker is sent of a request: the fields it reads, no more
+ * (a request's other fields could make the frame grow past the limit
+ * as JSON numbers are written out again). */
+static json_t *
+session_worker_request(json_t *req)
+{
+	static const char *const keep[] = { "op", "code", "name", "cursor",
+	    "all", "max_output" };
+	json_t *m = json_object(), *v;
+	size_t i;
+
+	for (i = 0; i < nitems(keep); i++)
+		if ((v = json_object_get(req, keep[i])) != NULL)
+			json_object_set(m, keep[i], v);
+	return m;
+}
+
 static void
 session_start_run(struct session *s, struct sreq *r)
 {
 	json_t *msg;
+	uint64_t seq = 0;
 
 	r->t0 = now_ns();
 	r->timeout = session_timeout_of(s, r->req);
@@ -1303,29 +1484,33 @@ session_start_run(struct session *s, struct sreq *r)
 		session_replace(s, r, AFTER_RESET);
 		return;
 	}
-	msg = json_deep_copy(r->req);
+	msg = session_worker_request(r->req);
 	if (r->op == OP_EXEC) {
+		json_t *cap = json_object_get(r->req, "max_output");
+
 		r->cell = s->cells + 1;
 		json_object_set_new(msg, "cell", json_integer(r->cell));
-		outbuf_reset(&s->ob_out);
-		outbuf_reset(&s->ob_err);
+		session_cap(s, json_is_integer(cap) ? (size_t)json_integer_value(
+		    cap) : s->opts->max_output);
 		if (r->origin == ORIGIN_PERSON)
 			json_object_set_new(msg, "repl", json_true());
 		r->atomic = json_is_true(json_object_get(r->req, "atomic"));
 		if (s->current != NULL && ckpt_alive(s->current)) {
 			r->pre = s->current;
 			r->pre->held = r->atomic;
-		} else if (r->atomic && !s->ckpt_pending) {
-			/* No checkpoint of this state is on its way: the
-			 * worker takes one before it runs the cell. */
+		} else if (r->atomic) {
+			/* No checkpoint of this state (none is on its way: an
+			 * atomic cell waits for quiet): the worker takes one
+			 * before it runs the cell. */
 			json_object_set_new(msg, "ckpt_first", json_true());
-			s->gate_open = true;
+			seq = link_owe(&s->ctl, LINK_CKPT, LINK_CK_BEFORE, 0,
+			    -1);
 		}
 	}
+	json_object_set_new(msg, "seq", json_integer((json_int_t)link_owe(
+	    &s->ctl, LINK_REPLY, 0, seq, -1)));
 	s->state = WK_BUSY;
-	if (chan_send(s->ctl.fd, msg, NULL, 0) == -1)
-		session_signal(s, SIGKILL);	/* init reports the death */
-	json_decref(msg);
+	session_send(s, msg);
 }
 
 static json_t *
@@ -1403,11 +1588,7 @@ session_snapshot(struct session *s, struct sreq *r)
 	r->t0 = now_ns();
 	s->run = r;
 	s->state = WK_BUSY;
-	msg = json_pack("{s:s, s:i}", "op", "ckpt", "cell", s->node->cell);
-	s->gate_open = true;
-	if (chan_send(s->ctl.fd, msg, NULL, 0) == -1)
-		session_signal(s, SIGKILL);
-	json_decref(msg);
+	session_order_ckpt(s, LINK_CK_EXPLICIT, s->node->cell);
 }
 
 static void
@@ -1510,12 +1691,16 @@ session_serve_supervisor(struct session *s, struct sreq *r)
 	}
 }
 
-/* Ops that need the worker up and every checkpoint it owes arrived. */
+/* Requests that need the worker up and every checkpoint it owes
+ * arrived: an atomic cell must know whether the state before it is kept
+ * already. */
 static bool
-session_needs_quiet(enum op op)
+session_needs_quiet(struct sreq *r)
 {
-	return op == OP_RESET || op == OP_SNAPSHOT || op == OP_SNAPSHOTS ||
-	    op == OP_ROLLBACK;
+	return r->op == OP_RESET || r->op == OP_SNAPSHOT ||
+	    r->op == OP_SNAPSHOTS || r->op == OP_ROLLBACK ||
+	    (r->op == OP_EXEC && json_is_true(json_object_get(r->req,
+	    "atomic")));
 }
 
 static void
@@ -1527,8 +1712,8 @@ session_dispatch(struct session *s)
 		if (request_ops[r->op].where == OP_WORKER &&
 		    s->state != WK_READY)
 			return;
-		if (session_needs_quiet(r->op) && (s->state != WK_READY ||
-		    s->ckpt_pending))
+		if (session_needs_quiet(r) && (s->state != WK_READY ||
+		    link_ckpt_owed(&s->ctl)))
 			return;
 		s->queue = r->next;
 		if (s->queue == NULL)
@@ -1597,11 +1782,10 @@ session_gate(struct session *s)
 {
 	pid_t main_tid = s->pidfd >= 0 ? ckpt_pid_of(s->pidfd) : 0;
 	bool allow = main_tid > 0 && !s->gate_spent &&
-	    (s->ckpt_pending || s->gate_open);
+	    link_ckpt_owed(&s->ctl);
 	int rc = sandbox_gate_answer(s->gate_fd, main_tid, allow);
 
 	if (rc == 1) {
-		s->gate_open = false;
 		s->gate_spent = true;
 	} else if (rc == -1 && errno != ENOENT && errno != EAGAIN &&
 	    errno != EINTR) {
@@ -1682,9 +1866,10 @@ session_poll(struct session *s, struct pollfd *extra, int nextra,
 		nextra = 8;
 	i_init = n;
 	pfd[n++] = (struct pollfd){ .fd = s->proc.chan.fd, .events = POLLIN };
-	if (s->ctl.fd >= 0) {
+	if (link_open(&s->ctl)) {
 		i_ctl = n;
-		pfd[n++] = (struct pollfd){ .fd = s->ctl.fd, .events = POLLIN };
+		pfd[n++] = (struct pollfd){ .fd = s->ctl.chan.fd,
+		    .events = POLLIN };
 	}
 	if (s->out >= 0) {
 		i_out = n;
@@ -1723,7 +1908,7 @@ session_poll(struct session *s, struct pollfd *extra, int nextra,
 			close(s->err);
 			s->err = -1;
 		}
-		if (i_ctl >= 0 && pfd[i_ctl].revents && s->ctl.fd >= 0)
+		if (i_ctl >= 0 && pfd[i_ctl].revents && link_open(&s->ctl))
 			session_from_worker(s);
 		if (pfd[i_init].revents)
 			session_from_init(s);
@@ -1743,10 +1928,9 @@ session_poll(struct session *s, struct pollfd *extra, int nextra,
 static json_t *
 session_worker_conf(const struct coil_opts *o)
 {
-	json_t *c = json_pack("{s:s, s:I, s:s, s:i, s:i, s:b}", "workdir",
+	json_t *c = json_pack("{s:s, s:I, s:s, s:i}", "workdir",
 	    o->workdir, "max_output", (json_int_t)o->max_output, "figure_dir",
-	    o->figure_dir, "traceback_frames", 20, "checkpoints",
-	    o->checkpoints, "pristine", o->checkpoints > 0);
+	    o->figure_dir, "traceback_frames", 20);
 	json_t *pre = json_array();
 	size_t i;
 
@@ -1763,7 +1947,8 @@ session_new(const struct coil_opts *opts, char *err, size_t errlen)
 
 	s->opts = opts;
 	s->queue_tail = &s->queue;
-	s->ctl.fd = s->out = s->err = s->pidfd = s->gate_fd = -1;
+	link_init(&s->ctl, -1);
+	s->out = s->err = s->pidfd = s->gate_fd = -1;
 	buf_init(&s->start_err);
 	outbuf_init(&s->ob_out, opts->max_output);
 	outbuf_init(&s->ob_err, opts->max_output);

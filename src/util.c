@@ -6,8 +6,10 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -331,7 +333,8 @@ parse_size(const char *s, unsigned long long *bytes)
 
 	errno = 0;
 	v = strtold(s, &end);
-	if (end == s || errno != 0 || v < 0)
+	/* !(v >= 0) is also true of NaN, which compares false to all */
+	if (end == s || errno != 0 || !(v >= 0) || isinf(v))
 		return -1;
 	switch (tolower((unsigned char)*end)) {
 	case 'k': mul = 1ULL << 10; end++; break;
@@ -353,6 +356,47 @@ parse_size(const char *s, unsigned long long *bytes)
 		return -1;
 	*bytes = (unsigned long long)v;
 	return 0;
+}
+
+void
+close_fds_except(const int *keep, int n)
+{
+	unsigned int from = 3, k;
+	int i, j, *sorted = xmalloc(sizeof(int) * (size_t)(n + 1));
+	DIR *d;
+	struct dirent *e;
+
+	for (i = 0; i < n; i++) {
+		/* insertion sort: n is 1 or 2 */
+		for (j = i; j > 0 && sorted[j - 1] > keep[i]; j--)
+			sorted[j] = sorted[j - 1];
+		sorted[j] = keep[i];
+	}
+	for (i = 0; i <= n; i++) {
+		k = i < n ? (unsigned int)sorted[i] : ~0U;
+		if (i < n && sorted[i] < 3)
+			continue;
+		if (k > from && close_range(from, k - 1, 0) == -1)
+			goto slow;
+		from = k + 1;
+	}
+	free(sorted);
+	return;
+slow:
+	/* A kernel before 5.9: one close a descriptor still open. */
+	if ((d = opendir("/proc/self/fd")) != NULL) {
+		while ((e = readdir(d)) != NULL) {
+			int fd = atoi(e->d_name);
+			bool keepit = fd < 3 || fd == dirfd(d);
+
+			for (i = 0; i < n; i++)
+				keepit = keepit || fd == keep[i];
+			if (!keepit && e->d_name[0] != '.')
+				close(fd);
+		}
+		closedir(d);
+	}
+	free(sorted);
 }
 
 void

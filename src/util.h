@@ -71,7 +71,12 @@ int set_cloexec(int fd, bool on);
 /* write all of p, retrying on EINTR/EAGAIN (polls on EAGAIN); 0 or -1 */
 int write_all(int fd, const void *p, size_t n);
 
-/* Parse "512M", "4G", "1.5GiB", "100k", "1024" (bytes); 0 or -1. */
+/* Close every descriptor from 3 up except the n in keep: what a new
+ * process of coil must not inherit from the one that forked it. */
+void close_fds_except(const int *keep, int n);
+
+/* Parse "512M", "4G", "1.5GiB", "100k", "1024" (bytes); 0 or -1, also
+ * for a negative, infinite or NaN number or one past 2^64. */
 int parse_size(const char *s, unsigned long long *out);
 /* Describe a wait status: "exit status 3", "signal 11 (Segmentation fault)". */
 void describe_wait(int status, char *out, size_t len);

@@ -7,6 +7,11 @@
  * a cell that already finished is cleared before the next one starts
  * (worker_clear_signals), never raised in the wrong cell.
  *
+ * The worker forks a checkpoint only when the supervisor orders one
+ * ({"op":"ckpt"}, or an exec's "ckpt_first"), and echoes each request's
+ * "seq" in the frames that answer it (link.h).  The seq is taken off
+ * before Python sees the request: a cell cannot read it from there.
+ *
  * Checkpoints (ckpt.h) are forked here: worker_checkpoint returns twice,
  * like fork.  In the worker it returns 0 (or -1 when fork failed); in the
  * copy it returns 1, but only once the supervisor has resumed that copy
@@ -24,6 +29,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -64,7 +70,6 @@ worker_code(const unsigned char *code, size_t len, long magic,
 
 static struct chan worker_ctl;
 static json_t *worker_sandbox;	/* the report, for hello */
-static int worker_gate_fd = -1;	/* strict: seccomp's fork listener */
 
 static PyObject *worker_py_from_json(json_t *j);
 
@@ -129,9 +134,6 @@ static struct stat worker_saved_st[3];
 
 static PyObject *worker_prepare;	/* _coil.ckpt_prepare, owned */
 static PyObject *worker_resumed;	/* _coil.ckpt_resumed, owned */
-static bool worker_auto;		/* automatic checkpoints wanted */
-/* The interpreter is as its newest checkpoint left it: nothing ran since. */
-static bool worker_saved;
 static char worker_ckpt_err[160];	/* why the last fork failed */
 static struct ckpt_hot worker_hot;	/* pages to copy after a fork */
 /* More than this is data a cell rewrote, not the interpreter's own
@@ -350,7 +352,6 @@ worker_call(json_t *req)
 		json_array_append_new(w, json_string("fd 1 or 2 was closed or "
 		    "replaced by the cell; coil put its output pipe back"));
 	}
-	json_object_set_new(reply, "t", json_string("reply"));
 	return reply;
 }
 
@@ -456,7 +457,7 @@ worker_hello(int resumed_at)
 	json_t *hello;
 	int pidfd;
 
-	int fds[2], nfds = 0;
+	int fds[1], nfds = 0;
 
 	pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
 	hello = json_pack("{s:s, s:I, s:s, s:O?}", "t", "hello",
@@ -466,24 +467,59 @@ worker_hello(int resumed_at)
 		json_object_set_new(hello, "resumed", json_integer(resumed_at));
 	if (pidfd >= 0)
 		fds[nfds++] = pidfd;
-	if (pidfd >= 0 && worker_gate_fd >= 0) {
-		/* strict: the supervisor answers our checkpoint forks.  Sent
-		 * once, closed before any user code can reach it. */
-		fds[nfds++] = worker_gate_fd;
-		json_object_set_new(hello, "gate", json_true());
-	}
 	if (chan_send(worker_ctl.fd, hello, fds, nfds) == -1)
 		_exit(0);
 	json_decref(hello);
 	if (pidfd >= 0)
 		close(pidfd);
-	if (nfds == 2) {
-		close(worker_gate_fd);
-		worker_gate_fd = -1;
-	}
 }
 
-static int worker_checkpoint(const char *kind, int cell);
+/* strict: seccomp's fork listener goes to the supervisor, which answers
+ * our checkpoint forks, before Python starts: neither --preload's imports
+ * nor any cell ever holds it. */
+static void
+worker_send_gate(void)
+{
+	int fd = sandbox_take_notify_fd();
+	json_t *m;
+
+	if (fd < 0)
+		return;
+	m = json_pack("{s:s}", "t", "gate");
+	if (chan_send(worker_ctl.fd, m, &fd, 1) == -1)
+		_exit(0);
+	json_decref(m);
+	close(fd);
+}
+
+/*
+ * The control socket goes to a high descriptor, close-on-exec: out of
+ * the way of a cell that closes or reuses low ones (os.closerange(3,
+ * 256) before a daemon's fork), and never inherited by a program it
+ * runs.  It hides nothing from code in this process, which can always
+ * find it in /proc/self/fd: the supervisor checks every frame (link.h).
+ */
+static int
+worker_high_fd(int fd)
+{
+	struct rlimit rl;
+	rlim_t top = 1024;
+	int nfd;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < top)
+		top = rl.rlim_cur;
+	if (top <= 200)
+		return fd;
+	nfd = fcntl(fd, F_DUPFD_CLOEXEC, (int)top - 1);
+	if (nfd == -1)
+		nfd = fcntl(fd, F_DUPFD_CLOEXEC, (int)top / 2);
+	if (nfd == -1)
+		return fd;
+	close(fd);
+	return nfd;
+}
+
+static int worker_checkpoint(const char *kind, int cell, json_int_t seq);
 
 /* Make fd 1 and 2, and the copies worker_save_fds keeps of them, refer
  * to out and err.  The copies keep their numbers: worker.py knows them. */
@@ -531,10 +567,10 @@ worker_become_checkpoint(int sock)
 	worker_point_fds(res.out, res.err);
 	close(res.out);
 	close(res.err);
-	if (set_cloexec(res.ctl, true) == -1)
+	chan_init(&worker_ctl, worker_high_fd(res.ctl));
+	if (set_cloexec(worker_ctl.fd, true) == -1)
 		fatal_code(EXIT_SETUP, errno, "worker: cannot set FD_CLOEXEC "
 		    "on its socket");
-	chan_init(&worker_ctl, res.ctl);
 	worker_watch_parent();
 	prctl(PR_SET_NAME, "coil-worker");
 	{
@@ -555,13 +591,9 @@ worker_become_checkpoint(int sock)
 		Py_XDECREF(r);
 	}
 	fflush(NULL);
-	worker_saved = false;
+	/* The supervisor orders the replacement of this checkpoint (the
+	 * re-arm) once it has read the hello. */
 	worker_hello(res.cell);
-	/* The resume used this checkpoint's process up: fork its
-	 * replacement before serving anything, so the state can be gone
-	 * back to again.  Whichever copy returns here is a worker. */
-	if (res.rearm)
-		worker_checkpoint("rearm", res.cell);
 }
 
 /*
@@ -571,7 +603,7 @@ worker_become_checkpoint(int sock)
  * has been resumed as the worker.
  */
 static int
-worker_checkpoint(const char *kind, int cell)
+worker_checkpoint(const char *kind, int cell, json_int_t seq)
 {
 	PyObject *r;
 	int threads = 0, sv[2], fds[2], nfds, saved_errno, pidfd;
@@ -628,14 +660,13 @@ worker_checkpoint(const char *kind, int cell)
 		    sizeof *worker_kids);
 	}
 	worker_kids[worker_nkids++] = pid;
-	worker_saved = true;
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	fds[0] = sv[0];
 	fds[1] = pidfd;
 	nfds = pidfd >= 0 ? 2 : 1;
-	m = json_pack("{s:s, s:s, s:i, s:I, s:i, s:f}", "t", "ckpt",
+	m = json_pack("{s:s, s:s, s:i, s:I, s:i, s:f, s:I}", "t", "ckpt",
 	    "kind", kind, "cell", cell, "pid", (json_int_t)pid,
-	    "threads", threads, "fork_ms", fork_ms);
+	    "threads", threads, "fork_ms", fork_ms, "seq", seq);
 	/* If this fails the supervisor is gone; closing our copy of its end
 	 * below then leaves the checkpoint at end of file, and it exits. */
 	chan_send(worker_ctl.fd, m, fds, nfds);
@@ -649,38 +680,59 @@ worker_checkpoint(const char *kind, int cell)
 	ckpt_hot_prefault(&worker_hot, worker_ctl.fd);
 	return 0;
 failed:
-	m = json_pack("{s:s, s:s, s:i, s:s}", "t", "ckpt_failed", "kind",
-	    kind, "cell", cell, "error", worker_ckpt_err);
+	m = json_pack("{s:s, s:s, s:i, s:s, s:I}", "t", "ckpt_failed", "kind",
+	    kind, "cell", cell, "error", worker_ckpt_err, "seq", seq);
 	chan_send(worker_ctl.fd, m, NULL, 0);
 	json_decref(m);
 	return -1;
 }
 
+/* Send a reply to the request numbered seq.  One too big for a frame
+ * (a result or an error message of hundreds of megabytes) becomes an
+ * error that says so: the supervisor would refuse the frame. */
 static void
-worker_send(json_t *reply)
+worker_send(json_t *reply, json_int_t seq)
 {
-	if (chan_send(worker_ctl.fd, reply, NULL, 0) == -1)
-		_exit(0);
+	json_object_set_new(reply, "t", json_string("reply"));
+	json_object_set_new(reply, "seq", json_integer(seq));
+	if (chan_send(worker_ctl.fd, reply, NULL, 0) == -1) {
+		if (errno != EMSGSIZE)
+			_exit(0);
+		json_decref(reply);
+		reply = json_pack("{s:s, s:I, s:s, s:{s:s, s:s, s:n, s:n}}",
+		    "t", "reply", "seq", seq, "status", "error", "error",
+		    "type", "OverflowError", "message", "the answer is too "
+		    "large to send (over the 256 MiB frame limit); print or "
+		    "return less of it", "traceback", "line");
+		if (chan_send(worker_ctl.fd, reply, NULL, 0) == -1)
+			_exit(0);
+	}
 	json_decref(reply);
 }
 
-/* The snapshot op: a checkpoint now, whatever the last one was. */
-static int
-worker_explicit(json_t *req)
+static json_t *
+worker_ckpt_error(const char *msg)
 {
+	return json_pack("{s:s, s:{s:s, s:s, s:n, s:n}}", "status", "error",
+	    "error", "type", "CheckpointError", "message", msg, "traceback",
+	    "line");
+}
+
+/* {"op":"ckpt", "kind", "cell"}: a checkpoint now, as the supervisor
+ * ordered.  The snapshot op's (explicit) is also answered with a reply.
+ * 1 in the copy once it is resumed, else 0. */
+static int
+worker_ordered_ckpt(json_t *req, json_int_t seq)
+{
+	const char *kind = json_string_value(json_object_get(req, "kind"));
 	int cell = (int)json_integer_value(json_object_get(req, "cell"));
-	int rc = worker_checkpoint("explicit", cell);
+	int rc = worker_checkpoint(kind != NULL ? kind : "auto", cell, seq);
 
 	if (rc == 1)
 		return 1;
-	if (rc == 0)
-		worker_send(json_pack("{s:s, s:s}", "t", "reply", "status",
-		    "ok"));
-	else
-		worker_send(json_pack("{s:s, s:s, s:{s:s, s:s, s:n, s:n}}",
-		    "t", "reply", "status", "error", "error", "type",
-		    "CheckpointError", "message", worker_ckpt_err,
-		    "traceback", "line"));
+	if (kind != NULL && strcmp(kind, "explicit") == 0)
+		worker_send(rc == 0 ? json_pack("{s:s}", "status", "ok") :
+		    worker_ckpt_error(worker_ckpt_err), seq);
 	return 0;
 }
 
@@ -688,8 +740,8 @@ static void
 worker_serve(void)
 {
 	json_t *req, *reply;
-	const char *op, *status;
-	bool atomic, ran, take;
+	const char *op;
+	json_int_t seq;
 	int cell, rc;
 
 	for (;;) {
@@ -701,19 +753,18 @@ worker_serve(void)
 		Py_END_ALLOW_THREADS
 		if (req == NULL)
 			break;
+		seq = json_integer_value(json_object_get(req, "seq"));
+		json_object_del(req, "seq");
 		op = json_string_value(json_object_get(req, "op"));
 		if (op != NULL && strcmp(op, "ckpt") == 0) {
-			worker_explicit(req);
+			worker_ordered_ckpt(req, seq);
 			json_decref(req);
 			continue;
 		}
 		cell = (int)json_integer_value(json_object_get(req, "cell"));
-		atomic = op != NULL && strcmp(op, "exec") == 0 &&
-		    json_is_true(json_object_get(req, "atomic"));
-		if (atomic && (!worker_saved ||
-		    json_is_true(json_object_get(req, "ckpt_first")))) {
+		if (json_is_true(json_object_get(req, "ckpt_first"))) {
 			/* An atomic cell needs the state before it kept. */
-			rc = worker_checkpoint("before", cell - 1);
+			rc = worker_checkpoint("before", cell - 1, seq);
 			if (rc == 1) {
 				json_decref(req);
 				continue;
@@ -726,28 +777,15 @@ worker_serve(void)
 				    "it is atomic, and the state before it could "
 				    "not be kept (%s); run it without atomic, or "
 				    "free memory", worker_ckpt_err);
-				worker_send(json_pack("{s:s, s:s, s:{s:s, s:s, "
-				    "s:n, s:n}, s:b}", "t", "reply", "status",
-				    "error", "error", "type", "CheckpointError",
-				    "message", msg, "traceback", "line",
-				    "ckpt_next", 0));
+				worker_send(worker_ckpt_error(msg), seq);
 				continue;
 			}
 		}
 		reply = worker_call(req);
 		json_decref(req);
-		ran = json_is_true(json_object_get(reply, "ran"));
-		status = json_string_value(json_object_get(reply, "status"));
-		take = worker_auto && ran && !(atomic && (status == NULL ||
-		    strcmp(status, "ok") != 0));
-		if (ran)
-			worker_saved = false;
-		json_object_set_new(reply, "ran", json_boolean(ran));
-		json_object_set_new(reply, "ckpt_next", json_boolean(take));
-		worker_send(reply);
-		/* After the reply: no response waits on the fork. */
-		if (take)
-			worker_checkpoint("auto", cell);
+		json_object_set_new(reply, "ran", json_boolean(json_is_true(
+		    json_object_get(reply, "ran"))));
+		worker_send(reply, seq);
 	}
 }
 
@@ -755,21 +793,16 @@ void
 worker_main(int ctl_fd, json_t *conf, const struct sandbox_conf *sbx,
     const struct sandbox_report *rep)
 {
-	chan_init(&worker_ctl, ctl_fd);
+	chan_init(&worker_ctl, worker_high_fd(ctl_fd));
 	worker_init_pid = getppid();
+	worker_send_gate();
 	/* A C extension's printf lands between the cell's prints, not at
 	 * the end of the cell. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	worker_save_fds();
 	worker_init_python(conf, sbx, rep);
 	worker_sandbox = sandbox_report_json(rep);
-	worker_gate_fd = sandbox_take_notify_fd();
-	worker_auto = json_integer_value(json_object_get(conf,
-	    "checkpoints")) > 0;
 	worker_hello(-1);
-	/* The pristine checkpoint: start-up and --preload done, no cell. */
-	if (json_is_true(json_object_get(conf, "pristine")))
-		worker_checkpoint("pristine", 0);
 	worker_serve();
 	/* The supervisor is gone: nothing is left to answer. */
 	fflush(NULL);

@@ -3,23 +3,26 @@
  *
  * worker_main runs in a child forked by init (proc.c).  On entry fd 0 is
  * /dev/null, fd 1 and fd 2 are pipes the supervisor reads, and ctl_fd is
- * the control socket (chan.h frames).  It initialises the interpreter,
- * sends {"t":"hello"} with a pidfd of itself, then serves requests until
- * the socket closes.  It never returns.
+ * the control socket (chan.h frames), which it moves to a high
+ * close-on-exec descriptor.  Under strict it first sends {"t":"gate"}
+ * with seccomp's fork listener, before Python starts; it initialises the
+ * interpreter, sends {"t":"hello"} with a pidfd of itself, then serves
+ * requests until the socket closes.  It never returns.
  *
  * Requests are JSON objects with "op" (exec, vars, inspect, complete,
- * reset, ckpt) and the op's fields; exec also carries "cell".  Each gets
- * one {"t":"reply", ...} frame.  The worker flushes Python's and C's stdio
- * before replying, so everything the cell wrote to fd 1 and 2 is in the
- * pipes before the reply is on the socket.
+ * reset, ckpt), "seq" and the op's fields; exec also carries "cell".
+ * Each gets one {"t":"reply", "seq", ...} frame with the request's seq
+ * (taken off before Python sees the request).  The worker flushes
+ * Python's and C's stdio before replying, so everything the cell wrote
+ * to fd 1 and 2 is in the pipes before the reply is on the socket.
  *
- * Checkpoints (ckpt.h): with conf "checkpoints" > 0 the worker forks one
- * right after each reply to a cell that ran code ("ran" and "ckpt_next"
- * in the reply say so), and one after hello when conf "pristine" is set.
- * Op "ckpt" forks one on request; an exec with "atomic" gets one first
- * unless the state is already saved (or "ckpt_first" asks).  A checkpoint
- * that is resumed returns into the request loop as the new worker: it
- * says hello again, with "resumed": the cell.
+ * Checkpoints (ckpt.h) are forked only when the supervisor orders one:
+ * {"op":"ckpt", "kind", "cell", "seq"} (auto, pristine, rearm: answered
+ * by the ckpt or ckpt_failed frame alone; explicit: and then a reply),
+ * or an exec's "ckpt_first" (a "before" checkpoint, then the cell).  A
+ * checkpoint that is resumed returns into the request loop as the new
+ * worker: it says hello again, with "resumed": the cell.  What the
+ * supervisor accepts of all this is in link.h.
  */
 #ifndef COIL_WORKER_H
 #define COIL_WORKER_H

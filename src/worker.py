@@ -348,7 +348,7 @@ def _user_tb(tb):
     return tb
 
 
-def _error(e, fname):
+def _error(e, fname, cap=None):
     import traceback
     _register_lines()
     tb = _user_tb(e.__traceback__)
@@ -389,7 +389,12 @@ def _error(e, fname):
                            if c.__module__ == "builtins")
     elif mod not in ("builtins", "__main__"):
         err["type"] = "%s.%s" % (mod, type(e).__qualname__)
-    err["traceback"], cut = _cut(text, _conf.get("max_output", 65536))
+    if cap is None:
+        cap = _conf.get("max_output", 65536)
+    err["traceback"], cut = _cut(text, cap)
+    # A message can be as long as the exception made it: cut it as well,
+    # so that the answer still fits in a frame.
+    err["message"], cut = _cut(err["message"], cap)
     return err
 
 
@@ -434,14 +439,14 @@ def op_exec(req):
     fname = "<cell %d>" % cell
     repl = req.get("repl", False)
     _line_mode(repl)
-    cap = _conf.get("max_output", 65536)
+    cap = req.get("max_output") or _conf.get("max_output", 65536)
     reply = {"status": "ok", "result": None, "error": None}
     try:
         tree, why = _classify(code, fname, repl)
     except SyntaxError as e:
         _sources[fname] = code
         reply["status"] = "error"
-        reply["error"] = _error(e, fname)
+        reply["error"] = _error(e, fname, cap)
         return reply
     if why:
         return {"status": why}
@@ -466,7 +471,7 @@ def op_exec(req):
                     reply["result_cut"] = cut
     except BaseException as e:
         reply["status"] = "error"
-        reply["error"] = _error(e, fname)
+        reply["error"] = _error(e, fname, cap)
         e = None
     lost = _flush()
     display, warns = _figures(cell)

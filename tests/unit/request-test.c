@@ -8,6 +8,7 @@
 
 #include "request.h"
 #include "tap.h"
+#include "util.h"
 
 static bool
 parses(const char *line, enum op want)
@@ -102,5 +103,33 @@ main(void)
 	json_decref(id);
 	tap_ok(request_op_find("exec") != NULL && request_op_find("x") == NULL,
 	    "op table lookup");
+
+	/* Numbers that would overflow a deadline or a frame. */
+	tap_ok(REJECTS("{\"code\": \"1\", \"timeout\": 1e300}", "at most "
+	    "86400", "null"), "a timeout of 1e300");
+	tap_ok(REJECTS("{\"code\": \"1\", \"timeout\": 86401}", "at most "
+	    "86400", "null"), "a timeout over a day");
+	tap_ok(parses("{\"code\": \"1\", \"timeout\": 86400}", OP_EXEC),
+	    "a timeout of a day");
+	tap_ok(REJECTS("{\"code\": \"1\", \"max_output\": 16777217}",
+	    "from 1 to 16777216", "null"), "max_output over the frame's share");
+	tap_ok(REJECTS("{\"code\": \"1\", \"max_output\": 0}",
+	    "from 1 to", "null"), "max_output 0");
+	tap_ok(parses("{\"code\": \"1\", \"max_output\": 100}", OP_EXEC),
+	    "max_output 100");
+	{
+		static const char *const bad[] = { "nan", "NaN", "inf",
+		    "-inf", "infinity", "-1", "-0.5k", "1e400", "", "k", "5x" };
+		unsigned long long v;
+		size_t i;
+
+		for (i = 0; i < nitems(bad); i++)
+			tap_ok(parse_size(bad[i], &v) == -1, "parse_size "
+			    "refuses '%s'", bad[i]);
+		tap_ok(parse_size("1.5K", &v) == 0 && v == 1536,
+		    "parse_size '1.5K'");
+		tap_ok(parse_size("16MiB", &v) == 0 && v == 16u << 20,
+		    "parse_size '16MiB'");
+	}
 	return tap_done();
 }

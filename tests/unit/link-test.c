@@ -1,0 +1,291 @@
+/*
+ * link-test.c - the supervisor's end of the worker link (TAP): frames
+ * written on a real socketpair are taken only as the answer to what is
+ * owed, with its seq, kind and descriptors; anything else is a protocol
+ * violation that says what was wrong.
+ */
+#include "config.h"
+
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "chan.h"
+#include "link.h"
+#include "tap.h"
+#include "util.h"
+
+static struct link l;
+static int peer = -1;
+
+static void
+fresh(void)
+{
+	int sv[2];
+
+	if (peer >= 0) {
+		link_close(&l);
+		close(peer);
+	}
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0,
+	    sv) == -1)
+		abort();
+	link_init(&l, sv[0]);
+	peer = sv[1];
+}
+
+/* Write a frame (JSON text, with fds) as the worker would. */
+static void
+say(const char *text, const int *fds, int nfds)
+{
+	json_t *m = json_loads(text, 0, NULL);
+
+	if (m == NULL || chan_send(peer, m, fds, nfds) == -1)
+		abort();
+	json_decref(m);
+}
+
+/* The next frame: 1 with its type, -1 with why containing want. */
+static int
+next(struct link_frame *f, char *why, size_t len)
+{
+	while (link_fill(&l) > 0)
+		;
+	why[0] = '\0';
+	return link_next(&l, f, why, len);
+}
+
+static bool
+accepts(enum link_frame_type type, const char *desc)
+{
+	struct link_frame f;
+	char why[256];
+	int rc = next(&f, why, sizeof why);
+	bool ok = rc == 1 && f.type == type;
+
+	if (rc == -1)
+		printf("#   refused: %s\n", why);
+	if (rc == 1)
+		link_frame_free(&f);
+	return tap_ok(ok, "%s", desc);
+}
+
+static bool
+refuses(const char *want, const char *desc)
+{
+	struct link_frame f;
+	char why[256];
+	int rc = next(&f, why, sizeof why);
+	bool ok = rc == -1 && strstr(why, want) != NULL;
+
+	if (!ok)
+		printf("#   rc %d, why '%s'\n", rc, why);
+	if (rc == 1)
+		link_frame_free(&f);
+	return tap_ok(ok, "%s", desc);
+}
+
+int
+main(void)
+{
+	char buf[256];
+	int fds[2], sv[2], pidfd, devnull;
+	uint64_t seq, seq2;
+
+	pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (devnull < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
+	    sv) == -1)
+		abort();
+
+	/* A fresh worker: hello, then a request and its reply. */
+	fresh();
+	link_owe(&l, LINK_HELLO, 0, 0, -1);
+	tap_ok(link_state(&l) == LINK_HELLO, "a spawned worker owes a hello");
+	if (pidfd >= 0) {
+		say("{\"t\": \"hello\"}", &pidfd, 1);
+		accepts(LINK_F_HELLO, "its hello, with a pidfd of itself");
+	} else {
+		say("{\"t\": \"hello\"}", NULL, 0);
+		accepts(LINK_F_HELLO, "its hello, without a pidfd");
+	}
+	tap_ok(link_state(&l) == LINK_IDLE, "then nothing is owed");
+	seq = link_owe(&l, LINK_REPLY, 0, 0, -1);
+	seq2 = link_owe(&l, LINK_REPLY, 0, 0, -1);
+	tap_ok(seq2 == seq + 1 && seq > 0, "requests are numbered in order");
+	snprintf(buf, sizeof buf, "{\"t\": \"reply\", \"status\": \"ok\", "
+	    "\"seq\": %llu}", (unsigned long long)seq2);
+	say(buf, NULL, 0);
+	refuses("where seq", "a reply to the second request before the first");
+
+	/* Out of turn. */
+	fresh();
+	say("{\"t\": \"hello\"}", NULL, 0);
+	refuses("'hello' frame where nothing was owed", "a hello when idle");
+	fresh();
+	seq = link_owe(&l, LINK_REPLY, 0, 0, -1);
+	say("{\"t\": \"hello\"}", NULL, 0);
+	refuses("where a reply", "a hello while a reply is owed");
+	fresh();
+	seq = link_owe(&l, LINK_REPLY, 0, 0, -1);
+	say("{\"t\": \"reply\", \"status\": \"ok\"}", NULL, 0);
+	refuses("no seq", "a reply without the request's seq");
+	fresh();
+	seq = link_owe(&l, LINK_REPLY, 0, 0, -1);
+	snprintf(buf, sizeof buf, "{\"t\": \"reply\", \"status\": \"ok\", "
+	    "\"seq\": %llu}", (unsigned long long)seq);
+	say(buf, NULL, 0);
+	accepts(LINK_F_REPLY, "the reply with its seq");
+	say(buf, NULL, 0);
+	refuses("where nothing was owed", "the same reply a second time");
+	fresh();
+	seq = link_owe(&l, LINK_REPLY, 0, 0, -1);
+	snprintf(buf, sizeof buf, "{\"t\": \"reply\", \"status\": \"ok\", "
+	    "\"ckpt_next\": true, \"seq\": %llu}", (unsigned long long)seq);
+	say(buf, NULL, 0);
+	accepts(LINK_F_REPLY, "a reply's ckpt_next is only a field");
+	tap_ok(!link_ckpt_owed(&l), "and owes no checkpoint");
+	fresh();
+	say("{\"t\": \"ckpt\", \"kind\": \"auto\", \"pid\": 5}", sv, 1);
+	refuses("'ckpt' frame where nothing was owed",
+	    "a checkpoint nobody ordered");
+
+	/* Checkpoints: kind, seq, descriptors. */
+	fresh();
+	seq = link_owe(&l, LINK_CKPT, LINK_CK_AUTO, 0, -1);
+	tap_ok(link_ckpt_owed(&l), "an ordered checkpoint is owed");
+	snprintf(buf, sizeof buf, "{\"t\": \"ckpt\", \"kind\": \"explicit\", "
+	    "\"pid\": %ld, \"seq\": %llu}", (long)getpid(),
+	    (unsigned long long)seq);
+	say(buf, sv, 1);
+	refuses("of kind 'explicit' where a 'auto'", "a checkpoint of "
+	    "another kind");
+	fresh();
+	seq = link_owe(&l, LINK_CKPT, LINK_CK_AUTO, 0, -1);
+	snprintf(buf, sizeof buf, "{\"t\": \"ckpt\", \"kind\": \"auto\", "
+	    "\"pid\": %ld, \"seq\": %llu}", (long)getpid(),
+	    (unsigned long long)seq);
+	say(buf, &devnull, 1);
+	refuses("not a unix stream socket", "a file where its socket goes");
+	fresh();
+	seq = link_owe(&l, LINK_CKPT, LINK_CK_AUTO, 0, -1);
+	snprintf(buf, sizeof buf, "{\"t\": \"ckpt\", \"kind\": \"auto\", "
+	    "\"pid\": %ld, \"seq\": %llu}", (long)getpid(),
+	    (unsigned long long)seq);
+	say(buf, NULL, 0);
+	refuses("carries 0 descriptors, not 1 to 2", "a checkpoint without "
+	    "its socket");
+	fresh();
+	seq = link_owe(&l, LINK_CKPT, LINK_CK_AUTO, 0, -1);
+	snprintf(buf, sizeof buf, "{\"t\": \"ckpt\", \"kind\": \"auto\", "
+	    "\"pid\": 1, \"seq\": %llu}", (unsigned long long)seq);
+	fds[0] = sv[0];
+	fds[1] = pidfd;
+	say(buf, fds, pidfd >= 0 ? 2 : 1);
+	if (pidfd >= 0)
+		refuses("names pid 1 but carries a pidfd of pid",
+		    "a pidfd of another process than it names");
+	else
+		accepts(LINK_F_CKPT, "a checkpoint (no pidfds here)");
+	fresh();
+	seq = link_owe(&l, LINK_CKPT, LINK_CK_AUTO, 0, -1);
+	snprintf(buf, sizeof buf, "{\"t\": \"ckpt\", \"kind\": \"auto\", "
+	    "\"pid\": %ld, \"seq\": %llu}", (long)getpid(),
+	    (unsigned long long)seq);
+	fds[1] = devnull;
+	say(buf, fds, 2);
+	refuses("second descriptor that is not a pidfd", "a file where its "
+	    "pidfd goes");
+	if (pidfd >= 0) {
+		fresh();
+		seq = link_owe(&l, LINK_CKPT, LINK_CK_AUTO, 0, -1);
+		snprintf(buf, sizeof buf, "{\"t\": \"ckpt\", \"kind\": "
+		    "\"auto\", \"pid\": %ld, \"seq\": %llu}", (long)getpid(),
+		    (unsigned long long)seq);
+		fds[1] = pidfd;
+		say(buf, fds, 2);
+		accepts(LINK_F_CKPT, "a checkpoint with its socket and pidfd");
+		/* As if the worker were our parent's sibling: we are not its
+		 * child. */
+		fresh();
+		l.outer = getpid() + 1;
+		seq = link_owe(&l, LINK_CKPT, LINK_CK_AUTO, 0, -1);
+		snprintf(buf, sizeof buf, "{\"t\": \"ckpt\", \"kind\": "
+		    "\"auto\", \"pid\": %ld, \"seq\": %llu}", (long)getpid(),
+		    (unsigned long long)seq);
+		say(buf, fds, 2);
+		refuses("which the worker did not fork", "a checkpoint that is "
+		    "not the worker's child");
+	}
+	fresh();
+	seq = link_owe(&l, LINK_CKPT, LINK_CK_PRISTINE, 0, -1);
+	snprintf(buf, sizeof buf, "{\"t\": \"ckpt_failed\", \"kind\": "
+	    "\"pristine\", \"error\": \"x\", \"seq\": %llu}",
+	    (unsigned long long)seq);
+	say(buf, NULL, 0);
+	accepts(LINK_F_CKPT_FAILED, "an ordered checkpoint that failed");
+	tap_ok(link_state(&l) == LINK_IDLE, "is no longer owed");
+	fresh();
+	seq = link_owe(&l, LINK_CKPT, LINK_CK_EXPLICIT, 0, -1);
+	link_owe(&l, LINK_REPLY, 0, seq, -1);
+	snprintf(buf, sizeof buf, "{\"t\": \"reply\", \"status\": \"ok\", "
+	    "\"seq\": %llu}", (unsigned long long)seq);
+	say(buf, NULL, 0);
+	refuses("where a 'explicit' checkpoint", "a snapshot's reply before "
+	    "its checkpoint");
+
+	/* The gate, and bytes that are not frames. */
+	fresh();
+	link_owe(&l, LINK_GATE, 0, 0, -1);
+	link_owe(&l, LINK_HELLO, 0, 0, -1);
+	say("{\"t\": \"gate\"}", &devnull, 1);
+	refuses("not a seccomp listener", "a file as the gate");
+	fresh();
+	link_owe(&l, LINK_GATE, 0, 0, -1);
+	link_owe(&l, LINK_HELLO, 0, 0, -1);
+	say("{\"t\": \"hello\"}", NULL, 0);
+	accepts(LINK_F_HELLO, "a worker the kernel gave no gate says hello");
+	fresh();
+	link_owe(&l, LINK_HELLO, 0, 0, 3);
+	say("{\"t\": \"hello\"}", NULL, 0);
+	refuses("started fresh where a checkpoint", "a resumed checkpoint's "
+	    "hello must say so");
+	fresh();
+	link_owe(&l, LINK_HELLO, 0, 0, -1);
+	if (write(peer, "\xff\xff\xff\xff\0\0\0\0", 8) != 8)
+		abort();
+	refuses("over the limits", "a header over the frame limit");
+	fresh();
+	link_owe(&l, LINK_HELLO, 0, 0, -1);
+	if (write(peer, "\x02\0\0\0\x01\0\0\0{}", 10) != 10)
+		abort();
+	refuses("announcing 1 descriptors, of which 0 arrived",
+	    "a header promising descriptors that never came");
+	fresh();
+	link_owe(&l, LINK_HELLO, 0, 0, -1);
+	if (write(peer, "\x03\0\0\0\0\0\0\0{{{", 11) != 11)
+		abort();
+	refuses("not JSON", "a body that is not JSON");
+	fresh();
+	link_owe(&l, LINK_HELLO, 0, 0, -1);
+	say("{\"t\": \"spawned\", \"pid\": 1}", NULL, 0);
+	refuses("unknown 'spawned' frame", "init's message on the worker's "
+	    "socket");
+	fresh();
+	link_owe(&l, LINK_HELLO, 0, 0, -1);
+	say("[1]", NULL, 0);
+	refuses("not a message", "a frame that is not an object");
+
+	link_close(&l);
+	close(peer);
+	close(sv[0]);
+	close(sv[1]);
+	close(devnull);
+	if (pidfd >= 0)
+		close(pidfd);
+	return tap_done();
+}
