@@ -47,7 +47,7 @@ static const struct main_option {
 	{ "grace", required_argument, O_GRACE, "SECS",
 	  "kill an interrupted cell after SECS (default 2)" },
 	{ "max-output", required_argument, O_MAX_OUTPUT, "SIZE",
-	  "cap output, stderr, result (default 64K, max 16M)" },
+	  "cap output, stderr, result (64K; at most 16M)" },
 	{ "max-request", required_argument, O_MAX_REQUEST, "SIZE",
 	  "longest request line (default 16M, max 128M)" },
 	{ "workdir", required_argument, O_WORKDIR, "DIR",
