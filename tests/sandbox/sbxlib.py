@@ -608,10 +608,12 @@ def run(profile, cells, workdir, args=(), need=(), timeout=120,
 
 
 class TAP(coiltest.TAP):
-    """coiltest's TAP, plus the sandbox tests' common checks."""
+    """coiltest's TAP, plus the sandbox tests' common checks.  prefix
+    (e.g. the table row's name) goes before every description."""
+    prefix = ""
 
     def ok(self, cond, desc, res=None):
-        good = self.check(cond, desc)
+        good = self.check(cond, self.prefix + desc)
         if not good and res is not None:
             res.dump()
         return good
@@ -646,6 +648,10 @@ class TAP(coiltest.TAP):
         v, text = r.get(name)
         return self.ok(v == "ALLOWED", "%s: %s is allowed: %s (%s)" % (
             r.profile, name, why, text[:100] or v), r)
+
+
+    def skip(self, what, why):
+        coiltest.TAP.skip(self, self.prefix + what, why)
 
 
 def begin(name):
