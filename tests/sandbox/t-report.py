@@ -31,7 +31,7 @@ for p in ("standard", "strict"):
                              if l.strip().startswith(("missing", "NOT"))))
         continue
     tap.ok(True, "%s: every protection holds here" % p)
-    r = sbxlib.run(p, [sbxlib.SESSION_OK], wd, args=("--require",))
+    r = sbxlib.run(p, [sbxlib.SESSION_OK], wd, args=("--sandbox-require",))
     tap.ok(r.session_ok() and r.report and r.report["complete"],
            "%s --require: starts" % p, r)
 out = probe("none", "--workdir", wd)
