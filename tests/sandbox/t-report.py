@@ -40,7 +40,7 @@ tap.ok("no protection asked for" in out, "none: nothing is claimed")
 if shutil.which("setpriv") is None:
     tap.skip("ordinary user", "no setpriv(1) to become one")
 else:
-    uwd = sbxlib.tmpdir("sbx-wd-")
+    uwd = sbxlib.tmpdir("sbx-wd-", "/tmp")  # user nobody can reach it
     os.chown(uwd, 65534, 65534)
     out = probe("standard", "--workdir", uwd, user=65534)
     tap.ok("NOT    memory limited" in out and "missing  cgroup memory" in out,
