@@ -14,6 +14,10 @@ where that cannot reach the host:
   /proc/self/mountinfo, then a probe file named .sbx-probe-$SBX_PROBE is
   written through it and read back: the harness, outside, checks that the
   host has no such file before it sends a cell (sbxlib.run).
+- $SBX_PASS (colon-separated): the test's own dirs (work dir, decoys)
+  that lie under an overlaid dir, e.g. a build tree in /root: each is
+  bound back over the overlay, so that the test sees what the session
+  did there.
 - $SBX_PLANT ({path: text}, JSON): files written inside the overlays only,
   e.g. a key in the real ~/.ssh for the sandboxed profiles to be refused.
 - a PID namespace: this process forks PID 1 of it, which mounts its /proc,
@@ -33,7 +37,8 @@ import time
 
 libc = ctypes.CDLL(None, use_errno=True)
 CLONE_NEWNS, CLONE_NEWPID = 0x20000, 0x20000000
-MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 0x4000, 1 << 18
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = \
+    2, 4, 8, 0x1000, 0x4000, 1 << 18
 PR_SET_PDEATHSIG = 1
 
 
@@ -132,9 +137,26 @@ def main():
         die("unshare: %s" % os.strerror(ctypes.get_errno()))
     mount("none", "/", None, MS_REC | MS_PRIVATE)
     mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700")
+    # through a descriptor: scratch itself may be under an overlaid dir
+    # (a build tree in /root) and hidden once that overlay is mounted
+    base = "/proc/self/fd/%d" % os.open(scratch, os.O_PATH)
+    # the test's own dirs under an overlaid one: held aside, bound back
+    # (never an overlaid dir itself, nor one holding a file to plant)
+    keep = []
+    planted = [os.path.realpath(p) for p in plant]
+    for d in sorted(os.environ.get("SBX_PASS", "").split(":"), key=len):
+        d = os.path.realpath(d) if d else ""
+        if d and os.path.isdir(d) and under_overlay(d, targets) and \
+                d not in targets and \
+                not under_overlay(d, [kept for _, kept in keep]) and \
+                not any(under_overlay(p, [d]) for p in planted) and \
+                not under_overlay(d, [os.path.realpath(scratch)]):
+            k = os.path.join(base, "k%d" % len(keep))
+            os.mkdir(k)
+            mount(d, k, None, MS_BIND | MS_REC)
+            keep.append((k, d))
     for i, t in enumerate(targets):
-        up, wk = os.path.join(scratch, "u%d" % i), os.path.join(scratch,
-                                                                 "w%d" % i)
+        up, wk = os.path.join(base, "u%d" % i), os.path.join(base, "w%d" % i)
         os.mkdir(up)
         os.mkdir(wk)
         mount("overlay", t, "overlay", 0, "lowerdir=%s,upperdir=%s,"
@@ -149,6 +171,10 @@ def main():
                 die("the probe in '%s' does not read back" % t)
         if not os.listdir(up):
             die("the probe did not land in the overlay of '%s'" % t)
+    for k, d in keep:
+        mount(k, d, None, MS_BIND | MS_REC)
+        if fstype_at(d) == "overlay":
+            die("'%s' is still the overlay after binding it back" % d)
     for path, text in plant.items():
         path = os.path.realpath(path)
         if not under_overlay(path, targets):

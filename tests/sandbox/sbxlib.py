@@ -455,7 +455,10 @@ def run(profile, cells, workdir, args=(), need=(), timeout=120,
     env["TMPDIR"] = tmpdir("sbx-tmp-")
     env.update(SBX_COMMAND=coil or COIL, SBX_SCRATCH=tmpdir("sbx-scr-"),
                SBX_PROBE=probe, SBX_OVERLAY=":".join(OVERLAID),
-               SBX_PLANT=json.dumps(plant or {}))
+               SBX_PLANT=json.dumps(plant or {}),
+               # the test's dirs, and their parents: one mount for all
+               SBX_PASS=":".join(set(_made) | {workdir} | {
+                   os.path.dirname(d) for d in _made + [workdir]}))
     cell_timeout = max(1, timeout // 2)
 
     def pre():
