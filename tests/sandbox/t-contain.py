@@ -140,6 +140,23 @@ cg.remove()
 tap.ok(not any(os.path.exists(d) for d in dirs), "the harness's cgroup is "
        "removed")
 
+# contain.py fails closed: nothing runs when it cannot contain it
+import subprocess  # noqa: E402
+probe_dir = sbxlib.tmpdir("sbx-wd-")
+for what, env in (
+        ("no scratch dir", {"SBX_PROBE": "x1"}),
+        ("a file to plant outside the overlays",
+         {"SBX_PROBE": "x2", "SBX_SCRATCH": sbxlib.tmpdir("sbx-scr-"),
+          "SBX_OVERLAY": "/etc", "SBX_PLANT": '{"%s/planted": "x"}'
+          % probe_dir})):
+    p = subprocess.run([sbxlib.CONTAIN, "/bin/sh", "-c", "echo RAN"],
+                       env=dict(os.environ, **env), capture_output=True,
+                       text=True, timeout=30)
+    tap.ok(p.returncode == 97 and "RAN" not in p.stdout and
+           p.stderr.startswith("contain: ") and not os.listdir(probe_dir),
+           "contain.py with %s: exit 97 before the command, saying why "
+           "(%s)" % (what, p.stderr.strip()))
+
 # contain.py around a real coil, under none: nothing of coil's holds
 wd = sbxlib.tmpdir("sbx-wd-")
 CELL = r'''
