@@ -275,6 +275,10 @@ mkdir_p(const char *path, mode_t mode)
 
 /* ---- configuration ---------------------------------------------------- */
 
+#ifdef COIL_TEST_HOOKS
+static void test_hooks(struct sandbox_conf *);
+#endif
+
 void
 sandbox_conf_init(struct sandbox_conf *c)
 {
@@ -285,6 +289,9 @@ sandbox_conf_init(struct sandbox_conf *c)
 	c->max_file_size = 1 * GiB;
 	c->max_files = 1024;
 	c->ckpt_gate = true;
+#ifdef COIL_TEST_HOOKS
+	test_hooks(c);
+#endif
 }
 
 static const char *const profile_names[] = { "none", "standard", "strict" };
@@ -443,6 +450,42 @@ sandbox_mech_name(enum sandbox_mech m)
 {
 	return (unsigned)m < SANDBOX_M_COUNT ? mech_names[m] : "?";
 }
+
+#ifdef COIL_TEST_HOOKS
+/*
+ * Test builds only (tests/coil-hooked; the installed coil has no hook):
+ * COIL_TEST_SKIP="landlock files,seccomp" leaves those mechanisms untried
+ * (conf->skip; names as in the report), COIL_TEST_NO_GATE=1 turns the
+ * strict checkpoint gate off.  An unknown name is a broken test: exit.
+ */
+static void
+test_hooks(struct sandbox_conf *c)
+{
+	const char *s = getenv("COIL_TEST_SKIP"), *e;
+	size_t n;
+	unsigned m;
+
+	for (; s != NULL && *s != '\0'; s = *e != '\0' ? e + 1 : e) {
+		e = strchr(s, ',');
+		if (e == NULL)
+			e = s + strlen(s);
+		n = (size_t)(e - s);
+		for (m = 0; m < SANDBOX_M_COUNT; m++)
+			if (strlen(mech_names[m]) == n &&
+			    strncmp(mech_names[m], s, n) == 0)
+				break;
+		if (m == SANDBOX_M_COUNT) {
+			fprintf(stderr, "coil: COIL_TEST_SKIP: unknown "
+			    "mechanism '%.*s'\n", (int)n, s);
+			exit(2);
+		}
+		c->skip |= 1U << m;
+	}
+	s = getenv("COIL_TEST_NO_GATE");
+	if (s != NULL && strcmp(s, "1") == 0)
+		c->ckpt_gate = false;
+}
+#endif
 
 void
 sandbox_report_init(struct sandbox_report *r, enum sandbox_profile p)

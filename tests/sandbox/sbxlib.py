@@ -1,41 +1,48 @@
-"""Helpers for the sandbox tests: run cells in a real `coil --agent
---sandbox PROFILE` session, inside outer limits of the harness's own, and
-check what came out.
+"""sbxlib - the sandbox tests' runner: cells in a real `coil --agent
+--sandbox PROFILE` session, contained by the harness, and the checks on
+what came out.  TAP is tests/lib/coiltest.py's; the client is its Coil.
 
-Each test file runs the same scenario under none, standard and strict and
-prints TAP.  Exit status: 0 all passed, 1 something failed, 77 skipped (the
-machine lacks what the test needs, and the reason is printed).
-
-Outer limits: every coil runs in a cgroup of the harness (pids.max and a
-memory limit, v1 or v2, whichever is there), under a timeout, with
-RLIMIT_FSIZE and RLIMIT_CORE set, so that a test that escapes the sandbox
-(or runs under `none`) still cannot take the machine down.  After it exits,
-whatever is left in that cgroup was left running by the session: the tests
-check that nothing is, and kill it.
+Containment (nothing a test does may reach the host, even under none or
+with a sandbox layer missing): every coil runs under contain.py, in a
+mount namespace where /etc, /usr/local, /usr/lib, /root and $HOME are
+overlays on a tmpfs, and in a PID namespace whose PID 1 reports what is
+left when coil exits and then takes it down.  run() checks, after coil's
+first answer and before any cell, that contain.py's probe files did not
+reach the host and that coil's PID namespace is not the harness's; else
+the run is skipped, saying why.  Bombs also run in a cgroup of the
+harness's own (Cgroup: v1 or v2, limits read back, membership checked in
+/proc/PID/cgroup) and are skipped unless it is proven.
 """
-
 import atexit
-import errno
 import json
-import queue
 import os
 import re
 import resource
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
+import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-# the coil under test: `make check` says which
-COIL = os.environ.get("COIL") or os.path.normpath(
-    os.path.join(HERE, "..", "..", "build", "src", "coil"))
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+import coiltest  # noqa: E402
+
+COIL = coiltest.COIL
+# coil built with the test hooks (COIL_TEST_SKIP, COIL_TEST_NO_GATE)
+HOOKED = os.environ.get("COIL_HOOKED") or os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(COIL))), "tests",
+    "coil-hooked")
+CONTAIN = os.path.join(HERE, "contain.py")
 PROFILES = ("none", "standard", "strict")
 SANDBOXED = ("standard", "strict")
+HOME = os.path.realpath(os.path.expanduser("~"))
+# what contain.py overlays: a failed layer writes into the harness's tmpfs
+OVERLAID = tuple(dict.fromkeys(
+    d for d in ("/etc", "/usr/local", "/usr/lib", "/root", HOME)
+    if os.path.isdir(d)))
 
 # Put at the top of every cell: tiny helpers that print one RESULT line per
 # attempt.  `t` runs Python (the audit hook may answer); `k` calls libc
@@ -68,9 +75,11 @@ SESSION_OK = 'print("SESSION OK", flush=True)'
 _made = []
 
 
-def tmpdir(prefix, parent="/tmp"):
-    """A temporary dir, removed when the test exits."""
-    d = tempfile.mkdtemp(prefix=prefix, dir=parent)
+def tmpdir(prefix, parent=None):
+    """A temporary dir of the test's, removed when it exits; by default
+    under $TEST_WORKDIR (make check gives each test one) or /tmp."""
+    parent = parent or os.environ.get("TEST_WORKDIR") or "/tmp"
+    d = os.path.realpath(tempfile.mkdtemp(prefix=prefix, dir=parent))
     os.chmod(d, 0o755)
     _made.append(d)
     return d
@@ -82,96 +91,183 @@ def _cleanup():
         shutil.rmtree(d, ignore_errors=True)
 
 
-class Outer:
-    """A cgroup of the harness's own around one run."""
+def decoy(path, text="x", mode=0o600, parent=None):
+    """A decoy file of the test's standing for path (e.g. /etc/passwd):
+    the same base name in a temp dir of its own."""
+    d = tmpdir("sbx-decoy-", parent)
+    f = os.path.join(d, os.path.basename(path))
+    with open(f, "w") as fh:
+        fh.write(text)
+    os.chmod(f, mode)
+    return f
 
-    def __init__(self, pids=768, memory=3 << 30):
-        self.dirs = []
-        tag = "sbxtest.%d.%d" % (os.getpid(), int(time.time() * 1e6) % 10**9)
-        for ctrl, files in (("pids", {"pids.max": str(pids)}),
-                            ("memory", {"memory.limit_in_bytes": str(memory)})):
-            base = self._base(ctrl)
-            if base is None:
-                continue
-            d = os.path.join(base, tag)
-            try:
-                os.mkdir(d)
-                for f, v in files.items():
-                    with open(os.path.join(d, f), "w") as fh:
-                        fh.write(v)
-                if ctrl == "memory" and os.path.exists(
-                        os.path.join(d, "memory.memsw.limit_in_bytes")):
-                    with open(os.path.join(d, "memory.memsw.limit_in_bytes"),
-                              "w") as fh:
-                        fh.write(str(memory))
-            except OSError:
-                try:
-                    os.rmdir(d)
-                except OSError:
-                    pass
-                continue
-            self.dirs.append((ctrl, d))
 
-    @staticmethod
-    def _base(ctrl):
-        mnt = None
-        with open("/proc/self/mountinfo") as f:
+class Cgroup:
+    """A cgroup of the harness's own with pids and memory limits, on
+    cgroup v1 (a hierarchy per controller) or v2 (one hierarchy: the
+    controllers are enabled in the parent's cgroup.subtree_control).
+    mountinfo, cgroup_file (this process's /proc/self/cgroup) and proc
+    are parameters so that the logic can be checked on a fake tree.
+    proven is true only once every limit was read back and a process
+    moved in shows the cgroup in /proc/PID/cgroup (prove()); why says
+    what failed."""
+
+    def __init__(self, pids=None, memory=None,
+                 mountinfo="/proc/self/mountinfo",
+                 cgroup_file="/proc/self/cgroup", proc="/proc", name=None):
+        self.want = {c: v for c, v in (("pids", pids), ("memory", memory))
+                     if v is not None}
+        self.name = name or "sbxtest.%d.%s" % (os.getpid(),
+                                              uuid.uuid4().hex[:8])
+        self.proc = proc
+        self.dirs = {}          # controller -> cgroup dir
+        self.paths = {}         # controller -> (version, path in hierarchy)
+        self.proven = False
+        self.why = None
+        self.v1, self.v2 = {}, None
+        with open(mountinfo) as f:
             for line in f:
                 pre, _, post = line.partition(" - ")
-                fields, opts = pre.split(), post.split()
-                if opts[0] == "cgroup" and ctrl in opts[2].split(","):
-                    mnt = fields[4]
-        if mnt is None:
-            return None
-        with open("/proc/self/cgroup") as f:
+                mnt, opts = pre.split()[4], post.split()
+                if opts[0] == "cgroup":
+                    for c in opts[2].split(","):
+                        self.v1[c] = mnt
+                elif opts[0] == "cgroup2":
+                    self.v2 = mnt
+        self.own_v1, self.own_v2 = {}, None
+        with open(cgroup_file) as f:
             for line in f:
-                _, ctrls, path = line.rstrip("\n").split(":", 2)
-                if ctrl in ctrls.split(","):
-                    return mnt + (path if path != "/" else "")
-        return None
+                hid, ctrls, path = line.rstrip("\n").split(":", 2)
+                if hid == "0" and ctrls == "":
+                    self.own_v2 = path
+                for c in ctrls.split(","):
+                    self.own_v1[c] = path
 
-    @property
-    def proven(self):
-        return any(c == "pids" for c, _ in self.dirs) and \
-            any(c == "memory" for c, _ in self.dirs)
+    @staticmethod
+    def _write(path, text):
+        with open(path, "w") as f:
+            f.write(text)
 
-    def join(self):
-        for _, d in self.dirs:
-            with open(os.path.join(d, "cgroup.procs"), "w") as f:
-                f.write(str(os.getpid()))
+    @staticmethod
+    def _read(path):
+        with open(path) as f:
+            return f.read().strip()
+
+    def _fail(self, why):
+        self.why = why
+        return False
+
+    def create(self):
+        """Make the cgroup and set the limits; False (why) if a limit
+        cannot be set or does not read back."""
+        for ctrl, limit in self.want.items():
+            try:
+                if ctrl in self.v1 and ctrl in self.own_v1:
+                    rel = self.own_v1[ctrl].rstrip("/") + "/" + self.name
+                    d = self.v1[ctrl] + rel
+                    os.mkdir(d)
+                    files = {"pids": ["pids.max"],
+                             "memory": ["memory.limit_in_bytes",
+                                        "memory.memsw.limit_in_bytes"]}[ctrl]
+                    self.paths[ctrl] = (1, rel)
+                elif self.v2 is not None and self.own_v2 is not None:
+                    parent = self.v2 + self.own_v2.rstrip("/")
+                    have = self._read(os.path.join(
+                        parent, "cgroup.controllers")).split()
+                    if ctrl not in have:
+                        return self._fail("cgroup v2 at '%s' offers no %s "
+                                          "controller" % (parent, ctrl))
+                    sub = os.path.join(parent, "cgroup.subtree_control")
+                    if ctrl not in self._read(sub).split():
+                        self._write(sub, "+" + ctrl)
+                        if ctrl not in self._read(sub).split():
+                            return self._fail("'+%s' did not take in '%s'"
+                                              % (ctrl, sub))
+                    rel = self.own_v2.rstrip("/") + "/" + self.name
+                    d = self.v2 + rel
+                    os.makedirs(d, exist_ok=True)
+                    files = {"pids": ["pids.max"],
+                             "memory": ["memory.max"]}[ctrl]
+                    self.paths[ctrl] = (2, rel)
+                else:
+                    return self._fail("no cgroup hierarchy with the %s "
+                                      "controller" % ctrl)
+                self.dirs[ctrl] = d
+                for i, fn in enumerate(files):
+                    p = os.path.join(d, fn)
+                    if i > 0 and not os.path.exists(p):
+                        continue        # memsw: only with swap accounting
+                    self._write(p, str(limit))
+                    got = self._read(p)
+                    if not got.isdigit() or int(got) != limit:
+                        return self._fail("'%s' reads back %r, not %d"
+                                          % (p, got, limit))
+            except OSError as e:
+                return self._fail("%s cgroup: %s" % (ctrl, e))
+        return True
+
+    def join(self, pid):
+        for d in dict.fromkeys(self.dirs.values()):
+            self._write(os.path.join(d, "cgroup.procs"), str(pid))
+
+    def member(self, pid):
+        """Whether /proc/PID/cgroup puts pid in this cgroup for every
+        controller."""
+        try:
+            with open(os.path.join(self.proc, str(pid), "cgroup")) as f:
+                lines = [l.rstrip("\n").split(":", 2) for l in f]
+        except OSError:
+            return False
+        for ctrl, (ver, rel) in self.paths.items():
+            if not any(path == rel and (
+                    (ver == 2 and hid == "0" and ctrls == "") or
+                    (ver == 1 and ctrl in ctrls.split(",")))
+                    for hid, ctrls, path in lines):
+                return False
+        return bool(self.paths)
+
+    def prove(self):
+        """create(), then move a process in and see it there."""
+        if not self.create():
+            return False
+        p = subprocess.Popen(["/bin/sleep", "30"])
+        try:
+            self.join(p.pid)
+            ok = self.member(p.pid)
+        except OSError as e:
+            ok = False
+            self.why = "joining: %s" % e
+        finally:
+            p.kill()
+            p.wait()
+        if not ok:
+            return self._fail(self.why or "a process moved in does not "
+                              "show the cgroup in /proc/PID/cgroup")
+        self.proven = True
+        return True
 
     def procs(self):
         out = set()
-        for _, d in self.dirs:
+        for d in self.dirs.values():
             try:
-                with open(os.path.join(d, "cgroup.procs")) as f:
-                    out |= {int(x) for x in f.read().split()}
+                out |= {int(x) for x in self._read(
+                    os.path.join(d, "cgroup.procs")).split()}
             except OSError:
                 pass
         return sorted(out)
 
-    def cmdline(self, pid):
-        try:
-            with open("/proc/%d/cmdline" % pid, "rb") as f:
-                return f.read().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            return "?"
-
-    def kill_all(self):
+    def remove(self):
         for _ in range(200):
             ps = self.procs()
             if not ps:
-                return
+                break
             for p in ps:
                 try:
                     os.kill(p, signal.SIGKILL)
                 except OSError:
                     pass
             time.sleep(0.02)
-
-    def remove(self):
-        self.kill_all()
-        for _, d in self.dirs:
+        for d in dict.fromkeys(self.dirs.values()):
             # a session cgroup a killed coil left inside goes first
             for sub, _, _ in sorted(os.walk(d), key=lambda w: -len(w[0])):
                 for _ in range(100):
@@ -270,81 +366,106 @@ def _how(resp):
     return ("exit", "0")
 
 
-# coil has no switch for these: a run() that asks for one is skipped
-UNSUPPORTED = {
-    "--skip": "coil has no option to switch one sandbox mechanism off "
-              "(sandbox_conf.skip is set by no option of main.c)",
-    "--no-gate": "coil has no option to turn the strict checkpoint gate "
-                 "off (sandbox_conf.ckpt_gate is always true in main.c)",
-}
-RENAMED = {"--require": "--sandbox-require"}
 
 # Without the audit hook, so that only the kernel answers.  A cell cannot
 # remove an audit hook, but it can make src/audit.py's a no-op, as its
 # docstring says user code can: the hook looks its handlers up in a dict
 # (`get = handlers.get`), found here in the frame of the hook that refuses
-# to read /etc/shadow, and emptied.
+# something (reading /etc/shadow, or, where Landlock is off and the hook
+# leaves reads to the kernel, a connection), and emptied.
 AUDIT_OFF = r"""
 def _off():
-    try:
+    import socket
+    def shadow():
         open("/etc/shadow", "rb").close()
-    except PermissionError as e:
+    def net():
+        socket.create_connection(("127.0.0.1", 9), timeout=1).close()
+    def hook_frame(e):
         tb = e.__traceback__
         while tb is not None:
             f = tb.tb_frame
             if f.f_code.co_name == "hook" and "get" in f.f_locals:
-                f.f_locals["get"].__self__.clear()
-                break
+                return f
             tb = tb.tb_next
-        else:
-            raise RuntimeError("sbx: no audit hook in %r" % e)
-    else:
-        raise RuntimeError("sbx: /etc/shadow is readable: no hook to test")
-    try:
-        open("/etc/shadow", "rb").close()
-    except PermissionError as e:
-        if type(e) is not PermissionError:
-            raise RuntimeError("sbx: the audit hook still answers: %r" % e)
+        return None
+    found = None
+    for trigger in (shadow, net):
+        try:
+            trigger()
+        except PermissionError as e:
+            found = found or hook_frame(e)
+        except OSError:
+            pass
+    if found is None:
+        raise RuntimeError("sbx: no audit hook answered")
+    found.f_locals["get"].__self__.clear()
+    for trigger in (shadow, net):
+        try:
+            trigger()
+        except PermissionError as e:
+            if hook_frame(e) is not None:
+                raise RuntimeError("sbx: the audit hook still answers: %r" % e)
+        except OSError:
+            pass
 _off()
 del _off
 """
 
 
-def _reader(f, sink):
-    for line in iter(f.readline, b""):
-        sink.put(line)
-    sink.put(None)
+def _ns(pid):
+    try:
+        return os.readlink("/proc/%d/ns/pid" % pid) if pid else None
+    except OSError:
+        return None
+
+
+def _coil_pid(wrapper):
+    """coil's pid (outside its namespace): contain.py -> PID 1 -> coil."""
+    table = coiltest.procs()
+    pid1 = [p.pid for p in table.values() if p.ppid == wrapper]
+    kids = [p.pid for p in table.values() if pid1 and p.ppid == pid1[0]]
+    return kids[0] if kids else None
 
 
 def run(profile, cells, workdir, args=(), need=(), timeout=120,
-        fsize=256 << 20, outer_pids=768, outer_memory=3 << 30, wrap=(),
-        env=None, prelude=True, kill_after=None, audit=True):
-    """Run cells in one `coil --agent` session in its own outer cgroup.
-    A cell is a source string (an exec request) or a dict (any other
-    request, e.g. {"op": "snapshot"}); cells run in order in the same
-    session, after the prelude that defines t() and k().  need: sandbox
-    mechanisms (ping's report) that must be on, or the run is skipped.
-    Returns a Result; leftovers are killed after being noted.
-    kill_after: SIGKILL coil after so many seconds, as a crash would.
-    audit=False: the audit hook is made a no-op first, so that only the
-    kernel answers."""
-    cmd = [COIL, "--agent", "--sandbox", profile, "--workdir", workdir]
-    it = iter(args)
-    for a in it:
-        if a in UNSUPPORTED:
-            return Result(profile, None, "", "", [], 0.0,
-                          skip_reason=UNSUPPORTED[a])
-        cmd.append(RENAMED.get(a, a))
-    cmd = list(wrap) + cmd
-    outer = Outer(outer_pids, outer_memory)
+        fsize=256 << 20, cgroup=None, env=None, prelude=True,
+        kill_after=None, audit=True, coil=None, plant=None):
+    """Run cells in one `coil --agent --sandbox PROFILE` session, under
+    contain.py.  A cell is a source string (an exec request) or a dict
+    (any other request, e.g. {"op": "snapshot"}); cells run in order in
+    the same session, after the prelude that defines t() and k().
+    need: sandbox mechanisms (ping's report) that must be on, or the run
+    is skipped.  cgroup=(pids, memory): run in a proven cgroup of the
+    harness's, else skip.  kill_after: SIGKILL coil (only coil) after so
+    many seconds, as a crash would.  audit=False: the audit hook is made a
+    no-op first, so that only the kernel answers.  coil: the binary
+    (default COIL).  plant: {path: text} written inside the overlays.
+    Returns a Result; leftovers are what contain.py's PID 1 found."""
+    cg = None
+    if cgroup is not None:
+        cg = Cgroup(*cgroup)
+        if not cg.prove():
+            cg.remove()
+            return Result(profile, None, "", "", [], 0.0, skip_reason=(
+                "the harness's own cgroup is not proven: %s" % cg.why))
+    probe = uuid.uuid4().hex
     env = dict(os.environ if env is None else env)
     # coil's private temp dir goes under this one, so that it goes even
     # when coil is killed
     env["TMPDIR"] = tmpdir("sbx-tmp-")
+    env.update(SBX_COMMAND=coil or COIL, SBX_SCRATCH=tmpdir("sbx-scr-"),
+               SBX_PROBE=probe, SBX_OVERLAY=":".join(OVERLAID),
+               SBX_PLANT=json.dumps(plant or {}),
+               # the test's dirs, and their parents: one mount for all
+               SBX_PASS=":".join(set(_made) | {workdir} | {
+                   os.path.dirname(d) for d in _made + [workdir]}))
     cell_timeout = max(1, timeout // 2)
 
     def pre():
-        outer.join()
+        if cg is not None:
+            cg.join(os.getpid())
+            if not cg.member(os.getpid()):
+                raise RuntimeError("not in the harness's cgroup")
         resource.setrlimit(resource.RLIMIT_FSIZE, (fsize, fsize))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
@@ -353,78 +474,84 @@ def run(profile, cells, workdir, args=(), need=(), timeout=120,
     t0 = time.time()
     deadline = t0 + timeout
     kill_at = t0 + kill_after if kill_after is not None else None
-    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, preexec_fn=pre, env=env)
-    lines, errq = queue.Queue(), queue.Queue()
-    for f, q in ((p.stdout, lines), (p.stderr, errq)):
-        threading.Thread(target=_reader, args=(f, q), daemon=True).start()
+    c = coiltest.Coil("--sandbox", profile, "--workdir", workdir, *args,
+                      env=env, preexec_fn=pre, argv0=CONTAIN)
     notes = []
-    state = {"eof": False, "killed": False, "n": 0}
+    state = {"eof": False, "killed": False}
 
-    def kill():
-        if not state["killed"]:
-            state["killed"] = True
-            p.kill()
-
-    def overdue():
-        """Kill coil at kill_after or at the deadline; True past the
-        deadline."""
-        now = time.time()
-        if kill_at is not None and now >= kill_at:
-            kill()
-        if now >= deadline:
-            notes.append("sbx-test: TIMEOUT")
-            outer.kill_all()
-            kill()
-            return True
-        return False
+    def kill_coil():
+        state["killed"] = True
+        pid = _coil_pid(c.pid)
+        if pid is not None:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
 
     def ask(req):
         """Send one request, return its response (None if coil is gone)."""
-        state["n"] += 1
-        req = dict(req, id=state["n"])
+        if state["eof"]:
+            return None
         try:
-            p.stdin.write((json.dumps(req) + "\n").encode())
-            p.stdin.flush()
+            rid = c.send(dict(req))
         except OSError:
             return None
-        while not state["eof"]:
-            if overdue():
-                return None
-            lim = min(deadline, kill_at or deadline) - time.time()
-            try:
-                line = lines.get(timeout=max(0.01, min(lim, 0.5)))
-            except queue.Empty:
-                continue
-            if line is None:
+        while True:
+            now = time.time()
+            if kill_at is not None and now >= kill_at and \
+                    not state["killed"]:
+                kill_coil()
+            if now >= deadline:
+                notes.append("sbx-test: TIMEOUT")
+                state["killed"] = True
+                c.kill()
                 state["eof"] = True
-                break
+                return None
             try:
-                resp = json.loads(line)
-            except ValueError:
-                notes.append("sbx-test: not JSON: %r" % line[:200])
+                msg = c.line(timeout=max(0.05, min(deadline - now, 0.5)))
+            except TimeoutError:
                 continue
-            if resp.get("id") == req["id"]:
-                return resp
-            notes.append("sbx-test: unexpected: %s" % line[:200].decode(
-                errors="replace").rstrip())
-        return None
+            except EOFError:
+                state["eof"] = True
+                return None
+            except ValueError as e:
+                notes.append("sbx-test: not JSON: %s" % e)
+                continue
+            if msg.get("id") == rid and "event" not in msg:
+                return msg
+            notes.append("sbx-test: unexpected: %s" % json.dumps(msg)[:200])
 
     def execute(code):
         return ask({"code": code, "timeout": cell_timeout})
 
-    responses, report, skip_reason = [], None, None
+    responses, report, skip_reason, breach = [], None, None, []
     # the report: ping has it once the first worker is up
     while True:
         r = ask({"op": "ping"})
         if r is None:
             break
-        if "mechanisms" in (r.get("sandbox") or {}):
-            report = r["sandbox"]
+        if "mechanisms" in (r.get("sandbox") or {}) or profile == "none":
+            report = r.get("sandbox") if profile != "none" else {
+                "mechanisms": {}, "rules": []}
             break
         time.sleep(0.02)
+    # containment: before any cell
+    for t in OVERLAID:
+        p = os.path.join(t, ".sbx-probe-" + probe)
+        if os.path.exists(p):
+            breach.append(p)
+            os.remove(p)
+    pid = _coil_pid(c.pid)
+    # no cell runs then; a breach, or a coil that does not answer, fails
+    # the test (no RESULT, the supervisor not ok, tap.session)
+    refuse = report is None or breach
+    if breach:
+        notes.append("sbx-test: the harness's overlay leaked to the host: "
+                     "%s" % breach)
+    elif not refuse and _ns(pid) in (None, pid_ns()):
+        skip_reason = "coil is not in a PID namespace of the harness's"
     for n in need:
-        if report is not None and \
+        if skip_reason is None and not refuse and \
                 report["mechanisms"].get(n, {}).get("state") != "on":
             skip_reason = ("'%s' is not in force: the test's containment "
                            "is not proven" % n)
@@ -433,21 +560,22 @@ def run(profile, cells, workdir, args=(), need=(), timeout=120,
         setup.append(PRELUDE)
     if not audit:
         setup.append(AUDIT_OFF)
+
     def set_up():
         """Run the set-up cells; the cell they leave the namespace at, or
         None when one failed (noted: the test then fails)."""
         r = None
-        for c in setup:
-            r = execute(c)
+        for s in setup:
+            r = execute(s)
             if r is None or r.get("status") != "ok":
                 notes.append("sbx-test: a set-up cell failed: %s" % (r,))
                 return None
         return r["cell"] if r is not None else 0
 
-    base = set_up() if report is not None and skip_reason is None else None
+    base = set_up() if skip_reason is None and not refuse else None
     if base is not None:
-        for c in cells:
-            resp = ask(c) if isinstance(c, dict) else execute(c)
+        for cell in cells:
+            resp = ask(cell) if isinstance(cell, dict) else execute(cell)
             responses.append(resp)
             if resp is None:
                 break
@@ -455,7 +583,7 @@ def run(profile, cells, workdir, args=(), need=(), timeout=120,
             back = resp.get("restored")
             if (isinstance(back, dict) and (back.get("cell") is None or
                                             back["cell"] < base)) or \
-                    (isinstance(c, dict) and c.get("op") == "reset"):
+                    (isinstance(cell, dict) and cell.get("op") == "reset"):
                 base = set_up()
                 if base is None:
                     break
@@ -464,75 +592,63 @@ def run(profile, cells, workdir, args=(), need=(), timeout=120,
         r is not None for r in responses))
     # end of input: coil finishes and exits 0
     try:
-        p.stdin.close()
+        c.proc.stdin.close()
     except OSError:
         pass
-    while p.poll() is None:
-        overdue()
-        time.sleep(0.02)
     while not state["eof"]:
-        line = lines.get()
-        if line is None:
+        left = deadline + 10 - time.time()
+        if left <= 0:
+            notes.append("sbx-test: TIMEOUT at the end")
+            state["killed"] = True
+            c.kill()
             break
-        notes.append("sbx-test: unexpected: %s" % line[:200].decode(
-            errors="replace").rstrip())
-    err = []
-    while True:
-        line = errq.get()
-        if line is None:
+        try:
+            msg = c.line(timeout=left)
+        except (EOFError, TimeoutError):
             break
-        err.append(line.decode(errors="replace"))
+        except ValueError:
+            continue
+        notes.append("sbx-test: unexpected: %s" % json.dumps(msg)[:200])
+    rc = c.close(timeout=max(1, deadline + 10 - time.time()))
+    err = c.stderr_text()
     elapsed = time.time() - t0
-    # the kernel takes a moment to tear a PID namespace down
-    for _ in range(50):
-        if not outer.procs():
-            break
-        time.sleep(0.02)
-    left = [(q, outer.cmdline(q)) for q in outer.procs()]
-    outer.remove()
+    left = []
+    for line in err.splitlines():
+        m = re.match(r"contain: left (\d+) (.*)", line)
+        if m:
+            left.append((int(m.group(1)), m.group(2)))
+    if cg is not None:
+        left += [(q, coiltest.cmdline(q)) for q in cg.procs()]
+        cg.remove()
+    if rc == 97 and report is None and "contain:" in err:
+        skip_reason = "the harness could not contain coil: %s" % "; ".join(
+            l for l in err.splitlines() if l.startswith("contain:"))
     out = "".join((r.get("output") or "") for r in responses
                   if r is not None)
-    ok = answered and p.returncode == 0 and not state["killed"]
-    return Result(profile, p.returncode, out, "".join(err) + "".join(
-        n + "\n" for n in notes), left, elapsed, responses, report, ok,
-        skip_reason)
+    ok = answered and rc == 0 and not state["killed"]
+    res = Result(profile, rc, out, err + "".join(n + "\n" for n in notes),
+                 left, elapsed, responses, report, ok, skip_reason)
+    res.breach = breach
+    return res
 
 
-class TAP:
-    def __init__(self, name):
-        self.name = name
-        self.n = 0
-        self.failed = 0
-        self.skips = []
-        print("# %s" % name)
+class TAP(coiltest.TAP):
+    """coiltest's TAP, plus the sandbox tests' common checks.  prefix
+    (e.g. the table row's name) goes before every description."""
+    prefix = ""
 
     def ok(self, cond, desc, res=None):
-        self.n += 1
-        print("%s %d - %s" % ("ok" if cond else "not ok", self.n, desc))
-        if not cond:
-            self.failed += 1
-            if res is not None:
-                res.dump()
-        return cond
+        good = self.check(cond, self.prefix + desc)
+        if not good and res is not None:
+            res.dump()
+        return good
 
-    def skip(self, desc, reason):
-        self.n += 1
-        self.skips.append(reason)
-        print("ok %d - %s # SKIP %s" % (self.n, desc, reason))
-
-    def done(self):
-        print("1..%d" % self.n)
-        if self.failed:
-            sys.exit(1)
-        if self.skips and self.n == len(self.skips):
-            sys.exit(77)
-        sys.exit(0)
-
-    # -- common checks ----------------------------------------------------
     def session(self, r, expect_ok=True):
-        """The supervisor survived, the session still runs cells, and
-        nothing is left running."""
+        """The supervisor survived, the session still runs cells, nothing
+        is left running, and the harness held."""
         p = r.profile
+        self.ok(not getattr(r, "breach", None), "%s: the harness's "
+                "containment held" % p, r)
         self.ok(r.supervisor_ok, "%s: the supervisor is unharmed" % p, r)
         if expect_ok:
             self.ok(r.session_ok(), "%s: the session is usable afterwards" % p,
@@ -550,7 +666,8 @@ class TAP:
         if good and kernel:
             good = "kernel:" in text
         return self.ok(good, "%s: %s is denied%s (%s)" % (
-            p, name, " with words" if words else "", text[:160] or v), r)
+            p, name, " with words" if words else " by the kernel" if kernel
+            else "", text[:160] or v), r)
 
     def allowed(self, r, name, why="none lets it through"):
         v, text = r.get(name)
@@ -558,23 +675,17 @@ class TAP:
             r.profile, name, why, text[:100] or v), r)
 
 
-def need_root(tap):
-    if os.geteuid() != 0:
-        tap.skip("all", "these tests create cgroups and namespaces: run "
-                 "them as root")
-        tap.done()
-
-
-def need_coil(tap):
-    if not os.access(COIL, os.X_OK):
-        tap.skip("all", "%s is not built: set COIL to the binary" % COIL)
-        tap.done()
+    def skip(self, what, why):
+        coiltest.TAP.skip(self, self.prefix + what, why)
 
 
 def begin(name):
     tap = TAP(name)
-    need_coil(tap)
-    need_root(tap)
+    if not os.access(COIL, os.X_OK):
+        tap.skip_all("%s is not built: set COIL to the binary" % COIL)
+    if os.geteuid() != 0:
+        tap.skip_all("the harness needs root: mount and PID namespaces, "
+                     "overlays, cgroups")
     return tap
 
 

@@ -31,7 +31,7 @@ for p in ("standard", "strict"):
                              if l.strip().startswith(("missing", "NOT"))))
         continue
     tap.ok(True, "%s: every protection holds here" % p)
-    r = sbxlib.run(p, [sbxlib.SESSION_OK], wd, args=("--require",))
+    r = sbxlib.run(p, [sbxlib.SESSION_OK], wd, args=("--sandbox-require",))
     tap.ok(r.session_ok() and r.report and r.report["complete"],
            "%s --require: starts" % p, r)
 out = probe("none", "--workdir", wd)
@@ -40,7 +40,7 @@ tap.ok("no protection asked for" in out, "none: nothing is claimed")
 if shutil.which("setpriv") is None:
     tap.skip("ordinary user", "no setpriv(1) to become one")
 else:
-    uwd = sbxlib.tmpdir("sbx-wd-")
+    uwd = sbxlib.tmpdir("sbx-wd-", "/tmp")  # user nobody can reach it
     os.chown(uwd, 65534, 65534)
     out = probe("standard", "--workdir", uwd, user=65534)
     tap.ok("NOT    memory limited" in out and "missing  cgroup memory" in out,

@@ -1,26 +1,26 @@
 #!/usr/bin/python3
 """What the sandbox costs, in one run, against none: start-up to the first
 answer (`coil --agent --sandbox PROFILE` starting a session and running
-`pass`: spawn, sandbox steps, Python's start) and, inside a running worker (the next cell), a
-trivial cell's worth
-of work: syscalls (seccomp runs on each), file opens (Landlock and the
+`pass`: spawn, sandbox steps, Python's start) and, inside a running
+worker (the next cell), a trivial cell's worth of work: syscalls (seccomp runs on each), file opens (Landlock and the
 audit hook run on each) and imports.  Profiles are interleaved so that the
 machine's noise falls on all alike; medians of N runs.
 
-    tests/sandbox/bench.py [N]
+    bench/sandbox.py [N]
+
+It talks to coil through tests/lib/coiltest.py's client, like the tests.
 """
 import os
-import json
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-COIL = os.environ.get("COIL") or os.path.normpath(
-    os.path.join(HERE, "..", "..", "build", "src", "coil"))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "lib"))
+from coiltest import Coil  # noqa: E402
+
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 15
 
 CELL = r'''
@@ -49,23 +49,17 @@ data = {p: {"first": [], "sys": [], "open": [], "cell": []}
 def session(p):
     """The first answer's time in ms, and the bench cell's output."""
     t0 = time.perf_counter()
-    c = subprocess.Popen([COIL, "--agent", "--sandbox", p, "--workdir", wd],
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
-    c.stdin.write(json.dumps({"id": 1, "code": "pass"}) + "\n")
-    c.stdin.flush()
-    first = c.stdout.readline()
-    t1 = time.perf_counter()
-    c.stdin.write(json.dumps({"id": 2, "code": CELL}) + "\n")
-    c.stdin.close()
-    second = c.stdout.readline()
-    err = c.stderr.read()
-    c.wait()
+    c = Coil("--sandbox", p, "--workdir", wd)
     try:
-        out = json.loads(second)["output"]
-    except (ValueError, KeyError):
-        out = ""
-    return (t1 - t0) * 1e3, out, first + second + err
+        first = c.run("pass")
+        t1 = time.perf_counter()
+        second = c.run(CELL)
+    except (EOFError, TimeoutError, ValueError) as e:
+        c.kill()
+        return 0.0, "", "%s: %s" % (type(e).__name__, c.stderr_text())
+    c.close()
+    return (t1 - t0) * 1e3, second.get("output") or "", "%s\n%s\n%s" % (
+        first, second, c.stderr_text())
 
 
 for i in range(N):
