@@ -348,9 +348,20 @@ def n_entries(n):
 
 
 def short(name, value):
+    """A value as a difference shows it: a digest cut, a time as a date."""
     if name == "sha256" and len(value) > 16:
         return value[:16] + ".."
+    if name in ("mtime", "ctime") and value.isdigit():
+        ns = int(value)
+        return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(
+            ns // 10**9)) + ".%09dZ" % (ns % 10**9)
     return value
+
+
+def brief(words):
+    """An entry's words as one line of a difference: digests cut."""
+    return " ".join("sha256=" + short("sha256", w[7:])
+                    if w.startswith("sha256=") else w for w in words)
 
 
 def differences(before, after):
@@ -367,7 +378,7 @@ def differences(before, after):
                 continue
             inside = [q for q in names if q.startswith(p + "/")]
             text = "%s %s: %s%s" % (verb, p, "was " if verb == "removed"
-                                    else "", " ".join(side[p]))
+                                    else "", brief(side[p]))
             if inside:
                 text += " (and %s inside)" % n_entries(len(inside))
                 skip = p + "/"
@@ -378,7 +389,7 @@ def differences(before, after):
         (k0, f0), (k1, f1) = fields(before[p]), fields(after[p])
         if k0 != k1:
             out.append("changed %s: %s -> %s (was %s; now %s)" % (
-                p, k0, k1, " ".join(before[p]), " ".join(after[p])))
+                p, k0, k1, brief(before[p]), brief(after[p])))
             continue
         parts = []
         for name in list(f0) + [n for n in f1 if n not in f0]:
@@ -523,10 +534,10 @@ def main_record(tap=None):
     tap = tap or TAP()
     path, roots = record_path(), default_roots()
     counts, took = record(path, roots)
-    tap.check(os.path.exists(path), "host recorded in %s: %d entries "
-              "in %.2f s" % (path, sum(counts.values()), took))
-    for r in roots:
-        tap.diag("%s: %d entries" % (r, counts[r]))
+    tap.check(os.path.exists(path), "host recorded: %s under %s in %.2f s" % (
+        n_entries(sum(counts.values())), ", ".join(
+            r + ("" if counts[r] else " (absent)") for r in roots), took))
+    tap.diag("the record: " + path)
     tap.done()
 
 
