@@ -28,6 +28,12 @@ touch -r "$d/usr/local/lib/libbig.so" "$T/when"
 printf 'X' | dd of="$d/usr/local/lib/libbig.so" bs=1 seek=4096 \
 	conv=notrunc status=none
 touch -r "$T/when" "$d/usr/local/lib/libbig.so"
+# Harm undone is harm all the same: a chmod put back, a file made and
+# removed.
+chmod 666 "$d/etc/sudoers"
+chmod 440 "$d/etc/sudoers"
+: >"$d/usr/local/bin/.tmp"
+rm "$d/usr/local/bin/.tmp"
 mkdir "$d/usr/local/lib/evil"
 echo a >"$d/usr/local/lib/evil/a.py"
 echo b >"$d/usr/local/lib/evil/b.py"

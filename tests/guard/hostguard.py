@@ -165,15 +165,15 @@ def describe(path, st, hash_max):
     if kind == "file":
         words.append("size=%d" % st.st_size)
         if st.st_size > hash_max:
-            words += ["ino=%d" % st.st_ino, "mtime=%d" % st.st_mtime_ns,
-                      "ctime=%d" % st.st_ctime_ns]
+            words += ["ino=%d" % st.st_ino, "mtime=%d" % st.st_mtime_ns]
         else:
             digest = sha256_of(path, st)
             words.append("sha256=" + digest if digest else "unreadable")
     elif kind in ("chardev", "blockdev"):
         words.append("dev=%d:%d" % (os.major(st.st_rdev),
                                     os.minor(st.st_rdev)))
-    elif kind == "link":
+    words.append("ctime=%d" % st.st_ctime_ns)
+    if kind == "link":
         try:
             words += ["->", quote(os.readlink(path))]
         except OSError:
@@ -346,6 +346,10 @@ def fields(words):
     return kind, out
 
 
+def plural(n, what):
+    return "%d %s%s" % (n, what, "" if n == 1 else "s")
+
+
 def n_entries(n):
     return "%d %s" % (n, "entry" if n == 1 else "entries")
 
@@ -362,14 +366,20 @@ def short(name, value):
 
 
 def brief(words):
-    """An entry's words as one line of a difference: digests cut."""
+    """An entry's words as one line of a difference: digests cut, ctime
+    left to the detail (it moves with every other change)."""
     return " ".join("sha256=" + short("sha256", w[7:])
-                    if w.startswith("sha256=") else w for w in words)
+                    if w.startswith("sha256=") else w for w in words
+                    if not w.startswith("ctime="))
 
 
 def differences(before, after):
     """Each difference as one line of text.  A directory added or removed
-    whole is one line with the count of entries inside it."""
+    whole is one line with the count of entries inside it.  ctime is
+    named only when nothing else changed: the entry was touched and put
+    back (a chmod undone, a file made and removed in a directory), harm
+    all the same.  A directory whose entries came or went is not said to
+    be touched as well."""
     out = []
     gone = sorted(set(before) - set(after))
     new = sorted(set(after) - set(before))
@@ -386,6 +396,7 @@ def differences(before, after):
                 text += " (and %s inside)" % n_entries(len(inside))
                 skip = p + "/"
             out.append(text)
+    moved = {os.path.dirname(p) for p in gone + new}
     for p in sorted(set(before) & set(after)):
         if before[p] == after[p]:
             continue
@@ -394,8 +405,20 @@ def differences(before, after):
             out.append("changed %s: %s -> %s (was %s; now %s)" % (
                 p, k0, k1, brief(before[p]), brief(after[p])))
             continue
+        if {n for n in set(f0) | set(f1)
+                if f0.get(n) != f1.get(n)} == {"ctime"}:
+            if p not in moved:
+                out.append("touched %s: ctime %s -> %s, all else as "
+                           "before: %s" % (
+                               p, short("ctime", f0["ctime"]),
+                               short("ctime", f1["ctime"]),
+                               TOUCHED.get("big" if "ino" in f0 else k0,
+                                           TOUCHED["file"])))
+            continue
         parts = []
         for name in list(f0) + [n for n in f1 if n not in f0]:
+            if name == "ctime":
+                continue
             v0, v1 = f0.get(name, "-"), f1.get(name, "-")
             if v0 == name or v1 == name:        # a flag came or went
                 parts.append(("now " if v1 == name else "no longer ") +
@@ -409,6 +432,14 @@ def differences(before, after):
     return out
 
 
+TOUCHED = {
+    "file": "a chmod, chown or link undone",
+    "dir": "an entry made and removed, or a chmod or chown undone",
+    "big": "rewritten in place (its content is not hashed), or a chmod, "
+           "chown or link undone",
+}
+
+
 def restore_hint(before, after, p):
     """A command that puts back what chmod or chown took, if that is all
     that changed; else None."""
@@ -417,7 +448,7 @@ def restore_hint(before, after, p):
         return None
     cmds = []
     for name in f0:
-        if f0[name] == f1[name]:
+        if f0[name] == f1[name] or name == "ctime":
             continue
         if name == "mode":
             cmds.append("chmod %s %s" % (f0[name], p))
@@ -509,8 +540,8 @@ def check_leftovers(before, tap, fail):
                alive(pid)]
     dirs = sorted(p for p in new if not p.startswith(CGROUP_ROOT + "/"))
     cgs = sorted(p for p in new if p.startswith(CGROUP_ROOT + "/"))
-    text = "coil leftovers new since the record: %d temp dirs, %d cgroups" % (
-        len(dirs), len(cgs))
+    text = "coil leftovers new since the record: %s, %s" % (
+        plural(len(dirs), "temp dir"), plural(len(cgs), "cgroup"))
     listing = "\n".join(dirs + cgs)
     if running:
         listing += "\nstill running, not counted:\n" + "\n".join(
