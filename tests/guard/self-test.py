@@ -95,11 +95,18 @@ check(re.search(r"^ok \d+ - host unchanged: 10 entries under %s/etc$"
       "it says what it found unchanged", out)
 
 # The broken test passes, as a broken test does; the guard does not.
+# dpkg, meanwhile, installs something: the guard says so, as a hint.
+dpkg_log = os.path.join(wd, "dpkg.log")
+write(dpkg_log, "2026-11-30 19:00:00 status installed old:amd64 1\n")
+genv = dict(os.environ, HOST_GUARD_DPKG_LOG=dpkg_log)
+rc, out = guard("record", rec, *roots, env=genv)
+with open(dpkg_log, "a") as f:
+    f.write("2026-11-30 19:30:16 install tmux:amd64 <none> 3.3a-3\n")
 env = dict(os.environ, srcdir=SRCDIR)
 b = subprocess.run(["/bin/sh", BROKEN, d], env=env, stdout=subprocess.PIPE,
                    stderr=subprocess.STDOUT, text=True, timeout=60)
 check(b.returncode == 0, "the broken test itself passes", b.stdout)
-rc, out = guard("compare", rec)
+rc, out = guard("compare", rec, env=genv)
 got = failures(out)
 root = os.getuid() == 0
 want = {
@@ -143,6 +150,10 @@ check(re.search(r"^# before: file mode=0644 .*\n# after:  file mode=0600 "
                 r".*\n# to put it back: chmod 0644 \S+/etc/passwd$",
                 out, re.M),
       "a failure shows before and after, and how to put a mode back", out)
+check(re.search(r"^# dpkg ran during the suite.*\n# 2026-11-30 19:30:16 "
+                r"install tmux:amd64 <none> 3.3a-3$", out, re.M) and
+      "status installed old" not in out,
+      "what dpkg did since the record is shown, as a hint", out)
 
 # A new record of the broken host compares clean: the walk is stable.
 rc, out = guard("record", rec, *roots)
