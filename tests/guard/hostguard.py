@@ -59,7 +59,7 @@ EXCLUDE = {
 }
 
 HASH_MAX = 1 << 20
-RECORD_VERSION = "coil host guard record 1"
+RECORD_VERSION = "coil host guard record 2"
 # dpkg's log, read to explain a change (HOST_GUARD_DPKG_LOG: a test's)
 DPKG_LOG = os.environ.get("HOST_GUARD_DPKG_LOG") or "/var/log/dpkg.log"
 CGROUP_ROOT = "/sys/fs/cgroup"
@@ -411,8 +411,8 @@ def differences(before, after):
             if p not in moved:
                 out.append("touched %s: ctime %s -> %s, all else as "
                            "before: %s" % (
-                               p, short("ctime", f0["ctime"]),
-                               short("ctime", f1["ctime"]),
+                               p, short("ctime", f0.get("ctime", "-")),
+                               short("ctime", f1.get("ctime", "-")),
                                TOUCHED.get("big" if "ino" in f0 else k0,
                                            TOUCHED["file"])))
             continue
