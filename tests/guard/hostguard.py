@@ -34,6 +34,7 @@ Used by hand:
 Environment: HOST_GUARD_ROOTS (roots, colon separated), HOST_GUARD_RECORD
 (the record file), HOST_GUARD_LEFTOVERS=fail (new leftovers fail the run).
 """
+import bisect
 import errno
 import hashlib
 import os
@@ -186,30 +187,29 @@ def walk(root, hash_max=HASH_MAX):
     """{path: words} for root and everything under it, not following
     symlinks.  A root that is not there has no entry (creating it is then
     an addition); one that lstat may not see (a parent this user cannot
-    search) is "unknown"."""
+    search) is "unknown".  A loop, not recursion: a test that nests
+    directories deeper than Python's stack must still be named."""
     entries = {}
-
-    def visit(path):
+    todo = [root]
+    while todo:
+        path = todo.pop()
         try:
             st = os.lstat(path)
         except FileNotFoundError:
-            return          # an absent root, or gone since the listing
+            continue            # an absent root, or gone since the listing
         except OSError as e:
             entries[path] = ["unknown",
                              "error=" + errno.errorcode.get(e.errno, "?")]
-            return
+            continue
         words = describe(path, st, hash_max)
         entries[path] = words
         if words[0] == "dir" and "excluded" not in words:
             try:
-                names = sorted(os.listdir(path))
+                names = os.listdir(path)
             except OSError:
                 words.append("unlisted")
-                return
-            for name in names:
-                visit(os.path.join(path, name))
-
-    visit(root)
+                continue
+            todo += [os.path.join(path, n) for n in names]
     return entries
 
 
@@ -271,7 +271,8 @@ def dpkg_log_size():
 
 
 def record(path, roots, hash_max=HASH_MAX):
-    """Walk roots and write the record to path.  Returns {root: count}."""
+    """Walk roots and write the record to path.  Returns ({root: count},
+    the seconds the walk took)."""
     t0 = time.monotonic()
     walks = {r: walk(r, hash_max) for r in roots}
     took = time.monotonic() - t0
@@ -374,6 +375,15 @@ def brief(words):
                     if not w.startswith("ctime="))
 
 
+def ancestors(path):
+    while True:
+        parent = os.path.dirname(path)
+        if parent == path:
+            return
+        yield parent
+        path = parent
+
+
 def differences(before, after):
     """Each difference as one line of text.  A directory added or removed
     whole is one line with the count of entries inside it.  ctime is
@@ -386,16 +396,18 @@ def differences(before, after):
     new = sorted(set(after) - set(before))
     for names, verb, side in ((gone, "removed", before),
                               (new, "added", after)):
-        skip = None
+        whole = set()       # directories added or removed whole, so far
         for p in names:
-            if skip and p.startswith(skip):
+            if any(a in whole for a in ancestors(p)):
                 continue
-            inside = [q for q in names if q.startswith(p + "/")]
+            # names is sorted: what starts with "p/" sorts before "p0"
+            inside = (bisect.bisect_left(names, p + "0") -
+                      bisect.bisect_left(names, p + "/"))
             text = "%s %s: %s%s" % (verb, p, "was " if verb == "removed"
                                     else "", brief(side[p]))
             if inside:
-                text += " (and %s inside)" % n_entries(len(inside))
-                skip = p + "/"
+                text += " (and %s inside)" % n_entries(inside)
+                whole.add(p)
             out.append(text)
     moved = {os.path.dirname(p) for p in gone + new}
     for p in sorted(set(before) & set(after)):
