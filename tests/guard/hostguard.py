@@ -257,6 +257,14 @@ def leftovers():
     return found
 
 
+def owned_by(path):
+    """The text " (uid N)" after a leftover: a hint to whose session left it."""
+    try:
+        return " (uid %d)" % os.lstat(path).st_uid
+    except OSError:
+        return ""
+
+
 def alive(pid):
     try:
         os.kill(pid, 0)
@@ -563,7 +571,7 @@ def check_leftovers(before, tap, fail):
     cgs = sorted(p for p in new if p.startswith(CGROUP_ROOT + "/"))
     text = "coil leftovers new since the record: %s, %s" % (
         plural(len(dirs), "temp dir"), plural(len(cgs), "cgroup"))
-    listing = "\n".join(dirs + cgs)
+    listing = "\n".join(p + owned_by(p) for p in dirs + cgs)
     if running:
         listing += "\nstill running, not counted:\n" + "\n".join(
             sorted(running))
