@@ -258,7 +258,7 @@ def leftovers():
 
 
 def owned_by(path):
-    """The text " (uid N)" after a leftover: a hint to whose session left it."""
+    """Text " (uid N)" after a leftover: a hint to whose session left it."""
     try:
         return " (uid %d)" % os.lstat(path).st_uid
     except OSError:
@@ -401,12 +401,12 @@ def ancestors(path):
 
 
 def differences(before, after):
-    """Each difference as (path, one line of text).  A directory added or removed
-    whole is one line with the count of entries inside it.  ctime is
-    named only when nothing else changed: the entry was touched and put
-    back (a chmod undone, a file made and removed in a directory), harm
-    all the same.  A directory whose entries came or went is not said to
-    be touched as well."""
+    """Each difference as (path, one line of text).  A directory added
+    or removed whole is one line with the count of entries inside it.
+    ctime is named only when nothing else changed: the entry was touched
+    and put back (a chmod undone, a file made and removed in a
+    directory), harm all the same.  A directory whose entries came or
+    went is not said to be touched as well."""
     out = []
     gone = sorted(set(before) - set(after))
     new = sorted(set(after) - set(before))
