@@ -54,10 +54,10 @@ ROOTS = ["/etc", "/usr/local", "/root/.ssh"]
 
 # Entries the machine changes by itself while a suite runs, each with
 # why.  An excluded entry is recorded by its type alone: removing or
-# replacing it still shows.  None is needed on Debian 12 as measured
-# (recorded, then compared every 2 minutes for an hour while five people
-# built coil and ran sessions on the machine: nothing under the roots
-# moved, not even a ctime).  /etc/mtab is a symlink and its target is
+# replacing it still shows.  None is needed on Debian 12 as measured:
+# recorded, then compared every 2 minutes while five people built coil
+# and ran sessions on the machine, nothing under the roots changed in an
+# hour, nor any ctime in 45 minutes.  /etc/mtab is a symlink: its target is
 # what is compared, not /proc/mounts.  /etc/ld.so.cache, /etc/alternatives
 # and the like move only when dpkg runs, which is someone's apt-get, not
 # the machine by itself: the compare then shows dpkg's log since the
