@@ -441,7 +441,7 @@ def differences(before, after):
                             "before: %s" % (
                                 quote(p), short("ctime", f0.get("ctime")),
                                 short("ctime", f1.get("ctime")),
-                                TOUCHED.get("big" if "ino" in f0 else k0,
+                                TOUCHED.get(unhashed(f0) or k0,
                                             TOUCHED["file"]))))
             continue
         parts = []
@@ -464,9 +464,17 @@ def differences(before, after):
 TOUCHED = {
     "file": "a chmod, chown or link undone",
     "dir": "an entry made and removed, or a chmod or chown undone",
-    "big": "rewritten in place (its content is not hashed), or a chmod, "
-           "chown or link undone",
+    "unhashed": "rewritten in place (its content is not hashed), or a "
+                "chmod, chown or link undone",
 }
+
+
+def unhashed(f):
+    """"unhashed" for a file the record has no digest of (too big, or
+    unreadable to this user): its ctime alone tells of a rewrite."""
+    if "ino" in f or f.get("sha256") == "(unreadable)":
+        return "unhashed"
+    return None
 
 
 def restore_hint(before, after, p):

@@ -199,7 +199,8 @@ try:
     except subprocess.SubprocessError as e:     # root without CAP_SETUID
         rc, out = None, "cannot become nobody: %s" % e
     if rc is None:
-        for what in ("records", "recorded by stat", "a change caught"):
+        for what in ("records", "recorded by stat", "a chmod caught",
+                     "a rewrite caught"):
             skip("unreadable files: " + what, out)
     else:
         check(rc == 0, "the guard records as a user who cannot read all",
@@ -220,6 +221,20 @@ try:
                                         r"\) -> \w+\.\.)?$", g)
                               for g in failures(out)),
               "a change to an unreadable file's mode is still caught", out)
+        # Rewritten, same size, same mode: ctime alone tells.
+        os.chmod(nd + "/etc/secret", 0o600 if root else 0o000)
+        guard("record", nrec, nd + "/etc", preexec_fn=drop, script=script)
+        if not root:
+            os.chmod(nd + "/etc/secret", 0o600)
+        with open(nd + "/etc/secret", "r+") as f:
+            f.write("KEY\n")
+        if not root:
+            os.chmod(nd + "/etc/secret", 0o000)
+        rc, out = guard("compare", nrec, preexec_fn=drop, script=script)
+        check(rc == 1 and any(re.search(r"/etc/secret: ctime \S+ -> \S+, "
+                                        r"all else as before: rewritten in "
+                                        r"place", g) for g in failures(out)),
+              "an unreadable file rewritten is caught by its ctime", out)
 finally:
     os.chmod(nd + "/etc/private", 0o700)        # else rmtree cannot
     shutil.rmtree(nd, ignore_errors=True)
