@@ -228,8 +228,13 @@ class Policy:
         if not self.mount_root or self.access(path):
             return False
         parts = path.split("/")
-        return len(parts) > 1 and (parts[1] in ("run", "var") or
-                                   not self.host.lexists("/" + parts[1]))
+        if len(parts) < 2:
+            return False
+        # /root or /home holding the work dir are in the root only as
+        # the bind's parents: the rest of them is missing all the same
+        return parts[1] in ("run", "var") or \
+            not self.host.lexists("/" + parts[1]) or \
+            (parts[1] in ("root", "home") and not self.host.lexists(path))
 
     def coil_proc(self, path):
         """/proc/<coil's own process>/<something private>?"""

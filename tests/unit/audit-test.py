@@ -527,6 +527,11 @@ def check_policy():
     check(std.secret(WD + "/.netrc") == WD + "/.netrc",
           "secret: ~/.netrc is one")
     check(std.secret(WD + "/.sshx") is None, "secret: ~/.sshx is none")
+    # the work dir's home brings /home into the root, not the rest of it
+    check(std.hidden_by_root("/home/bob/.ssh/id_rsa"),
+          "hidden: another home beside a work dir in /home is not in the root")
+    check(not std.hidden_by_root(WD + "/notes.txt"),
+          "hidden: the work dir's own files are")
     check(std.quick("data.csv", {"r"}),
           "quick: a work dir file is plainly readable")
     check(not std.quick("/etc/passwd", {"r"}),
