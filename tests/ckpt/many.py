@@ -44,8 +44,10 @@ with unsandboxed() as c:
             counts, zombies = tree(c.pid)
             seen_max = max(seen_max, sum(counts.values()) + zombies)
     c.call({"op": "snapshots"})
-    # A dropped checkpoint is killed, but takes a moment to exit.
-    wait_for(lambda: tree(c.pid)[0].get("coil-ckpt", 0) <= 10, 5)
+    # A dropped checkpoint is killed, but takes a moment to exit; a new
+    # one is named coil-worker until it renames itself after the fork.
+    wait_for(lambda: tree(c.pid)[0].get("coil-ckpt", 0) <= 10 and
+             tree(c.pid)[0].get("coil-worker") == 1, 5)
     counts, zombies = tree(c.pid)
     # init, the worker, 8 automatic, the pristine one, 'pin', and one
     # dropped checkpoint the worker has not reaped yet.

@@ -817,8 +817,9 @@ k("kernel", lambda c: c.kill(ppid, 9))
 import time; time.sleep(0.2)
 print("RESULT alive ALLOWED parent %d" % os.getppid(), flush=True)
 '''],
-    expect=[(NONE, "allowed", ["hook"]), (SBX, "denied", ["hook"]),
-            (SBX, "kernel", ["kernel"])],
+    # under none the worker dies with init, often before t() can print
+    # that the kill went through: the warning is the control's proof
+    expect=[(SBX, "denied", ["hook"]), (SBX, "kernel", ["kernel"])],
     check=lambda tap, r, ctx, p: p != "none" or tap.ok(
         any("init process was killed" in w for x in r.responses if x
             for w in x.get("warnings", ())),
