@@ -37,6 +37,10 @@ $(screen)"
 }
 keys() { tmux send-keys -t "$S" "$@"; }
 
+# tmux runs the command with $SHELL, else the passwd shell (nologin for
+# a system user such as distcheck's)
+SHELL=/bin/bash
+export SHELL
 tmux new-session -d -s "$S" -x 100 -y 30 \
 	"env XDG_STATE_HOME=$T/state $COIL --plain; echo EXITED \$?; sleep 30"
 trap 'tmux kill-server 2>/dev/null; rm -rf "$T"' EXIT

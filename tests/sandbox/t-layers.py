@@ -9,6 +9,9 @@ import socket
 import threading
 import sbxlib
 
+# before the decoys: they need root too
+tap = sbxlib.begin("layers")
+
 # The real ~/.ssh path, with a key the harness plants in its overlay only;
 # the write to /usr/local lands in the harness's overlay if a layer lets
 # it through.
@@ -71,7 +74,6 @@ ALWAYS = ("shadow", "ssh", "write-usr", "chmod-outside", "tcp")
 LAYERS = (None, "user namespace", "mount namespace", "pid namespace",
           "network namespace", "landlock files", "seccomp")
 
-tap = sbxlib.begin("layers")
 if not os.access(sbxlib.HOOKED, os.X_OK):
     tap.skip_all("%s is not built: the degraded runs need coil's test "
                  "hooks (make check builds it)" % sbxlib.HOOKED)
