@@ -6,7 +6,9 @@
 command -v tmux >/dev/null || skip_all "tmux is not installed"
 
 S=coil-tty-$$
-TMUX_TMPDIR=$T
+# short: a unix socket path has at most 107 bytes, and $T under a
+# distcheck build tree is longer
+TMUX_TMPDIR=$(mktemp -d /tmp/coil-tmux.XXXXXX)
 export TMUX_TMPDIR
 screen() { tmux capture-pane -p -t "$S"; }
 
@@ -43,7 +45,7 @@ SHELL=/bin/bash
 export SHELL
 tmux new-session -d -s "$S" -x 100 -y 30 \
 	"env XDG_STATE_HOME=$T/state $COIL --plain; echo EXITED \$?; sleep 30"
-trap 'tmux kill-server 2>/dev/null; rm -rf "$T"' EXIT
+trap 'tmux kill-server 2>/dev/null; rm -rf "$T" "$TMUX_TMPDIR"' EXIT
 wait_for '^>>> ?$'
 keys 'answer = 6 * 7' Enter
 wait_for '^>>> ?$'
