@@ -14,7 +14,8 @@ PKGS="build-essential autoconf automake pkg-config python3-dev
 libjansson-dev libreadline-dev libncurses-dev libseccomp-dev
 python3 tmux clang libclang-rt-14-dev
 python3-ipykernel python3-jupyter-client python3-numpy python3-matplotlib
-python3-pandas python3-nbformat"
+python3-pandas python3-nbformat python3-ipython
+python3-sympy python-sympy-doc jupyter-nbconvert"
 
 missing=""
 for p in $PKGS; do

@@ -86,10 +86,13 @@ def ask(peer, code, **fields):
                  f"{stderr_tail(peer)}")
 
 
-def coil_peer(*args):
-    if not os.access(COIL, os.X_OK):
-        raise NA(f"no coil at {COIL}")
-    return line_peer(None, *args, cwd=tempfile.mkdtemp())
+def coil_peer(*args, coil=None):
+    """coil --agent with args, in a fresh directory; coil: another binary
+    than $COIL (bench/versus.py's baseline)."""
+    coil = coil or COIL
+    if not os.access(coil, os.X_OK):
+        raise NA(f"no coil at {coil}")
+    return line_peer([coil, "--agent", *args], cwd=tempfile.mkdtemp())
 
 
 def check_two(reply):
@@ -97,9 +100,10 @@ def check_two(reply):
         raise NA(f"unexpected reply {json.dumps(reply)[:100]}")
 
 
-def line_round_trips(peer, count, think_s=0.0):
-    """Median microseconds from request write to response line read."""
-    for _ in range(min(100, count)):            # warm-up, checked
+def timed_round_trips(peer, count, think_s=0.0, warm=100):
+    """Nanoseconds from request write to response line read, count times,
+    after min(warm, count) checked warm-up cells.  The peer stays open."""
+    for _ in range(min(warm, count)):
         check_two(ask(peer, "1+1"))
     times = []
     for _ in range(count):
@@ -110,6 +114,12 @@ def line_round_trips(peer, count, think_s=0.0):
         line = recv(peer)
         times.append(time.perf_counter_ns() - t0)
     check_two(json.loads(line))
+    return times
+
+
+def line_round_trips(peer, count, think_s=0.0):
+    """Median microseconds from request write to response line read."""
+    times = timed_round_trips(peer, count, think_s)
     peer.close()
     return median_us(times), count
 
@@ -313,20 +323,23 @@ def vm_hwm_mb(pid):
     return kb / 1024.0
 
 
+def tput_cell(peer, mb):
+    """MB/s of one cell printing mb MB on a coil peer."""
+    t0 = time.perf_counter_ns()
+    reply = ask(peer, CELLS[mb], timeout=600)
+    dt = (time.perf_counter_ns() - t0) / 1e9
+    if reply.get("status") != "ok":
+        raise NA(f"status {reply.get('status')}: {reply.get('error')}")
+    if not reply.get("truncated"):
+        raise NA("output not truncated")
+    return mb / dt
+
+
 def tput_coil(mb):
     """MB/s of a cell printing mb MB; also the supervisor's peak RSS (MB)."""
     peer = coil_peer()
     check_two(ask(peer, "1+1"))
-    rates = []
-    for _ in range(n("tput")):
-        t0 = time.perf_counter_ns()
-        reply = ask(peer, CELLS[mb], timeout=600)
-        dt = (time.perf_counter_ns() - t0) / 1e9
-        if reply.get("status") != "ok":
-            raise NA(f"status {reply.get('status')}: {reply.get('error')}")
-        if not reply.get("truncated"):
-            raise NA("output not truncated")
-        rates.append(mb / dt)
+    rates = [tput_cell(peer, mb) for _ in range(n("tput"))]
     rss = vm_hwm_mb(peer.pid)         # the supervisor only, before it exits
     peer.close()
     return statistics.median(rates), n("tput"), {"rss_mb": rss}
@@ -461,12 +474,18 @@ def cell(rec, unit):
     return f"n/a ({rec.get('na', 'not run')})"
 
 
-def table(path):
+def load_results(path):
+    """The measurements in path, one JSON record a line, by key."""
     res = {}
     with open(path) as f:
         for line in f:
             rec = json.loads(line)
             res[rec["key"]] = rec
+    return res
+
+
+def table(path):
+    res = load_results(path)
     for key in MEASURES:
         res.setdefault(key, {"na": "not run"})
     derive(res)
@@ -494,10 +513,16 @@ def table(path):
     print(f"Floor parts: {', '.join(fp)}.")
 
 
-if __name__ == "__main__":
+def cli(table, measure, measures, doc):
+    """The command line of bench.py and versus.py: "table FILE" prints
+    the table of the results in FILE, "KEY" runs one measurement."""
     if len(sys.argv) == 3 and sys.argv[1] == "table":
         table(sys.argv[2])
-    elif len(sys.argv) == 2 and sys.argv[1] in MEASURES:
+    elif len(sys.argv) == 2 and sys.argv[1] in measures:
         measure(sys.argv[1])
     else:
-        sys.exit(__doc__ + "\nKEY: " + " ".join(MEASURES))
+        sys.exit(doc + "\nKEY: " + " ".join(measures))
+
+
+if __name__ == "__main__":
+    cli(table, measure, MEASURES, __doc__)

@@ -1,10 +1,14 @@
 /*
  * agent.c - agent mode (see agent.h).
  *
- * Input is read without blocking and split into lines here, so a line
- * longer than --max-request is answered "invalid" and skipped without
- * ever being held whole.  Each response is written as one line and
- * flushed; stream events of a request always come before its response.
+ * stdin and stdout are one client of the session, through a conn
+ * (conn.h): a line longer than --max-request is answered "invalid" and
+ * skipped without ever being held whole, and answers wait in a bounded
+ * queue, so a model that reads slowly never holds up a deadline, and
+ * one that stops reading is dropped with a message.  Each response is
+ * one line; the stream events of a request come before its response.
+ * With --listen the same session is served on the attach socket too
+ * (listen.h), in this same loop.
  */
 #include "config.h"
 
@@ -17,243 +21,177 @@
 #include <unistd.h>
 
 #include "agent.h"
-#include "outbuf.h"
-#include "request.h"
+#include "conn.h"
+#include "listen.h"
+#include "response.h"
 #include "session.h"
 #include "util.h"
+#include "wire.h"
+
+/* How long the answers still queued at the end may take to go out. */
+#define AGENT_DRAIN_MS 5000
 
 struct agent {
 	const struct coil_opts *opts;
 	struct session *s;
-	struct buf in;
-	bool skipping;		/* inside an over-long line */
-	size_t skipped;
-	bool eof;
-	bool lost;		/* stdout failed (EPIPE: the client left) */
-	bool write_error;	/* and not with EPIPE: exit 1 */
+	int client;		/* our tag in the session */
+	struct conn io;
+	struct listener *listener;
+	int sfd;		/* SIGTERM, SIGINT, SIGHUP */
+	int signo;		/* the one that ends us, or 0 */
+	struct pollfd *pfd;	/* the loop's, kept from turn to turn */
+	size_t npfd;
 };
 
-/* One request's stream state: bytes not yet sent because they may be
- * the start of a UTF-8 character, and how much was streamed. */
-struct agent_req {
-	struct agent *a;
-	json_t *id;
-	bool stream;
-	struct buf carry[2];
-	size_t sent[2];
-};
-
-/* Write one line.  Once stdout has failed nothing more is written and
- * the loop ends (agent_main), so that main tears the session down. */
-static void
-agent_write(struct agent *a, json_t *msg)
-{
-	char *line;
-	size_t n;
-
-	if (a->lost)
-		return;
-	line = json_dumps(msg, JSON_COMPACT | JSON_REAL_PRECISION(6));
-	if (line == NULL)
-		fatal("cannot encode a response");
-	n = strlen(line);
-	line[n] = '\n';
-	if (write_all(1, line, n + 1) == -1) {
-		/* Nobody reads our answers any more. */
-		a->lost = true;
-		if (errno != EPIPE) {
-			a->write_error = true;
-			fprintf(stderr, "coil: cannot write a response: %s\n",
-			    strerror(errno));
-		}
-	}
-	free(line);
-}
-
-static void
-agent_invalid(struct agent *a, json_t *id, const char *msg)
-{
-	json_t *o = json_pack("{s:O, s:s, s:{s:s, s:s}}", "id", id,
-	    "status", "invalid", "error", "type", "InvalidRequest",
-	    "message", msg);
-
-	agent_write(a, o);
-	json_decref(o);
-}
-
-static void
-agent_stream(struct agent_req *ar, int which, const char *p, size_t n,
-    bool final)
-{
-	static const char *names[] = { "output", "stderr" };
-	struct buf *c = &ar->carry[which];
-	size_t cap = ar->a->opts->max_output, ok;
-	char *text;
-	size_t len;
-	json_t *ev;
-
-	if (ar->sent[which] >= cap) {
-		return;
-	}
-	buf_add(c, p, n);
-	ok = final ? c->len : utf8_complete_prefix(c->p, c->len);
-	if (ok == 0)
-		return;
-	if (ar->sent[which] + ok > cap)
-		ok = cap - ar->sent[which];
-	text = utf8_escape(c->p, ok, &len);
-	ar->sent[which] += ok;
-	buf_consume(c, ok);
-	if (ar->sent[which] >= cap) {
-		char *more;
-
-		xasprintf(&more, "%s\n[... coil: streaming stopped after %zu "
-		    "bytes; the response keeps the head and the tail ...]\n",
-		    text, cap);
-		free(text);
-		text = more;
-		len = strlen(text);
-	}
-	ev = json_pack("{s:O, s:s, s:s%}", "id", ar->id, "event",
-	    names[which], "data", text, len);
-	agent_write(ar->a, ev);
-	json_decref(ev);
-	free(text);
-}
-
+/* The session's events for our requests: a response, and the output of
+ * a cell that asked for it ("stream"), already capped and escaped. */
 static void
 agent_on_event(void *ctx, const struct session_event *ev)
 {
-	struct agent_req *ar = ctx;
+	struct agent *a = ctx;
 
 	switch (ev->kind) {
 	case EV_OUTPUT:
-	case EV_STDERR:
-		if (ar->stream)
-			agent_stream(ar, ev->kind == EV_STDERR, ev->data,
-			    ev->len, false);
+		if (ev->streaming && ev->text != NULL)
+			wire_send(&a->io, json_pack("{s:O, s:s, s:s%}", "id", ev->id,
+			    "event", ev->stream == 2 ? "stderr" : "output",
+			    "data", ev->text, ev->text_len));
 		break;
 	case EV_RESPONSE:
-	case EV_DROPPED:
-		if (ev->kind == EV_RESPONSE) {
-			if (ar->stream) {
-				agent_stream(ar, 0, "", 0, true);
-				agent_stream(ar, 1, "", 0, true);
-			}
-			agent_write(ar->a, ev->msg);
-		}
-		json_decref(ar->id);
-		buf_free(&ar->carry[0]);
-		buf_free(&ar->carry[1]);
-		free(ar);
+		wire_send(&a->io, response_json(ev->resp, a->opts->brief ?
+		    RESPONSE_BRIEF : 0));
+		break;
+	default:
 		break;
 	}
 }
 
 static void
-agent_line(struct agent *a, const char *line, size_t len)
+agent_line(void *ctx, const char *line, size_t len)
 {
-	char err[512];
-	json_t *req, *id;
-	enum op op;
-	struct agent_req *ar;
-	size_t i;
+	struct agent *a = ctx;
 
-	while (len > 0 && (line[len - 1] == '\r' || line[len - 1] == ' ' ||
-	    line[len - 1] == '\t'))
-		len--;
-	for (i = 0; i < len && (line[i] == ' ' || line[i] == '\t'); i++)
-		;
-	if (i == len)
-		return;		/* blank lines are ignored */
-	if (request_parse(line, len, &req, &id, &op, err, sizeof err) == -1) {
-		agent_invalid(a, id, err);
-		json_decref(id);
-		return;
-	}
-	ar = xcalloc(1, sizeof *ar);
-	ar->a = a;
-	ar->id = json_incref(id);
-	ar->stream = json_is_true(json_object_get(req, "stream"));
-	buf_init(&ar->carry[0]);
-	buf_init(&ar->carry[1]);
-	session_submit(a->s, req, id, op, ORIGIN_AGENT, agent_on_event, ar);
-}
-
-/* Split what arrived into lines; an over-long line is skipped as it
- * streams past and answered once its end is seen. */
-static void
-agent_lines(struct agent *a)
-{
-	char *nl;
-	size_t max = a->opts->max_request;
-
-	for (;;) {
-		nl = memchr(a->in.p, '\n', a->in.len);
-		if (a->skipping) {
-			if (nl == NULL) {
-				a->skipped += a->in.len;
-				buf_consume(&a->in, a->in.len);
-				return;
-			}
-			a->skipped += (size_t)(nl - a->in.p);
-			buf_consume(&a->in, (size_t)(nl - a->in.p) + 1);
-			a->skipping = false;
-			{
-				char msg[200];
-				json_t *null = json_null();
-
-				snprintf(msg, sizeof msg, "the request line is "
-				    "%zu bytes, over the %zu-byte limit "
-				    "(--max-request); it was skipped",
-				    a->skipped, max);
-				agent_invalid(a, null, msg);
-			}
-			continue;
-		}
-		if (nl == NULL) {
-			if (a->in.len > max) {
-				a->skipping = true;
-				a->skipped = 0;
-				continue;
-			}
-			if (a->eof && a->in.len > 0) {
-				agent_line(a, a->in.p, a->in.len);
-				buf_consume(&a->in, a->in.len);
-			}
-			return;
-		}
-		if ((size_t)(nl - a->in.p) > max) {
-			a->skipping = true;
-			a->skipped = 0;
-			continue;
-		}
-		*nl = '\0';
-		agent_line(a, a->in.p, (size_t)(nl - a->in.p));
-		buf_consume(&a->in, (size_t)(nl - a->in.p) + 1);
-		if (session_done(a->s))
-			return;
-	}
+	if (!session_done(a->s))
+		wire_line(a->s, a->client, line, len);
 }
 
 static void
-agent_read(struct agent *a)
+agent_too_long(void *ctx, size_t bytes)
 {
-	ssize_t n;
+	struct agent *a = ctx;
 
-	buf_reserve(&a->in, 1 << 16);
-	n = read(0, a->in.p + a->in.len, a->in.cap - a->in.len - 1);
-	if (n < 0) {
-		if (errno == EINTR || errno == EAGAIN)
-			return;
-		a->eof = true;
-	} else if (n == 0) {
-		a->eof = true;
-	} else {
-		a->in.len += (size_t)n;
-		a->in.p[a->in.len] = '\0';
+	if (!session_done(a->s))
+		wire_too_long(a->s, a->client, bytes, a->opts->max_request);
+}
+
+static const struct conn_ops agent_ops = { agent_line, agent_too_long };
+
+/* Block the signals that end us and take them through a descriptor. */
+static int
+agent_signals(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1 ||
+	    conn_hold_sigpipe() == -1)
+		return -1;
+	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+/* Whether the loop goes on: the session has more to do for us. */
+static bool
+agent_going(struct agent *a)
+{
+	if (a->signo != 0 || conn_dropped(&a->io) != NULL ||
+	    session_done(a->s))
+		return false;
+	return !(a->io.eof && session_idle(a->s));
+}
+
+/* poll's timeout for the session's next deadline. */
+static int
+agent_wait_ms(const struct agent *a)
+{
+	int64_t when = session_next_deadline(a->s), now = now_ms();
+
+	if (when < 0)
+		return -1;
+	return when <= now ? 0 : when - now > 1 << 30 ? 1 << 30 :
+	    (int)(when - now);
+}
+
+/* One turn of the loop: [session][stdin, stdout][signals][listener]. */
+static int
+agent_turn(struct agent *a)
+{
+	int ns = session_fds(a->s, NULL, 0), nl = a->listener != NULL ?
+	    listener_fds(a->listener, NULL, 0) : 0, rc;
+	struct pollfd *pfd;
+
+	if ((size_t)(ns + 3 + nl) > a->npfd) {
+		a->npfd = (size_t)(ns + 3 + nl);
+		a->pfd = xrealloc(a->pfd, a->npfd * sizeof *a->pfd);
 	}
-	agent_lines(a);
+	pfd = a->pfd;
+	session_fds(a->s, pfd, ns);
+	conn_pollfds(&a->io, &pfd[ns]);
+	pfd[ns + 2] = (struct pollfd){ .fd = a->sfd, .events = POLLIN };
+	if (a->listener != NULL)
+		listener_fds(a->listener, &pfd[ns + 3], nl);
+	rc = poll(pfd, (nfds_t)(ns + 3 + nl), agent_wait_ms(a));
+	if (rc == -1 && errno != EINTR) {
+		fprintf(stderr, "coil: poll: %s\n", strerror(errno));
+		return -1;
+	}
+	if (rc <= 0)
+		memset(pfd, 0, (size_t)(ns + 3 + nl) * sizeof *pfd);
+	if (pfd[ns + 1].revents)
+		conn_flush(&a->io);
+	if (pfd[ns].revents)
+		conn_read(&a->io, &agent_ops, a);
+	if (a->listener != NULL)
+		listener_run(a->listener, &pfd[ns + 3], nl);
+	if (pfd[ns + 2].revents & POLLIN) {
+		struct signalfd_siginfo si;
+
+		if (read(a->sfd, &si, sizeof si) == sizeof si)
+			a->signo = (int)si.ssi_signo;
+	}
+	rc = session_run(a->s, pfd, ns);
+	if (rc == -1)
+		fprintf(stderr, "coil: %s\n", session_failure(a->s));
+	return rc;
+}
+
+static int
+agent_loop(struct agent *a)
+{
+	int rc = 0;
+
+	while (agent_going(a)) {
+		if (a->io.eof && a->listener != NULL)
+			listener_quiet(a->listener);
+		if (agent_turn(a) == -1) {
+			rc = 1;
+			break;
+		}
+	}
+	if (a->signo != 0)
+		return 128 + a->signo;
+	if (rc == 0)
+		conn_drain(&a->io, AGENT_DRAIN_MS);
+	/* A client that went away is no error of ours: the session just
+	 * ends.  One that stopped reading, or a write that failed
+	 * otherwise, is. */
+	if (conn_dropped(&a->io) != NULL && !a->io.left) {
+		fprintf(stderr, "coil: %s\n", conn_dropped(&a->io));
+		rc = 1;
+	}
+	return rc;
 }
 
 int
@@ -261,54 +199,33 @@ agent_main(const struct coil_opts *opts)
 {
 	struct agent a = { .opts = opts };
 	char err[512];
-	sigset_t set;
-	int sfd, rc = 0;
+	int rc;
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGHUP);
-	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1 ||
-	    (sfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) == -1) {
+	if ((a.sfd = agent_signals()) == -1) {
 		fprintf(stderr, "coil: signalfd: %s\n", strerror(errno));
 		return 1;
 	}
-	buf_init(&a.in);
 	a.s = session_new(opts, err, sizeof err);
 	if (a.s == NULL) {
 		fprintf(stderr, "coil: %s\n", err);
-		close(sfd);
+		close(a.sfd);
 		return 1;
 	}
-	while (!a.lost && !session_done(a.s) &&
-	    !(a.eof && session_idle(a.s))) {
-		struct pollfd pfd[2] = {
-			{ .fd = a.eof ? -1 : 0, .events = POLLIN },
-			{ .fd = sfd, .events = POLLIN },
-		};
-
-		if (session_poll(a.s, pfd, 2, -1) == -1) {
-			fprintf(stderr, "coil: %s\n", session_failure(a.s));
-			rc = 1;
-			break;
-		}
-		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR))
-			agent_read(&a);
-		if (pfd[1].revents & POLLIN) {
-			struct signalfd_siginfo si;
-
-			if (read(sfd, &si, sizeof si) == sizeof si) {
-				rc = 128 + (int)si.ssi_signo;
-				break;
-			}
-		}
+	if (opts->listen != NULL && (a.listener = listener_open(opts->listen,
+	    a.s, opts, err, sizeof err)) == NULL) {
+		fprintf(stderr, "coil: --listen: %s\n", err);
+		session_free(a.s);
+		close(a.sfd);
+		return 1;
 	}
-	/* A client that went away is no error of ours: the session just
-	 * ends; a write that failed otherwise is. */
-	if (a.write_error && rc == 0)
-		rc = 1;
+	conn_init_stdio(&a.io, opts->max_request, opts_max_queue(opts));
+	a.client = session_attach(a.s, ORIGIN_AGENT, 0, agent_on_event, &a);
+	rc = agent_loop(&a);
+	listener_close(a.listener, a.signo != 0 ? "coil was stopped by a "
+	    "signal" : "the agent's session ended", 1000);
 	session_free(a.s);
-	buf_free(&a.in);
-	close(sfd);
+	conn_free(&a.io);
+	free(a.pfd);
+	close(a.sfd);
 	return rc;
 }

@@ -7,7 +7,7 @@ code, in a module namespace of its own, with ``conf`` bound to the JSON text
 The hook explains; it does not protect.  The kernel enforces every rule
 (namespaces, Landlock, seccomp, rlimits), and the hook raises only where the
 kernel is about to refuse anyway: the file rules it checks are the Landlock
-rules actually in force, as sandbox.c reports them.  So it never denies what
+rules actually in force, as sbx-landlock.c reports them.  So it never denies what
 the sandbox allows, a denial it did not foresee still comes through as the
 kernel's plain OSError, and user code that disables it (ctypes can) gains
 nothing but terser errors.
@@ -20,7 +20,8 @@ code; and installed before the first cell, it sees every event user code
 can raise.  Neither kind of hook can be trusted to stay, which is why
 nothing relies on it.
 
-The file has three parts:
+The file has three parts, and a companion, effects.py, run before it in
+the same namespace ("_coil_audit"): the two are one module.
 
 - Policy: the rules of one sandbox, built from the conf dict, and the
   questions asked of them (may this path be read, written, run; is it a
@@ -32,10 +33,13 @@ The file has three parts:
   runs there without root, a sandbox or coil.
 - HANDLERS: audit event name -> handler(event args, policy), which picks
   the event's arguments apart and asks the policy.
-- install(): the hook, which looks the event up in that table and raises
-  what the handler returns.  Every frame of this file is compiled with the
-  file name "<coil>" (src/pyembed), which is how the worker cuts the hook's
-  frames from the tracebacks users see (worker.py's _user_tb).
+- install(): the hook, which looks the event up in one table of both
+  HANDLERS and effects.py's RECORDERS (what the running cell did outside
+  itself, for its answer: recorded under --sandbox none too, where there
+  is nothing to explain), and raises what the handler returns.  Every
+  frame of both files is compiled with the file name "<coil>"
+  (src/pyembed), which is how the worker cuts the hook's frames from the
+  tracebacks users see (errors.py's _user_tb).
 """
 
 import errno as _errno
@@ -650,25 +654,42 @@ HANDLERS = {
 
 def install(conf, host=None):
     """Install the hook for `conf` (a dict, or its JSON text); returns it,
-    or None when there is no sandbox to explain."""
+    or None when there is nothing to explain and conf does not ask for
+    effects ("effects": true, which also binds the global `effects`)."""
+    global effects
     if isinstance(conf, (str, bytes)):
         import json     # only when given text: json pulls in re
         conf = json.loads(conf)
     policy = Policy(conf, host)
-    if not policy.on:
+    fx = None
+    if conf.get("effects"):
+        fx = effects = Effects(conf.get("workdir"), policy.host)
+    elif not policy.on:
         return None
-    # `get` keeps its name: tests/sandbox/sbxlib.py's AUDIT_OFF finds it
-    # in the hook's frame and clears the table, as user code could.
-    get = dict(HANDLERS).get
+    checks = HANDLERS if policy.on else {}
+    recorders = RECORDERS if fx is not None else {}
+    # One lookup an event, for both: most events are neither.  `get`
+    # keeps its name: tests/sandbox/sbxlib.py's AUDIT_OFF finds it in the
+    # hook's frame and clears the table, as user code could.
+    get = {ev: (checks.get(ev), recorders.get(ev))
+           for ev in set(checks) | set(recorders)}.get
 
     def hook(event, args):
         h = get(event)
         if h is None:
             return
-        try:
-            e = h(args, policy)
-        except Exception:       # a bug here must not break user code
-            return
+        check, record = h
+        e = None
+        if check is not None:
+            try:
+                e = check(args, policy)
+            except Exception:   # a bug here must not break user code
+                e = None
+        if record is not None:
+            try:
+                record(args, fx, e is not None)
+            except Exception:
+                pass
         if e is not None:
             raise e
 

@@ -170,6 +170,12 @@ chan_fill(struct chan *c)
 	return 1;
 }
 
+bool
+chan_pending(const struct chan *c)
+{
+	return c->in.len > 0;
+}
+
 json_t *
 chan_next(struct chan *c, int *fds, int *nfds, bool *bad)
 {

@@ -55,6 +55,10 @@ int chan_send(int fd, json_t *msg, const int *fds, int nfds);
  * EAGAIN when a non-blocking socket had nothing). */
 int chan_fill(struct chan *c);
 
+/* Whether bytes of a frame were read and not taken yet: a frame that
+ * has arrived although poll shows the socket empty. */
+bool chan_pending(const struct chan *c);
+
 /* Take the next complete frame, or NULL when none is complete yet or the
  * frame is malformed (then *bad is set and c->why says how: over the size
  * limit, not JSON, or fewer descriptors than its header says).  fds (may be NULL) gets up to

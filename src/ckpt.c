@@ -1,6 +1,8 @@
 /*
  * ckpt.c - checkpoints (see ckpt.h).  Everything here but ckpt_wait runs
- * in the supervisor; ckpt_wait runs in a checkpoint process.  No Python.
+ * in the supervisor; ckpt_wait runs in a checkpoint process.  The
+ * worker's side of the fork, the pages it copies ahead, is ckpt-hot.c.
+ * No Python.
  */
 #include "config.h"
 
@@ -12,9 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "chan.h"
@@ -537,191 +537,6 @@ ckpt_restored(const struct ckpt *ck)
 	return json_pack("{s:o, s:i}", "cell", ck->kind == CKPT_PRISTINE ?
 	    json_null() : json_integer(ck->node->cell), "threads_lost",
 	    ck->threads);
-}
-
-/* ---- the worker, around the fork ----------------------------------- */
-
-#ifndef MADV_POPULATE_WRITE
-#define MADV_POPULATE_WRITE 23		/* Linux 5.14 */
-#endif
-#define PM_PRESENT	(1ULL << 63)
-#define PM_FILE		(1ULL << 61)	/* file page or shared anonymous */
-#define PM_EXCLUSIVE	(1ULL << 56)	/* mapped by this process alone */
-/* Past this much private writable memory the scan is not worth it. */
-#define CKPT_HOT_SCAN_MAX (1UL << 20)	/* pages: 4 GiB */
-
-static void
-ckpt_hot_add(struct ckpt_hot *h, uintptr_t page, size_t psize)
-{
-	if (h->n > 0 && h->start[h->n - 1] + h->len[h->n - 1] == page) {
-		h->len[h->n - 1] += psize;
-	} else {
-		if (h->n == h->cap) {
-			h->cap = h->cap ? 2 * h->cap : 64;
-			h->start = xrealloc(h->start, h->cap * sizeof *h->start);
-			h->len = xrealloc(h->len, h->cap * sizeof *h->len);
-		}
-		h->start[h->n] = page;
-		h->len[h->n++] = psize;
-	}
-	h->pages++;
-}
-
-bool
-ckpt_hot_scan(struct ckpt_hot *h, size_t max_pages)
-{
-	uint64_t pm[512];
-	size_t psize = (size_t)sysconf(_SC_PAGESIZE), scanned = 0;
-	char line[512], perms[8];
-	unsigned long lo, hi, a;
-	FILE *maps;
-	int fd;
-	bool ok = true;
-
-	h->n = h->pages = 0;
-	h->psize = (long)psize;
-	if ((maps = fopen("/proc/self/maps", "re")) == NULL)
-		return false;
-	if ((fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC)) == -1) {
-		fclose(maps);
-		return false;
-	}
-	while (ok && fgets(line, sizeof line, maps) != NULL) {
-		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) != 3 ||
-		    perms[1] != 'w' || perms[3] != 'p')
-			continue;
-		for (a = lo; ok && a < hi; ) {
-			size_t want = (hi - a) / psize, i;
-			ssize_t got;
-
-			if (want > nitems(pm))
-				want = nitems(pm);
-			got = pread(fd, pm, want * sizeof *pm,
-			    (off_t)(a / psize * sizeof *pm));
-			if (got <= 0)
-				break;
-			want = (size_t)got / sizeof *pm;
-			for (i = 0; i < want; i++, a += psize)
-				if ((pm[i] & (PM_PRESENT | PM_FILE |
-				    PM_EXCLUSIVE)) == (PM_PRESENT | PM_EXCLUSIVE))
-					ckpt_hot_add(h, a, psize);
-			scanned += want;
-			if (h->pages > max_pages || scanned > CKPT_HOT_SCAN_MAX)
-				ok = false;
-		}
-	}
-	close(fd);
-	fclose(maps);
-	if (!ok)
-		h->n = h->pages = 0;
-	return ok;
-}
-
-/* Threads of this process, from /proc/self/stat; 0 when unknown. */
-static long
-ckpt_threads(void)
-{
-	char buf[1024], *p;
-	ssize_t n;
-	long v = 0;
-	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC), i;
-
-	if (fd == -1)
-		return 0;
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	/* Field 20; the command name (field 2) may hold spaces. */
-	if ((p = strrchr(buf, ')')) == NULL)
-		return 0;
-	for (i = 2; i < 20 && p != NULL; i++)
-		p = strchr(p + 1, ' ');
-	if (p != NULL)
-		v = strtol(p + 1, NULL, 10);
-	return v;
-}
-
-/*
- * Read one byte of each page through this process's own mapping, so that
- * a hypervisor that shadows page tables fills its entries now: under one,
- * the first access after a fork costs a hidden fault of its own, whether
- * the page was populated or not.  Alone, the worker reads them itself;
- * with other threads about, one of which might unmap a range meanwhile,
- * it has the kernel read them (writev into a pipe: an EFAULT, never a
- * SIGSEGV), which helps less where user and kernel mappings are shadowed
- * apart.
- */
-static void
-ckpt_hot_touch(struct ckpt_hot *h, size_t from, size_t to, bool alone)
-{
-	static int pipefd[2] = { -1, -1 };
-	struct iovec iov[256];
-	char sink[256];
-	size_t i, o;
-	int n = 0;
-
-	if (alone) {
-		for (i = from; i < to; i++)
-			for (o = 0; o < h->len[i]; o += (size_t)h->psize)
-				(void)*(volatile const char *)(h->start[i] + o);
-		return;
-	}
-	if (pipefd[0] < 0 && pipe2(pipefd, O_CLOEXEC | O_NONBLOCK) == -1)
-		return;
-	for (i = from; i < to; i++) {
-		for (o = 0; o < h->len[i]; o += (size_t)h->psize) {
-			iov[n].iov_base = (void *)(h->start[i] + o);
-			iov[n++].iov_len = 1;
-			if (n < (int)nitems(iov))
-				continue;
-			if (writev(pipefd[1], iov, n) > 0)
-				while (read(pipefd[0], sink, sizeof sink) > 0)
-					;
-			n = 0;
-		}
-	}
-	if (n > 0 && writev(pipefd[1], iov, n) > 0)
-		while (read(pipefd[0], sink, sizeof sink) > 0)
-			;
-}
-
-void
-ckpt_hot_prefault(struct ckpt_hot *h, int watch_fd)
-{
-	struct pollfd p = { .fd = watch_fd, .events = POLLIN };
-	size_t i, done = 0;
-	bool alone;
-
-	if (h->n == 0)
-		return;
-	alone = ckpt_threads() == 1;
-	for (i = 0; i < h->n; i++) {
-		if (i % 16 == 0) {
-			ckpt_hot_touch(h, done, i, alone);
-			done = i;
-			if (watch_fd >= 0 && poll(&p, 1, 0) == 1)
-				break;
-		}
-		if (madvise((void *)h->start[i], h->len[i],
-		    MADV_POPULATE_WRITE) == -1) {
-			if (errno == EINVAL)
-				break;		/* a kernel without it */
-			/* Unmapped meanwhile: not to be read either. */
-			h->len[i] = 0;
-		}
-	}
-	ckpt_hot_touch(h, done, i, alone);
-	h->n = h->pages = 0;
-}
-
-void
-ckpt_hot_free(struct ckpt_hot *h)
-{
-	free(h->start);
-	free(h->len);
-	memset(h, 0, sizeof *h);
 }
 
 /* ---- the checkpoint process ---------------------------------------- */

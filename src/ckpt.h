@@ -6,7 +6,8 @@
  *
  *  - The worker (worker.c, the only Python side) forks a checkpoint when
  *    the supervisor orders one: after it has answered a cell that ran
- *    user code (automatic), right after start-up (the pristine one, for
+ *    user code (automatic: at once or once the session is quiet, as
+ *    --checkpoint-policy says), right after start-up (the pristine one, for
  *    reset), when a snapshot or an atomic cell asks for one, and right
  *    after it was itself resumed (the re-arm: resuming uses a
  *    checkpoint's process up, so its replacement is forked before the
@@ -156,7 +157,8 @@ long long ckpt_memory(struct ckpt_set *set, int worker_pidfd);
 /* The snapshots op's answer: {"checkpoints": [...], "memory": N}. */
 json_t *ckpt_list(struct ckpt_set *set, struct ckpt_node *current,
     int worker_pidfd);
-/* {"cell", "threads_lost"} for a restore from ck; pristine is cell null. */
+/* {"cell", "threads_lost"} for a restore from ck; pristine is cell null.
+ * The session adds "lost" (session_lost): it knows the cells, not ck. */
 json_t *ckpt_restored(const struct ckpt *ck);
 
 /* ---- the worker, around the fork ----------------------------------- */
@@ -176,12 +178,23 @@ struct ckpt_hot {
 	size_t *len;			/* bytes */
 	size_t n, cap, pages;
 	long psize;
+	/* The pages of the last scan, ascending, and for each how many
+	 * scans in a row it has been copied ahead (so its sharing was
+	 * broken by us, whether the cell wrote it or not). */
+	uintptr_t *seen;
+	unsigned char *age;
+	size_t nseen, seencap;
 };
 
 /* Before the fork: find the pages written since the last one.  false
  * (and nothing to do) when there are more than max_pages of them: the
  * cell then rewrote data, and copying it again ahead of need would only
- * cost memory. */
+ * cost memory.
+ * A page copied ahead is written by then whether a cell wrote it or not,
+ * so without a limit the set would only grow: every page any cell once
+ * wrote, copied again after every fork.  Each page is copied ahead a few
+ * scans running (4 to 12, spread by its address so that they do not all
+ * stop at once), then left until a cell writes it again. */
 bool ckpt_hot_scan(struct ckpt_hot *h, size_t max_pages);
 /* After the fork, in the worker: copy them now, stopping as soon as
  * watch_fd (the control socket; -1: none) has a request waiting. */

@@ -1,7 +1,7 @@
 /*
  * exit.h - the exit codes of coil's processes, one list for all of them.
- * Included by util.h; sandbox.c, which keeps its own allocators, includes
- * it alone.  exit_describe is in util.c.
+ * Included by util.h; the sandbox (sbx-*.c), which keeps its own
+ * allocators, includes it alone.  exit_describe is in util.c.
  */
 #ifndef COIL_EXIT_H
 #define COIL_EXIT_H

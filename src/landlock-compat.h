@@ -12,7 +12,7 @@
  * supports is found at run time with landlock_create_ruleset(...,
  * LANDLOCK_CREATE_RULESET_VERSION), never assumed from these definitions.
  *
- * Only sandbox.c includes this file.
+ * Only sbx-landlock.c includes this file.
  */
 #ifndef COIL_LANDLOCK_COMPAT_H
 #define COIL_LANDLOCK_COMPAT_H
@@ -34,7 +34,7 @@
 
 /* Ruleset attribute: handled_access_net since ABI 4, scoped since ABI 6.
  * The kernel accepts a shorter size from older callers, so pass the size
- * that matches the ABI in use (see sandbox.c). */
+ * that matches the ABI in use (see sbx-landlock.c). */
 struct coil_landlock_ruleset_attr {
 	uint64_t handled_access_fs;
 	uint64_t handled_access_net;

@@ -35,7 +35,7 @@ const char *const link_ckpt_names[LINK_NCKPT] = {
 static const char *const link_frame_names[LINK_NFRAMES] = {
 	[LINK_F_GATE] = "gate", [LINK_F_HELLO] = "hello",
 	[LINK_F_REPLY] = "reply", [LINK_F_CKPT] = "ckpt",
-	[LINK_F_CKPT_FAILED] = "ckpt_failed",
+	[LINK_F_CKPT_FAILED] = "ckpt_failed", [LINK_F_INPUT] = "input",
 };
 
 typedef int (*link_check_fn)(struct link *, const struct link_owed *,
@@ -51,6 +51,8 @@ static int link_check_ckpt(struct link *, const struct link_owed *,
     struct link_frame *, char *, size_t);
 static int link_check_failed(struct link *, const struct link_owed *,
     struct link_frame *, char *, size_t);
+static int link_check_input(struct link *, const struct link_owed *,
+    struct link_frame *, char *, size_t);
 
 /* The (state, frame) table: the only pairs that are not a violation. */
 static const struct link_rule {
@@ -64,6 +66,7 @@ static const struct link_rule {
 	{ LINK_REPLY, LINK_F_REPLY, 0, 0, link_check_reply },
 	{ LINK_CKPT, LINK_F_CKPT, 1, 2, link_check_ckpt },
 	{ LINK_CKPT, LINK_F_CKPT_FAILED, 0, 0, link_check_failed },
+	{ LINK_REPLY, LINK_F_INPUT, 0, 0, link_check_input },
 };
 
 void
@@ -110,6 +113,7 @@ link_owe(struct link *l, enum link_owe what, enum link_ckpt kind,
 	o->seq = seq;
 	o->kind = kind;
 	o->resumed = resumed;
+	o->input = o->asking = false;
 	return seq;
 }
 
@@ -388,6 +392,57 @@ link_check_reply(struct link *l, const struct link_owed *o,
 	return 0;
 }
 
+#define LINK_MAX_PROMPT 4096
+
+static int
+link_check_input(struct link *l, const struct link_owed *o,
+    struct link_frame *f, char *why, size_t len)
+{
+	json_t *p = json_object_get(f->msg, "prompt");
+
+	(void)l;
+	if (!link_seq_ok(o, f, why, len))
+		return -1;
+	if (!o->input)
+		return err_set(why, len, "it asked for input in a cell that "
+		    "may not read any");
+	if (o->asking)
+		return err_set(why, len, "it asked for input twice without "
+		    "an answer");
+	if (!json_is_string(p) || json_string_length(p) > LINK_MAX_PROMPT)
+		return err_set(why, len, "its 'input' frame has no prompt of "
+		    "at most %d bytes", LINK_MAX_PROMPT);
+	p = json_object_get(f->msg, "page");
+	if (p != NULL && !json_is_string(p))
+		return err_set(why, len, "its 'input' frame's page is not "
+		    "text");
+	return 0;
+}
+
+void
+link_allow_input(struct link *l, uint64_t seq)
+{
+	int i;
+
+	for (i = 0; i < l->n; i++) {
+		struct link_owed *o = &l->owed[(l->head + i) % LINK_MAX_OWED];
+
+		if (o->what == LINK_REPLY && o->seq == seq)
+			o->input = true;
+	}
+}
+
+int
+link_answered_input(struct link *l)
+{
+	struct link_owed *o = l->n > 0 ? &l->owed[l->head] : NULL;
+
+	if (o == NULL || o->what != LINK_REPLY || !o->asking)
+		return -1;
+	o->asking = false;
+	return 0;
+}
+
 static int
 link_check_ckpt(struct link *l, const struct link_owed *o,
     struct link_frame *f, char *why, size_t len)
@@ -453,17 +508,60 @@ link_frame_free(struct link_frame *f)
 	link_frame_init(f);
 }
 
+/* What the frame in f is, and the rule that lets it answer the head of
+ * the queue (*o, which a worker without a fork listener moves on); NULL
+ * with why when it may not come now. */
+static const struct link_rule *
+link_rule_of(struct link *l, struct link_frame *f, struct link_owed **o,
+    char *why, size_t len)
+{
+	const char *t = json_string_value(json_object_get(f->msg, "t"));
+	const struct link_rule *rule = NULL;
+	char owed[96];
+	size_t r;
+
+	link_describe(*o, owed, sizeof owed);
+	if (!json_is_object(f->msg) || t == NULL) {
+		err_set(why, len, "it sent a frame that is not a message "
+		    "where %s was owed", owed);
+		return NULL;
+	}
+	for (r = 0; r < nitems(link_frame_names); r++)
+		if (strcmp(t, link_frame_names[r]) == 0)
+			break;
+	if (r == nitems(link_frame_names)) {
+		err_set(why, len, "it sent an unknown '%.32s' frame where %s "
+		    "was owed", t, owed);
+		return NULL;
+	}
+	f->type = (enum link_frame_type)r;
+	if (link_state(l) == LINK_GATE && f->type == LINK_F_HELLO &&
+	    l->n > 1) {
+		/* The gate is the kernel's to give: a worker that got no
+		 * listener goes straight to its hello. */
+		l->head = (l->head + 1) % LINK_MAX_OWED;
+		l->n--;
+		*o = &l->owed[l->head];
+		link_describe(*o, owed, sizeof owed);
+	}
+	for (r = 0; r < nitems(link_rules); r++)
+		if (link_rules[r].state == link_state(l) &&
+		    link_rules[r].type == f->type)
+			rule = &link_rules[r];
+	if (rule == NULL)
+		err_set(why, len, "it sent a '%s' frame where %s was owed",
+		    link_frame_names[f->type], owed);
+	return rule;
+}
+
 int
 link_next(struct link *l, struct link_frame *f, char *why, size_t len)
 {
 	int fds[CHAN_MAX_FDS], nfds = 0, i;
-	const struct link_rule *rule = NULL;
+	const struct link_rule *rule;
 	struct link_owed *o = l->n > 0 ? &l->owed[l->head] : NULL;
-	const char *t;
-	char owed[96];
 	bool bad;
 	json_t *m;
-	size_t r;
 
 	link_frame_init(f);
 	m = chan_next(&l->chan, fds, &nfds, &bad);
@@ -485,40 +583,9 @@ link_next(struct link *l, struct link_frame *f, char *why, size_t len)
 			close(fds[i]);
 	}
 	f->nfds = nfds < 2 ? nfds : 2;
-	link_describe(o, owed, sizeof owed);
-	t = json_string_value(json_object_get(m, "t"));
-	if (!json_is_object(m) || t == NULL) {
-		err_set(why, len, "it sent a frame that is not a message "
-		    "where %s was owed", owed);
+	rule = link_rule_of(l, f, &o, why, len);
+	if (rule == NULL)
 		goto bad;
-	}
-	for (r = 0; r < nitems(link_frame_names); r++)
-		if (strcmp(t, link_frame_names[r]) == 0)
-			break;
-	if (r == nitems(link_frame_names)) {
-		err_set(why, len, "it sent an unknown '%.32s' frame where %s "
-		    "was owed", t, owed);
-		goto bad;
-	}
-	f->type = (enum link_frame_type)r;
-	if (link_state(l) == LINK_GATE && f->type == LINK_F_HELLO &&
-	    l->n > 1) {
-		/* The gate is the kernel's to give: a worker that got no
-		 * listener goes straight to its hello. */
-		l->head = (l->head + 1) % LINK_MAX_OWED;
-		l->n--;
-		o = &l->owed[l->head];
-		link_describe(o, owed, sizeof owed);
-	}
-	for (r = 0; r < nitems(link_rules); r++)
-		if (link_rules[r].state == link_state(l) &&
-		    link_rules[r].type == f->type)
-			rule = &link_rules[r];
-	if (rule == NULL) {
-		err_set(why, len, "it sent a '%s' frame where %s was owed",
-		    link_frame_names[f->type], owed);
-		goto bad;
-	}
 	if (nfds < rule->min_fds || nfds > rule->max_fds) {
 		char want[32];
 
@@ -534,6 +601,10 @@ link_next(struct link *l, struct link_frame *f, char *why, size_t len)
 	}
 	if (rule->check(l, o, f, why, len) == -1)
 		goto bad;
+	if (f->type == LINK_F_INPUT) {
+		o->asking = true;	/* the reply is still owed */
+		return 1;
+	}
 	l->head = (l->head + 1) % LINK_MAX_OWED;
 	l->n--;
 	return 1;

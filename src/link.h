@@ -19,6 +19,13 @@
  *   {"op":"ckpt", kind}           ckpt or ckpt_failed (kind, seq)
  *   {"op":"ckpt", explicit}       ckpt or ckpt_failed, then reply(seq)
  *
+ * One frame answers nothing: while the reply to an exec is owed, a
+ * worker whose cell reads stdin (input(), pdb) or pages help's text may
+ * send {"t":"input", "seq", "prompt", "page"?}, once until the
+ * supervisor answers it with a line (link_answered_input), and only if
+ * the supervisor allowed that exec to ask (link_allow_input: a person's
+ * cell at a terminal).  The reply stays owed.
+ *
  * The (state, frame type) -> check table in link.c says which frame may
  * answer which owed one (the state is the head of the queue, or idle when
  * nothing is owed), how many descriptors it carries and of what kind.
@@ -59,7 +66,7 @@ enum link_owe {
 
 enum link_frame_type {
 	LINK_F_GATE, LINK_F_HELLO, LINK_F_REPLY, LINK_F_CKPT,
-	LINK_F_CKPT_FAILED, LINK_NFRAMES
+	LINK_F_CKPT_FAILED, LINK_F_INPUT, LINK_NFRAMES
 };
 
 /* The checkpoint kinds the supervisor asks for, by their wire names. */
@@ -74,6 +81,8 @@ struct link_owed {
 	uint64_t seq;		/* reply, ckpt */
 	enum link_ckpt kind;	/* ckpt */
 	int resumed;		/* hello: the checkpoint's cell, -1: fresh */
+	bool input;		/* reply: its cell may ask for input lines */
+	bool asking;		/* reply: an input frame awaits its line */
 };
 
 struct link {
@@ -108,6 +117,12 @@ bool link_open(const struct link *l);
  * for LINK_REPLY unless seq is given, 0: new). */
 uint64_t link_owe(struct link *l, enum link_owe what, enum link_ckpt kind,
     uint64_t seq, int resumed);
+/* The owed reply numbered seq may be preceded by input frames. */
+void link_allow_input(struct link *l, uint64_t seq);
+/* The supervisor sent the line an input frame asked for: the worker may
+ * ask again.  -1 when no input frame was waiting. */
+int link_answered_input(struct link *l);
+
 /* The state: what the head of the queue waits for. */
 enum link_owe link_state(const struct link *l);
 /* True while a checkpoint is owed anywhere on the queue. */

@@ -1,5 +1,5 @@
 /*
- * opts.h - the options of one coil run, filled by main.c from the
+ * opts.h - the options of one coil run, filled by options.c from the
  * command line and read (never changed) by the rest of the supervisor.
  */
 #ifndef COIL_OPTS_H
@@ -12,9 +12,19 @@
 
 enum coil_mode { MODE_AUTO, MODE_PLAIN, MODE_AGENT };
 
+/* When the automatic checkpoints are taken (session-ckpt.c says how):
+ * when the session goes quiet, or after every cell that ran code. */
+enum ckpt_policy { CKPT_POLICY_IDLE, CKPT_POLICY_EVERY, CKPT_NPOLICY };
+extern const char *const ckpt_policy_names[CKPT_NPOLICY];
+
+/* A cell's timeout when neither --timeout nor the request gives one. */
+#define OPTS_TIMEOUT 30
+
 struct coil_opts {
 	enum coil_mode mode;
-	double timeout;			/* seconds a cell may run */
+	double timeout;			/* seconds a cell may run: 0 none,
+					 * < 0 the front end's default
+					 * (OPTS_TIMEOUT; none at a terminal) */
 	double grace;			/* seconds between SIGINT and SIGKILL */
 	size_t max_output;		/* bytes kept of stdout, stderr, result */
 	size_t max_request;		/* bytes of one request line */
@@ -23,9 +33,43 @@ struct coil_opts {
 	const char *history;		/* plain mode's history file, or NULL */
 	const char **preload;		/* modules imported at start, NULL-ended */
 	size_t npreload;
+	const char **allow_import;	/* what cells may import, NULL-ended;
+					   NULL: anything */
+	size_t nallow_import;
 	struct sandbox_conf sbx;	/* --sandbox and its limits */
 	int checkpoints;		/* automatic ones kept; 0: none */
 	unsigned long long checkpoint_memory;	/* bytes they may hold; 0: no cap */
+	enum ckpt_policy checkpoint_policy;
+	const char *listen;		/* --listen: the attach socket, or NULL */
+	const char *attach;		/* --attach: the UI on that socket's
+					   session, or NULL */
+	int scrollback;			/* the UI's output lines kept */
+	bool brief;			/* --brief: stdio answers without empty
+					   fields */
+	bool sandbox_report;		/* print what the sandbox enforces, exit */
+	/* transcripts (record.h, replay.h) */
+	const char *record;		/* the transcript written, or NULL */
+	bool no_record;			/* --no-record: no default transcript */
+	bool transcripts;		/* list the default ones and exit */
+	const char *replay;		/* --replay FILE, or NULL */
+	bool check;			/* compare with what FILE expects */
+	const char **ignore;		/* --ignore REGEXes, NULL-ended */
+	size_t nignore;
+	const char *export;		/* --export FILE.ipynb, or NULL */
+	const char *code_key;		/* chat logs: the code's key ("code") */
+	const char *tool;		/* chat logs: the tool replayed, or NULL */
+	unsigned long long given;	/* bit i: options' row i was given */
 };
+
+/* How much a client (stdio, an attach socket) may leave unread before it
+ * is dropped: room for many answers, and always for the largest one (an
+ * exec answer holds three capped texts, escaped up to 6 bytes a byte). */
+static inline size_t
+opts_max_queue(const struct coil_opts *o)
+{
+	size_t floor = (size_t)64 << 20, big = 20 * o->max_output;
+
+	return big > floor ? big : floor;
+}
 
 #endif

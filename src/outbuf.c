@@ -155,41 +155,94 @@ utf8_escape(const char *p, size_t n, size_t *outlen)
 	return out;
 }
 
-/*
- * Where the cuts fall, given the raw head h[0..hl), the raw tail
- * t[0..tl) and the gone bytes between them (gone > 0): the head keeps
- * *hkeep bytes and the tail starts at *tskip. Returns the N of the marker.
- *
- * A trailing incomplete sequence of the head is what the cut split (or
- * was invalid anyway: we cannot tell, the rest is gone). Leading
- * continuation bytes of the tail are the end of a split character; more
- * than 3 cannot all belong to one, so at most 3 are skipped and the others
- * are escaped as the invalid bytes they are.
- */
+/* Newlines in p[0..n). */
 static unsigned long long
-outbuf_cuts(const char *h, size_t hl, const char *t, size_t tl,
-    unsigned long long gone, size_t *hkeep, size_t *tskip)
+outbuf_nl(const char *p, size_t n)
 {
-	size_t k = 0;
+	const char *end = p + n, *q;
+	unsigned long long k = 0;
 
-	*hkeep = utf8_complete_prefix(h, hl);
-	while (k < tl && k < 3 && ((unsigned char)t[k] & 0xc0) == 0x80)
+	while (p < end && (q = memchr(p, '\n', (size_t)(end - p))) != NULL) {
 		k++;
-	*tskip = k;
-	return gone + (hl - *hkeep) + k;
+		p = q + 1;
+	}
+	return k;
 }
 
-/* Head, marker, tail, escaped; the same for outbuf_render and utf8_cap. */
+size_t
+outbuf_marker(char *buf, const struct outbuf_cut *cut)
+{
+	return (size_t)snprintf(buf, OUTBUF_MARKER_MAX,
+	    "\n[... coil: %llu line%s, %llu byte%s cut ...]\n", cut->lines,
+	    cut->lines == 1 ? "" : "s", cut->bytes, cut->bytes == 1 ? "" : "s");
+}
+
+/*
+ * Where the cuts fall, given the raw head h[0..hl), the raw tail t[0..tl)
+ * and bytes gone between them: the head keeps *hkeep bytes and the tail
+ * starts at *tskip. at_line: the byte before t was a newline.
+ *
+ * First a line boundary near the cut (outbuf.h). Else: a trailing
+ * incomplete sequence of the head is what the cut split (or was invalid
+ * anyway: we cannot tell, the rest is gone). Leading continuation bytes
+ * of the tail are the end of a split character; more than 3 cannot all
+ * belong to one, so at most 3 are skipped and the others are escaped as
+ * the invalid bytes they are. A newline is never part of a character, so
+ * a cut just after one splits none.
+ */
+static void
+outbuf_cuts(const char *h, size_t hl, const char *t, size_t tl,
+    bool at_line, size_t *hkeep, size_t *tskip)
+{
+	size_t near, k;
+	const char *nl;
+
+	*hkeep = utf8_complete_prefix(h, hl);
+	near = OUTBUF_NEAR(hl);
+	for (k = hl; k > 0 && hl - k < near; k--)
+		if (h[k - 1] == '\n') {
+			*hkeep = k;
+			break;
+		}
+	*tskip = 0;
+	if (at_line)
+		return;
+	near = OUTBUF_NEAR(tl);
+	if (near > 0 && (nl = memchr(t, '\n', near)) != NULL) {
+		*tskip = (size_t)(nl - t) + 1;
+		return;
+	}
+	while (*tskip < tl && *tskip < 3 &&
+	    ((unsigned char)t[*tskip] & 0xc0) == 0x80)
+		(*tskip)++;
+}
+
+/* What the marker between h and t says: the gone middle and the cuts. */
+static void
+outbuf_count(const char *h, size_t hl, const char *t,
+    const struct outbuf_cut *gone, size_t hkeep, size_t tskip,
+    struct outbuf_cut *cut)
+{
+	cut->bytes = gone->bytes + (hl - hkeep) + tskip;
+	cut->lines = gone->lines + outbuf_nl(t, tskip);
+	if (hkeep < hl)
+		cut->lines += outbuf_nl(h + hkeep, hl - hkeep);
+}
+
+/* Head, marker, tail, escaped; the same for outbuf_render and utf8_cap.
+ * gone: the bytes and newlines between h and t, at least one byte. */
 static char *
 outbuf_compose(const char *h, size_t hl, const char *t, size_t tl,
-    unsigned long long gone, size_t *outlen, unsigned long long *shown)
+    bool at_line, const struct outbuf_cut *gone, size_t *outlen,
+    struct outbuf_cut *shown)
 {
 	char marker[OUTBUF_MARKER_MAX], *out;
 	size_t hkeep, tskip, mlen, len, o;
-	unsigned long long n;
+	struct outbuf_cut cut;
 
-	n = outbuf_cuts(h, hl, t, tl, gone, &hkeep, &tskip);
-	mlen = (size_t)snprintf(marker, sizeof(marker), OUTBUF_MARKER_FMT, n);
+	outbuf_cuts(h, hl, t, tl, at_line, &hkeep, &tskip);
+	outbuf_count(h, hl, t, gone, hkeep, tskip, &cut);
+	mlen = outbuf_marker(marker, &cut);
 	len = utf8_put(h, hkeep, NULL) + mlen + utf8_put(t + tskip, tl - tskip, NULL);
 	out = outbuf_xmalloc(len + 1);
 	o = utf8_put(h, hkeep, out);
@@ -200,23 +253,30 @@ outbuf_compose(const char *h, size_t hl, const char *t, size_t tl,
 	if (outlen != NULL)
 		*outlen = o;
 	if (shown != NULL)
-		*shown = n;
+		*shown = cut;
 	return out;
 }
 
 char *
-utf8_cap(const char *p, size_t n, size_t cap, size_t *outlen,
-    unsigned long long *dropped)
+utf8_cap(const char *p, size_t n, size_t cap, const struct outbuf_cut *pre,
+    size_t *outlen, struct outbuf_cut *cut)
 {
 	size_t hcap = cap / 2, tcap = cap - cap / 2;
+	struct outbuf_cut gone;
 
 	if (n <= cap) {
-		if (dropped != NULL)
-			*dropped = 0;
+		if (cut != NULL)
+			cut->bytes = cut->lines = 0;
 		return utf8_escape(p, n, outlen);
 	}
-	return outbuf_compose(p, hcap, p + n - tcap, tcap, n - cap, outlen,
-	    dropped);
+	gone.bytes = n - cap;
+	gone.lines = outbuf_nl(p + hcap, n - cap);
+	if (pre != NULL) {
+		gone.bytes += pre->bytes;
+		gone.lines += pre->lines;
+	}
+	return outbuf_compose(p, hcap, p + n - tcap, tcap,
+	    p[n - tcap - 1] == '\n', &gone, outlen, cut);
 }
 
 void
@@ -241,20 +301,36 @@ outbuf_reset(struct outbuf *ob)
 	ob->tail_pos = 0;
 	ob->tail_len = 0;
 	ob->total = 0;
+	ob->lines = 0;
+	ob->tail_at_line = false;
+}
+
+/* The newest byte kept, as a char; 0 when none. */
+static char
+outbuf_newest(const struct outbuf *ob)
+{
+	size_t tcap = ob->cap - ob->cap / 2;
+
+	if (ob->tail_len > 0)
+		return ob->tail[(ob->tail_pos + tcap - 1) % tcap];
+	return ob->head_len > 0 ? ob->head[ob->head_len - 1] : 0;
 }
 
 /*
  * Invariant: the tail holds bytes only once the head is full, so head and
  * tail never overlap, and total = head_len + (bytes given to the tail).
  * The ring holds the last tail_len of those; its oldest byte is at
- * (tail_pos - tail_len) mod tcap.
+ * (tail_pos - tail_len) mod tcap. tail_at_line says whether the byte
+ * before that one, the last the ring dropped, was a newline: it is read
+ * before being overwritten.
  */
 void
 outbuf_append(struct outbuf *ob, const char *p, size_t n)
 {
-	size_t hcap = ob->cap / 2, tcap = ob->cap - ob->cap / 2, k;
+	size_t hcap = ob->cap / 2, tcap = ob->cap - ob->cap / 2, k, over;
 
 	ob->total += n;
+	ob->lines += outbuf_nl(p, n);
 	if (hcap > ob->head_len && n > 0) {
 		if (ob->head == NULL)
 			ob->head = outbuf_xmalloc(hcap);
@@ -269,11 +345,17 @@ outbuf_append(struct outbuf *ob, const char *p, size_t n)
 	if (ob->tail == NULL)
 		ob->tail = outbuf_xmalloc(tcap);
 	if (n >= tcap) {
+		ob->tail_at_line = n > tcap ? p[n - tcap - 1] == '\n' :
+		    outbuf_newest(ob) == '\n';
 		memcpy(ob->tail, p + n - tcap, tcap);
 		ob->tail_pos = 0;
 		ob->tail_len = tcap;
 		return;
 	}
+	over = ob->tail_len + n > tcap ? ob->tail_len + n - tcap : 0;
+	if (over > 0)
+		ob->tail_at_line = ob->tail[(ob->tail_pos + tcap -
+		    ob->tail_len + over - 1) % tcap] == '\n';
 	k = tcap - ob->tail_pos < n ? tcap - ob->tail_pos : n;
 	memcpy(ob->tail + ob->tail_pos, p, k);
 	memcpy(ob->tail, p + k, n - k);
@@ -309,35 +391,50 @@ outbuf_tail_copy(const struct outbuf *ob)
 	return t;
 }
 
+/* The bytes and newlines between head and the ring's copy t. */
+static void
+outbuf_gone(const struct outbuf *ob, const char *t, struct outbuf_cut *gone)
+{
+	gone->bytes = outbuf_dropped(ob);
+	gone->lines = ob->lines - outbuf_nl(t, ob->tail_len);
+	if (ob->head_len > 0)
+		gone->lines -= outbuf_nl(ob->head, ob->head_len);
+}
+
 unsigned long long
 outbuf_truncated(const struct outbuf *ob)
 {
-	unsigned long long gone = outbuf_dropped(ob);
-	size_t tcap = ob->cap - ob->cap / 2, hkeep, tskip, i, tl;
-	char t[3];
+	struct outbuf_cut gone, cut;
+	size_t hkeep, tskip;
+	char *t;
 
-	if (gone == 0)
+	if (outbuf_dropped(ob) == 0)
 		return 0;
-	/* outbuf_cuts looks at no more than the first 3 bytes of the tail. */
-	tl = ob->tail_len < 3 ? ob->tail_len : 3;
-	for (i = 0; i < tl; i++)
-		t[i] = ob->tail[(ob->tail_pos + tcap - ob->tail_len + i) % tcap];
-	return outbuf_cuts(ob->head, ob->head_len, t, tl, gone, &hkeep, &tskip);
+	t = outbuf_tail_copy(ob);
+	outbuf_gone(ob, t, &gone);
+	outbuf_cuts(ob->head, ob->head_len, t, ob->tail_len, ob->tail_at_line,
+	    &hkeep, &tskip);
+	outbuf_count(ob->head, ob->head_len, t, &gone, hkeep, tskip, &cut);
+	free(t);
+	return cut.bytes;
 }
 
 char *
-outbuf_render(const struct outbuf *ob, size_t *len)
+outbuf_render(const struct outbuf *ob, size_t *len, struct outbuf_cut *cut)
 {
-	unsigned long long gone = outbuf_dropped(ob);
+	struct outbuf_cut gone;
 	char *t, *all, *out;
 
 	t = outbuf_tail_copy(ob);
-	if (gone > 0) {
+	if (outbuf_dropped(ob) > 0) {
+		outbuf_gone(ob, t, &gone);
 		out = outbuf_compose(ob->head, ob->head_len, t, ob->tail_len,
-		    gone, len, NULL);
+		    ob->tail_at_line, &gone, len, cut);
 		free(t);
 		return out;
 	}
+	if (cut != NULL)
+		cut->bytes = cut->lines = 0;
 	/* Nothing dropped: a character may straddle head and tail. */
 	all = outbuf_xmalloc(ob->head_len + ob->tail_len);
 	if (ob->head_len > 0)

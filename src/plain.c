@@ -15,13 +15,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <readline/history.h>
 #include <readline/readline.h>
 
 #include "plain.h"
+#include "plain-int.h"
 #include "request.h"
 #include "session.h"
 #include "util.h"
@@ -29,23 +33,13 @@
 #define PS1 ">>> "
 #define PS2 "... "
 
-struct plain {
-	const struct coil_opts *opts;
-	struct session *s;
-	bool tty;
-	struct buf cell;	/* lines of the cell being typed */
-	bool waiting;		/* a request is in flight */
-	bool eof;
-	bool failed;		/* some cell raised (non-tty exit status) */
-	bool incomplete;
-	bool lost;		/* a write failed: the reader is gone */
-	bool broken;		/* the session cannot go on */
-	json_t *reply;		/* last response, for synchronous calls */
-	char *history;
-};
 
 static struct plain *plain_self;	/* for readline's callbacks */
+
+/* In libhistory since 8.0, not declared in its header. */
+extern int history_multiline_entries;
 static volatile sig_atomic_t plain_sigint;
+static volatile sig_atomic_t plain_winch;	/* the terminal was resized */
 
 /* SIGTERM, SIGHUP (and SIGINT without a terminal): end the loops, so
  * that main tears the session down, then exit 128 + the signal. */
@@ -56,6 +50,13 @@ plain_on_sigint(int sig)
 {
 	(void)sig;
 	plain_sigint = 1;
+}
+
+static void
+plain_on_winch(int sig)
+{
+	(void)sig;
+	plain_winch = 1;
 }
 
 static void
@@ -89,64 +90,73 @@ plain_write(int fd, const char *p, size_t n)
 		plain_self->lost = true;
 }
 
-static void
+void
 plain_puts(int fd, const char *s)
 {
 	plain_write(fd, s, strlen(s));
 }
 
-/* Print the response to an exec as the python REPL would. */
-static void
-plain_show(struct plain *p, json_t *msg)
+/* Print a response's warnings. */
+void
+plain_warnings(const struct response *r)
 {
-	const char *status = json_string_value(json_object_get(msg, "status"));
-	json_t *result = json_object_get(msg, "result");
-	json_t *error = json_object_get(msg, "error");
-	json_t *v;
 	size_t i;
 
-	if (status == NULL)
+	for (i = 0; i < json_array_size(r->warnings); i++) {
+		plain_puts(2, "coil: warning: ");
+		plain_puts(2, json_string_value(json_array_get(r->warnings, i)));
+		plain_puts(2, "\n");
+	}
+}
+
+/* An error as the REPL shows it: the traceback when the cell's own
+ * frames are there to see, else coil's words for what happened. */
+static void
+plain_error(const struct response *r)
+{
+	const struct response_error *e = r->error;
+
+	if (e->traceback != NULL && r->status != ST_CRASHED &&
+	    !json_is_object(r->restored)) {
+		plain_puts(2, e->traceback);
+		if (r->status == ST_TIMEOUT) {
+			plain_puts(2, "coil: ");
+			plain_puts(2, e->message);
+			plain_puts(2, "\n");
+		}
 		return;
-	if (strcmp(status, "incomplete") == 0) {
+	}
+	plain_puts(2, "coil: ");
+	plain_puts(2, e->message[0] != '\0' ? e->message : e->type);
+	plain_puts(2, "\n");
+}
+
+/* Print the response to an exec as the python REPL would. */
+static void
+plain_show(struct plain *p, const struct response *r)
+{
+	size_t i;
+
+	if (r == NULL)
+		return;
+	if (r->status == ST_INCOMPLETE) {
 		p->incomplete = true;
 		return;
 	}
 	p->incomplete = false;
-	if (json_is_string(result)) {
-		plain_write(1, json_string_value(result),
-		    json_string_length(result));
+	if (r->has & RESP_RESULT) {
+		plain_write(1, r->result, r->result_len);
 		plain_puts(1, "\n");
 	}
-	if (json_is_object(error)) {
-		const char *tb = json_string_value(json_object_get(error,
-		    "traceback"));
-		const char *type = json_string_value(json_object_get(error,
-		    "type"));
-		const char *m = json_string_value(json_object_get(error,
-		    "message"));
-
+	if (r->error != NULL) {
 		p->failed = true;
-		if (tb != NULL && strcmp(status, "crashed") != 0 &&
-		    !json_is_object(json_object_get(msg, "restored"))) {
-			plain_puts(2, tb);
-			if (strcmp(status, "timeout") == 0 && m != NULL) {
-				plain_puts(2, "coil: ");
-				plain_puts(2, m);
-				plain_puts(2, "\n");
-			}
-		} else {
-			plain_puts(2, "coil: ");
-			plain_puts(2, m != NULL ? m : type != NULL ? type :
-			    "the cell failed");
-			plain_puts(2, "\n");
-		}
-	} else if (strcmp(status, "invalid") == 0) {
-		p->failed = true;
+		plain_error(r);
 	}
-	v = json_object_get(msg, "display");
-	for (i = 0; json_is_array(v) && i < json_array_size(v); i++) {
+	if (r->status == ST_INVALID)
+		p->failed = true;
+	for (i = 0; i < json_array_size(r->display); i++) {
 		const char *path = json_string_value(json_object_get(
-		    json_array_get(v, i), "path"));
+		    json_array_get(r->display, i), "path"));
 
 		if (path != NULL) {
 			plain_puts(1, "[figure saved to ");
@@ -154,41 +164,13 @@ plain_show(struct plain *p, json_t *msg)
 			plain_puts(1, "]\n");
 		}
 	}
-	v = json_object_get(msg, "warnings");
-	for (i = 0; json_is_array(v) && i < json_array_size(v); i++) {
-		plain_puts(2, "coil: warning: ");
-		plain_puts(2, json_string_value(json_array_get(v, i)));
-		plain_puts(2, "\n");
-	}
-}
-
-static void
-plain_on_event(void *ctx, const struct session_event *ev)
-{
-	struct plain *p = ctx;
-
-	switch (ev->kind) {
-	case EV_OUTPUT:
-		plain_write(1, ev->data, ev->len);
-		break;
-	case EV_STDERR:
-		plain_write(2, ev->data, ev->len);
-		break;
-	case EV_RESPONSE:
-		json_decref(p->reply);
-		p->reply = json_incref(ev->msg);
-		p->waiting = false;
-		break;
-	case EV_DROPPED:
-		break;
-	}
+	plain_warnings(r);
 }
 
 /* Background output: keep the prompt and the typed line intact. */
 static void
-plain_on_background(void *ctx, const struct session_event *ev)
+plain_background(struct plain *p, const struct session_event *ev)
 {
-	struct plain *p = ctx;
 	bool redraw = p->tty && !p->waiting && RL_ISSTATE(RL_STATE_CALLBACK);
 	char *saved = NULL;
 	int point = 0;
@@ -201,7 +183,7 @@ plain_on_background(void *ctx, const struct session_event *ev)
 		rl_redisplay();
 		plain_puts(1, "\r");
 	}
-	plain_write(ev->kind == EV_STDERR ? 2 : 1, ev->data, ev->len);
+	plain_write(ev->stream == 2 ? 2 : 1, ev->data, ev->len);
 	if (redraw) {
 		if (ev->len > 0 && ev->data[ev->len - 1] != '\n')
 			plain_puts(1, "\n");
@@ -210,6 +192,38 @@ plain_on_background(void *ctx, const struct session_event *ev)
 		rl_point = point;
 		rl_forced_update_display();
 		free(saved);
+	}
+}
+
+/* A person's terminal shows every byte as it comes, uncapped. */
+static void
+plain_on_event(void *ctx, const struct session_event *ev)
+{
+	struct plain *p = ctx;
+
+	switch (ev->kind) {
+	case EV_OUTPUT:
+		plain_write(ev->stream == 2 ? 2 : 1, ev->data, ev->len);
+		break;
+	case EV_BACKGROUND:
+		plain_background(p, ev);
+		break;
+	case EV_INPUT:
+		free(p->ask);
+		free(p->page);
+		p->ask = xstrdup(json_string_value(json_object_get(ev->info,
+		    "prompt")) ?: "");
+		p->page = json_is_string(json_object_get(ev->info, "page")) ?
+		    xstrdup(json_string_value(json_object_get(ev->info,
+		    "page"))) : NULL;
+		break;
+	case EV_RESPONSE:
+		response_free(p->reply);
+		p->reply = response_ref(ev->resp);
+		p->waiting = false;
+		break;
+	default:
+		break;
 	}
 }
 
@@ -223,16 +237,106 @@ plain_broken(struct plain *p)
 	p->failed = true;
 }
 
+static void
+plain_on_answer(char *line)
+{
+	struct plain *p = plain_self;
+
+	rl_callback_handler_remove();
+	p->answer = line;
+	p->answered = true;
+}
+
+/*
+ * The running cell reads a line (input(), pdb): read it at the prompt
+ * the cell gave, the session's loop turning meanwhile.  Ctrl-C
+ * interrupts the cell, which stops waiting for it; Ctrl-D is the end
+ * of input (EOFError, pdb's quit).
+ */
+/*
+ * help(obj) at a terminal: the text through $PAGER (else "less -FX",
+ * which leaves a short text on the screen as it is), or printed when no
+ * pager runs.  The pager is the person's program on their terminal,
+ * outside the sandbox, fed nothing but the text; a pager that quits
+ * early must not kill coil with SIGPIPE.
+ */
+static void
+plain_page(const char *text)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
+	const char *pager = getenv("PAGER");
+	FILE *f;
+	int status;
+
+	if (pager == NULL || *pager == '\0')
+		pager = "less -FX";
+	fflush(stdout);
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGPIPE, &ign, &old);
+	f = popen(pager, "w");
+	status = -1;
+	if (f != NULL) {
+		fputs(text, f);
+		status = pclose(f);
+	}
+	sigaction(SIGPIPE, &old, NULL);
+	if (status == -1 || (WIFEXITED(status) && WEXITSTATUS(status) == 127))
+		plain_puts(1, text);
+}
+
+static void
+plain_ask(struct plain *p)
+{
+	char *prompt = p->ask;
+
+	p->ask = NULL;
+	if (p->page != NULL) {
+		plain_page(p->page);
+		free(p->page);
+		p->page = NULL;
+		session_input(p->s, "");
+		free(prompt);
+		return;
+	}
+	p->answered = false;
+	rl_callback_handler_install(prompt, plain_on_answer);
+	while (!p->answered && p->waiting && !plain_term && !p->broken) {
+		struct pollfd pfd = { .fd = 0, .events = POLLIN };
+
+		if (plain_sigint) {
+			plain_sigint = 0;
+			rl_callback_sigcleanup();
+			rl_callback_handler_remove();
+			rl_crlf();
+			session_interrupt(p->s);
+			free(prompt);
+			return;
+		}
+		if (session_poll(p->s, &pfd, 1, -1) == -1) {
+			plain_broken(p);
+			break;
+		}
+		if (!p->answered && (pfd.revents & (POLLIN | POLLHUP)))
+			rl_callback_read_char();
+	}
+	if (!p->answered)
+		rl_callback_handler_remove();
+	else if (session_input(p->s, p->answer) == 0 && p->answer == NULL)
+		plain_puts(1, "\n");
+	free(p->answer);
+	p->answer = NULL;
+	free(prompt);
+}
+
 /* Send one request and turn the loop until it is answered; NULL when the
  * session broke first. */
-static json_t *
+struct response *
 plain_call(struct plain *p, json_t *req, enum op op)
 {
-	json_decref(p->reply);
+	response_free(p->reply);
 	p->reply = NULL;
 	p->waiting = true;
-	session_submit(p->s, req, json_null(), op, ORIGIN_PERSON,
-	    plain_on_event, p);
+	session_submit(p->s, p->client, req, json_null(), op);
 	while (p->waiting) {
 		if (plain_term)
 			return NULL;
@@ -244,8 +348,51 @@ plain_call(struct plain *p, json_t *req, enum op op)
 			plain_broken(p);
 			return NULL;
 		}
+		if (p->ask != NULL)
+			plain_ask(p);
 	}
 	return p->reply;
+}
+
+/*
+ * A person at a terminal: the cell has no deadline unless --timeout gave
+ * one (Ctrl-C is theirs), and sees the terminal's size as it is now, a
+ * resize included (COLUMNS and LINES, which shutil.get_terminal_size and
+ * so pandas and friends read: the worker's stdout is a pipe).
+ */
+static void
+plain_terminal(struct plain *p, json_t *req)
+{
+	struct winsize ws;
+
+	if (p->opts->timeout < 0)
+		json_object_set_new(req, "timeout", json_integer(0));
+	if (ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 && ws.ws_row > 0) {
+		json_object_set_new(req, "columns", json_integer(ws.ws_col));
+		json_object_set_new(req, "lines", json_integer(ws.ws_row));
+	}
+}
+
+/* A finished cell is one history entry, however many lines it has, so
+ * that Up brings it back whole (and so does the next session: the file
+ * keeps multi-line entries between timestamps). */
+static void
+plain_remember(struct plain *p, const char *cell)
+{
+	char *entry;
+	size_t n = strlen(cell);
+
+	if (!p->tty)
+		return;
+	while (n > 0 && strchr(" \t\n", cell[n - 1]) != NULL)
+		n--;
+	if (n == 0)
+		return;
+	entry = xstrndup(cell, n);
+	add_history(entry);
+	if (p->history != NULL)
+		append_history(1, p->history);
+	free(entry);
 }
 
 static void
@@ -258,235 +405,48 @@ plain_run_cell(struct plain *p, bool at_eof)
 	if (at_eof)
 		json_object_set_new(req, "code", json_sprintf("%s\n",
 		    p->cell.p));
+	if (p->tty)
+		plain_terminal(p, req);
 	plain_show(p, plain_call(p, req, OP_EXEC));
-	if (!p->incomplete)
+	if (!p->incomplete) {
+		plain_remember(p, p->cell.p);
 		buf_free(&p->cell);
+	}
 }
 
-/* ---- magics rewritten into requests -------------------------------- */
-
-static void
-plain_size(char *out, size_t len, json_t *v)
-{
-	double b;
-	const char *u = "KMGT";
-	int i = -1;
-
-	if (!json_is_integer(v)) {
-		snprintf(out, len, "?");
-		return;
-	}
-	b = (double)json_integer_value(v);
-	if (b < 1024) {
-		snprintf(out, len, "%.0fB", b);
-		return;
-	}
-	while (b >= 1024 && i < 3) {
-		b /= 1024;
-		i++;
-	}
-	snprintf(out, len, b < 10 ? "%.1f%c" : "%.0f%c", b, u[i]);
-}
-
-/* Print what a checkpoint op said: its error, then its warnings.
- * Returns false when it failed. */
+/* exit, quit, exit() and quit() typed as a cell leave, as in IPython
+ * (python's REPL does the same through SystemExit; coil's worker turns
+ * SystemExit into an error, which keeps an agent's session alive). */
 static bool
-plain_op_result(struct plain *p, json_t *msg)
+plain_leaves(const char *line)
 {
-	const char *status = json_string_value(json_object_get(msg, "status"));
-	json_t *v, *e = json_object_get(msg, "error");
-	size_t i;
-	bool ok = status != NULL && strcmp(status, "ok") == 0;
+	static const char *const words[] = { "exit", "quit", "exit()",
+	    "quit()" };
+	size_t i, n;
 
-	if (!ok) {
-		const char *m = json_string_value(json_object_get(e, "message"));
-
-		p->failed = true;
-		plain_puts(2, "coil: ");
-		plain_puts(2, m != NULL ? m : "the request failed");
-		plain_puts(2, "\n");
-	}
-	v = json_object_get(msg, "warnings");
-	for (i = 0; json_is_array(v) && i < json_array_size(v); i++) {
-		plain_puts(2, "coil: warning: ");
-		plain_puts(2, json_string_value(json_array_get(v, i)));
-		plain_puts(2, "\n");
-	}
-	return ok;
-}
-
-static void
-plain_cells(struct buf *b, json_t *cells)
-{
-	size_t i;
-
-	for (i = 0; i < json_array_size(cells); i++)
-		buf_printf(b, "%s%lld", i ? ", " : "", (long long)
-		    json_integer_value(json_array_get(cells, i)));
-}
-
-static void
-plain_m_snapshot(struct plain *p, const char *arg)
-{
-	json_t *req = json_pack("{s:s}", "op", "snapshot"), *msg;
-	char line[256];
-
-	if (*arg != '\0')
-		json_object_set_new(req, "name", json_string(arg));
-	msg = plain_call(p, req, OP_SNAPSHOT);
-	if (!plain_op_result(p, msg))
-		return;
-	snprintf(line, sizeof line, "snapshot '%s' at cell %lld\n",
-	    json_string_value(json_object_get(msg, "name")),
-	    (long long)json_integer_value(json_object_get(msg, "cell")));
-	plain_puts(1, line);
-}
-
-static void
-plain_m_rollback(struct plain *p, const char *arg)
-{
-	json_t *req, *msg, *v;
-	const char *c;
-	struct buf b;
-
-	if (*arg == '\0') {
-		plain_puts(2, "coil: usage: %rollback NAME|CELL\n");
-		p->failed = true;
-		return;
-	}
-	for (c = arg; *c >= '0' && *c <= '9'; c++)
-		;
-	req = json_pack("{s:s}", "op", "rollback");
-	if (*c == '\0' && c - arg < 10)
-		json_object_set_new(req, "to", json_integer(atoll(arg)));
-	else
-		json_object_set_new(req, "to", json_string(arg));
-	msg = plain_call(p, req, OP_ROLLBACK);
-	if (!plain_op_result(p, msg))
-		return;
-	buf_init(&b);
-	buf_printf(&b, "rolled back to cell %lld", (long long)
-	    json_integer_value(json_object_get(msg, "cell")));
-	if (json_is_string(json_object_get(msg, "name")))
-		buf_printf(&b, " (snapshot '%s')", json_string_value(
-		    json_object_get(msg, "name")));
-	v = json_object_get(msg, "rolled_back");
-	if (json_array_size(v) > 0) {
-		buf_addstr(&b, "; undid cell");
-		buf_addstr(&b, json_array_size(v) > 1 ? "s " : " ");
-		plain_cells(&b, v);
-	}
-	v = json_object_get(msg, "redone");
-	if (json_array_size(v) > 0) {
-		buf_addstr(&b, "; back in: cell");
-		buf_addstr(&b, json_array_size(v) > 1 ? "s " : " ");
-		plain_cells(&b, v);
-	}
-	v = json_object_get(msg, "threads_lost");
-	if (json_integer_value(v) > 0)
-		buf_printf(&b, "; %lld thread(s) did not survive",
-		    (long long)json_integer_value(v));
-	buf_addstr(&b, "\n");
-	plain_puts(1, b.p);
-	buf_free(&b);
-	v = json_object_get(msg, "note");
-	if (json_is_string(v)) {
-		plain_puts(2, "coil: note: ");
-		plain_puts(2, json_string_value(v));
-		plain_puts(2, "\n");
-	}
-}
-
-static void
-plain_m_snapshots(struct plain *p, const char *arg)
-{
-	json_t *msg, *list, *ck;
-	char line[256], priv[32];
-	size_t i;
-
-	(void)arg;
-	msg = plain_call(p, json_pack("{s:s}", "op", "snapshots"),
-	    OP_SNAPSHOTS);
-	if (!plain_op_result(p, msg))
-		return;
-	list = json_object_get(msg, "checkpoints");
-	plain_puts(1, " cell  name              kind       age      private\n");
-	for (i = 0; i < json_array_size(list); i++) {
-		const char *name;
-
-		ck = json_array_get(list, i);
-		name = json_string_value(json_object_get(ck, "name"));
-		plain_size(priv, sizeof priv, json_object_get(ck, "private"));
-		snprintf(line, sizeof line, "%5lld  %-16.16s  %-9s %7.1fs  %7s%s\n",
-		    (long long)json_integer_value(json_object_get(ck, "cell")),
-		    name != NULL ? name : "-",
-		    json_string_value(json_object_get(ck, "kind")),
-		    json_number_value(json_object_get(ck, "age_s")), priv,
-		    json_is_true(json_object_get(ck, "current")) ?
-		    "  (now)" : "");
-		plain_puts(1, line);
-	}
-	plain_size(priv, sizeof priv, json_object_get(msg, "memory"));
-	snprintf(line, sizeof line, "%zu checkpoint%s, holding %s beyond the "
-	    "worker's own memory\n", json_array_size(list),
-	    json_array_size(list) == 1 ? "" : "s", priv);
-	plain_puts(1, line);
-}
-
-/* The checkpoint magics become the same requests the agent protocol
- * has; any other magic is left for the worker. */
-static const struct plain_magic {
-	const char *name;
-	const char *usage;
-	void (*fn)(struct plain *, const char *);
-} plain_magics[] = {
-	{ "snapshot", "%snapshot NAME  pin the current state as NAME",
-	  plain_m_snapshot },
-	{ "rollback", "%rollback NAME|CELL  go back to a snapshot, or to the "
-	  "state after a cell", plain_m_rollback },
-	{ "snapshots", "%snapshots  list the checkpoints and their memory",
-	  plain_m_snapshots },
-};
-
-static bool
-plain_magic(struct plain *p, const char *line)
-{
-	const char *c = line, *name;
-	char *arg, *end;
-	size_t n, i;
-
-	while (*c == ' ' || *c == '\t')
-		c++;
-	if (*c++ != '%')
-		return false;
-	name = c;
-	while ((*c >= 'a' && *c <= 'z') || *c == '_')
-		c++;
-	n = (size_t)(c - name);
-	if (*c != '\0' && *c != ' ' && *c != '\t')
-		return false;
-	for (i = 0; i < nitems(plain_magics); i++) {
-		if (strlen(plain_magics[i].name) != n ||
-		    strncmp(plain_magics[i].name, name, n) != 0)
-			continue;
-		while (*c == ' ' || *c == '\t')
-			c++;
-		arg = xstrdup(c);
-		end = arg + strlen(arg);
-		while (end > arg && (end[-1] == ' ' || end[-1] == '\t'))
-			*--end = '\0';
-		plain_magics[i].fn(p, arg);
-		free(arg);
-		return true;
-	}
+	while (*line == ' ' || *line == '\t')
+		line++;
+	n = strlen(line);
+	while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t'))
+		n--;
+	for (i = 0; i < nitems(words); i++)
+		if (strlen(words[i]) == n && strncmp(words[i], line, n) == 0)
+			return true;
 	return false;
 }
 
 static void
 plain_add_line(struct plain *p, const char *line)
 {
-	if (p->cell.len == 0 && !p->incomplete && plain_magic(p, line))
+	if (p->cell.len == 0 && !p->incomplete && plain_leaves(line)) {
+		plain_remember(p, line);
+		p->eof = true;
 		return;
+	}
+	if (p->cell.len == 0 && !p->incomplete && plain_magic(p, line)) {
+		plain_remember(p, line);
+		return;
+	}
 	if (p->cell.len > 0 || p->incomplete)
 		buf_add(&p->cell, "\n", 1);
 	buf_addstr(&p->cell, line);
@@ -507,16 +467,46 @@ plain_add_line(struct plain *p, const char *line)
 
 /* ---- the terminal: readline ---------------------------------------- */
 
+/* The byte offset in s of its character number chars. */
+static int
+plain_byte_of(const char *s, long long chars)
+{
+	int i;
+
+	for (i = 0; s[i] != '\0'; i++)
+		if ((s[i] & 0xc0) != 0x80 && chars-- == 0)
+			break;
+	return i;
+}
+
+/* One match as readline wants it: replacing its word, which starts at
+ * byte start, where the worker's match replaces from byte wstart (after
+ * "import os." readline's word is "os.pa", the worker's "pa"). */
+static char *
+plain_match(const char *m, int start, int wstart)
+{
+	char *out;
+
+	if (wstart > start) {
+		xasprintf(&out, "%.*s%s", wstart - start, rl_line_buffer +
+		    start, m);
+		return out;
+	}
+	if (start - wstart <= (int)strlen(m))
+		return xstrdup(m + (start - wstart));
+	return xstrdup(m);
+}
+
 static char **
 plain_complete(const char *text, int start, int end)
 {
 	struct plain *p = plain_self;
-	json_t *req, *reply, *m;
+	json_t *req, *m;
+	struct response *reply;
 	char **out;
 	size_t i, n;
-	int cursor = 0, k;
+	int cursor = 0, k, wstart;
 
-	(void)start;
 	(void)end;
 	/* The protocol's cursor counts characters; rl_point counts bytes. */
 	for (k = 0; k < rl_point; k++)
@@ -526,36 +516,56 @@ plain_complete(const char *text, int start, int end)
 	req = json_pack("{s:s, s:s, s:i}", "op", "complete", "code",
 	    rl_line_buffer, "cursor", cursor);
 	reply = plain_call(p, req, OP_COMPLETE);
-	m = json_object_get(reply, "matches");
+	m = reply != NULL ? json_object_get(reply->fields, "matches") : NULL;
 	n = json_array_size(m);
 	if (n == 0)
 		return NULL;
-	/* readline wants the common prefix first, then the matches.  The
-	 * worker's matches are whole tokens, and so is readline's text:
-	 * '.' is not a word break here. */
+	wstart = plain_byte_of(rl_line_buffer, json_integer_value(
+	    json_object_get(reply->fields, "start")));
+	/* No space after a key or a file name: a quote or more path
+	 * follows, not the next word. */
+	rl_completion_append_character = wstart > 0 && strchr("\"'/",
+	    rl_line_buffer[wstart - 1]) != NULL ? '\0' : ' ';
+	/* readline wants the common prefix first, then the matches. */
 	out = xcalloc(n + 2, sizeof *out);
 	for (i = 0; i < n; i++) {
 		const char *s = json_string_value(json_array_get(m, i));
 
-		out[i + 1] = xstrdup(s != NULL ? s : text);
+		out[i + 1] = s != NULL ? plain_match(s, start, wstart) :
+		    xstrdup(text);
 	}
-	{
-		size_t common = strlen(out[1]);
+	return plain_matches_done(out, n);
+}
 
-		for (i = 2; i <= n; i++) {
-			size_t j = 0;
+char **
+plain_matches_done(char **out, size_t n)
+{
+	size_t common = strlen(out[1]), i, j;
 
-			while (j < common && out[i][j] == out[1][j])
-				j++;
-			common = j;
-		}
-		out[0] = xstrndup(out[1], common);
+	for (i = 2; i <= n; i++) {
+		for (j = 0; j < common && out[i][j] == out[1][j]; j++)
+			;
+		common = j;
 	}
+	out[0] = xstrndup(out[1], common);
 	if (n == 1) {
 		free(out[1]);
 		out[1] = NULL;
 	}
 	return out;
+}
+
+/* Tab where only blanks come before the cursor indents, as python's and
+ * IPython's prompts do; anywhere else it completes. */
+static int
+plain_tab(int count, int key)
+{
+	int i;
+
+	for (i = 0; i < rl_point; i++)
+		if (rl_line_buffer[i] != ' ' && rl_line_buffer[i] != '\t')
+			return rl_complete(count, key);
+	return rl_insert_text("    ") >= 0 ? 0 : 1;
 }
 
 static void plain_on_line(char *line);
@@ -572,23 +582,49 @@ plain_on_line(char *line)
 	struct plain *p = plain_self;
 
 	rl_callback_handler_remove();
+	if (line == NULL && (p->incomplete || p->cell.len > 0)) {
+		/* Ctrl-D at "... ": the cell is dropped, the session kept.
+		 * readline remembers the end of file it saw, and would end
+		 * every later line with a blank one. */
+		rl_eof_found = 0;
+		buf_free(&p->cell);
+		p->incomplete = false;
+		plain_prompt(p);
+		return;
+	}
 	if (line == NULL) {
 		p->eof = true;
 		plain_puts(1, "\n");
 		return;
 	}
-	if (*line != '\0') {
-		add_history(line);
-		if (p->history != NULL)
-			append_history(1, p->history);
-	}
 	plain_add_line(p, line);
+	/* A multi-line entry recalled from history is a whole cell: the
+	 * blank line that would end its block is implied. */
+	if (strchr(line, '\n') != NULL && p->incomplete && !p->eof)
+		plain_add_line(p, "");
 	free(line);
 	if (!p->eof)
 		plain_prompt(p);
 }
 
-static char *
+/* mkdir -p: $HOME/.local may not exist yet either, and history that
+ * cannot be written is lost without a word. */
+static void
+plain_mkdirs(char *dir)
+{
+	char *c;
+
+	for (c = dir + 1; *c != '\0'; c++) {
+		if (*c != '/')
+			continue;
+		*c = '\0';
+		mkdir(dir, 0700);
+		*c = '/';
+	}
+	mkdir(dir, 0700);
+}
+
+char *
 plain_history_path(const struct coil_opts *o)
 {
 	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
@@ -602,15 +638,7 @@ plain_history_path(const struct coil_opts *o)
 		xasprintf(&dir, "%s/.local/state/coil", home);
 	else
 		return NULL;
-	/* mkdir -p of the last two levels is enough for XDG layouts. */
-	{
-		char *slash = strrchr(dir, '/');
-
-		*slash = '\0';
-		mkdir(dir, 0700);
-		*slash = '/';
-		mkdir(dir, 0700);
-	}
+	plain_mkdirs(dir);
 	xasprintf(&path, "%s/history", dir);
 	free(dir);
 	return path;
@@ -620,14 +648,25 @@ static int
 plain_tty_loop(struct plain *p)
 {
 	struct sigaction sa = { .sa_handler = plain_on_sigint };
+	struct sigaction wa = { .sa_handler = plain_on_winch };
 
 	sigaction(SIGINT, &sa, NULL);
+	/* readline's own handler is off (rl_catch_signals): the loop tells
+	 * it of a new size, or it wraps the line at the old width. */
+	sigaction(SIGWINCH, &wa, NULL);
+	rl_catch_sigwinch = 0;
 	rl_readline_name = "coil";
 	rl_attempted_completion_function = plain_complete;
+	rl_bind_key('\t', plain_tab);
 	rl_completer_word_break_characters =
 	    " \t\n\"'`@$><=;|&{(+-*/%^~[],:!";
 	rl_catch_signals = 0;
 	using_history();
+	/* Entries are written after a "#<time>" line, and the lines up to
+	 * the next one are read back as one entry: a cell stays whole. */
+	history_write_timestamps = 1;
+	history_multiline_entries = 1;
+	history_comment_char = '#';
 	p->history = plain_history_path(p->opts);
 	if (p->history != NULL) {
 		FILE *f = fopen(p->history, "a");
@@ -646,6 +685,10 @@ plain_tty_loop(struct plain *p)
 		}
 		if (plain_term)
 			break;
+		if (plain_winch) {
+			plain_winch = 0;
+			rl_resize_terminal();
+		}
 		if (plain_sigint) {
 			/* Ctrl-C at the prompt drops what was typed. */
 			plain_sigint = 0;
@@ -669,6 +712,26 @@ plain_tty_loop(struct plain *p)
 	return p->broken ? 1 : 0;
 }
 
+/* The input ended with a statement still open: say what is open and
+ * where, as the worker found it. */
+static void
+plain_unfinished(const struct response *r)
+{
+	const struct response_error *e = r != NULL ? r->error : NULL;
+	char *msg;
+
+	if (e == NULL) {
+		plain_puts(2, "coil: the input ended inside an unfinished "
+		    "statement\n");
+		return;
+	}
+	xasprintf(&msg, "coil: the input ended inside an unfinished "
+	    "statement: %s (line %d, column %d)\n", e->message, e->line,
+	    e->column);
+	plain_puts(2, msg);
+	free(msg);
+}
+
 static int
 plain_pipe_loop(struct plain *p)
 {
@@ -677,7 +740,7 @@ plain_pipe_loop(struct plain *p)
 	ssize_t n;
 
 	while (!session_done(p->s) && !p->lost && !p->broken && !plain_term &&
-	    (n = getline(&line, &cap, stdin)) >= 0) {
+	    !p->eof && (n = getline(&line, &cap, stdin)) >= 0) {
 		if (n > 0 && line[n - 1] == '\n')
 			line[--n] = '\0';
 		plain_add_line(p, line);
@@ -687,8 +750,7 @@ plain_pipe_loop(struct plain *p)
 	    !plain_term) {
 		plain_run_cell(p, true);
 		if (p->incomplete) {
-			plain_puts(2, "coil: the input ended inside an "
-			    "unfinished statement\n");
+			plain_unfinished(p->reply);
 			p->failed = true;
 		}
 	}
@@ -712,7 +774,8 @@ plain_main(const struct coil_opts *opts)
 		fprintf(stderr, "coil: %s\n", err);
 		return 1;
 	}
-	session_set_background(p.s, plain_on_background, &p);
+	p.client = session_attach(p.s, ORIGIN_PERSON, SESSION_LIVE_BG |
+	    SESSION_RAW | (p.tty ? SESSION_INPUT : 0), plain_on_event, &p);
 	/* After session_new: init, forked there, keeps the defaults. */
 	if (plain_catch_term(p.tty) == -1) {
 		fprintf(stderr, "coil: sigaction: %s\n", strerror(errno));
@@ -723,7 +786,9 @@ plain_main(const struct coil_opts *opts)
 	if (plain_term)
 		rc = 128 + plain_term;
 	session_free(p.s);
-	json_decref(p.reply);
+	response_free(p.reply);
+	free(p.ask);
+	free(p.page);
 	buf_free(&p.cell);
 	free(p.history);
 	return rc;

@@ -1,8 +1,12 @@
 /*
  * plain.h - plain mode: a line REPL like python's own (coil --plain, and
- * coil without a mode option).  On a terminal it edits lines with
+ * coil without a mode option when stdin or stdout is not a
+ * terminal).  On a terminal it edits lines with
  * readline (history in $XDG_STATE_HOME/coil/history, completion from the
- * worker's namespace); Ctrl-C interrupts the running cell, Ctrl-D exits.
+ * worker's namespace, a cell one entry however many lines it has);
+ * Ctrl-C interrupts the running cell, Ctrl-D exits (at a continuation it
+ * drops the cell), as do exit and quit.  A terminal's cells have no
+ * deadline unless --timeout gives one, and see its size.
  * Without a terminal it reads cells from stdin without prompts and exits
  * 1 if any cell failed.  Returns the process exit status.
  */
@@ -12,5 +16,14 @@
 #include "opts.h"
 
 int plain_main(const struct coil_opts *opts);
+
+/* The history file (--history, else $XDG_STATE_HOME/coil/history, its
+ * directory made), shared with the curses UI; NULL: none.  Caller
+ * frees. */
+char *plain_history_path(const struct coil_opts *o);
+/* A readline match list: out[1..n] (n >= 1) the matches; fills out[0]
+ * with their common prefix, and with one match leaves it alone, as
+ * readline wants.  Returns out. */
+char **plain_matches_done(char **out, size_t n);
 
 #endif

@@ -1,9 +1,12 @@
 /*
- * request.c - parse and check agent-protocol request lines (request.h).
+ * request.c - parse and check agent-protocol request lines, and say
+ * what they may hold: --help's part and the JSON Schema (request.h).
  */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "chan.h"
@@ -11,51 +14,86 @@
 #include "util.h"
 
 const struct request_op request_ops[] = {
-	{ "exec", OP_EXEC, OP_WORKER,
-	  "run \"code\" [timeout, atomic, stream]" },
-	{ "vars", OP_VARS, OP_WORKER,
-	  "list the user's variables [all]" },
+	{ "exec", OP_EXEC, OP_WORKER, "run a cell" },
+	{ "vars", OP_VARS, OP_WORKER, "list the user's variables" },
 	{ "inspect", OP_INSPECT, OP_WORKER,
-	  "type, repr, doc and signature of \"name\"" },
-	{ "complete", OP_COMPLETE, OP_WORKER,
-	  "completions of \"code\" at \"cursor\"" },
+	  "type, repr, doc and signature of a name" },
+	{ "complete", OP_COMPLETE, OP_WORKER, "completions of code at cursor" },
 	{ "snapshot", OP_SNAPSHOT, OP_SUPERVISOR,
-	  "pin the current state as \"name\"" },
-	{ "snapshots", OP_SNAPSHOTS, OP_SUPERVISOR,
-	  "list the checkpoints" },
+	  "pin the current state under a name" },
+	{ "snapshots", OP_SNAPSHOTS, OP_SUPERVISOR, "list the checkpoints" },
 	{ "rollback", OP_ROLLBACK, OP_SUPERVISOR,
-	  "go back \"to\" a snapshot name or a cell number" },
-	{ "reset", OP_RESET, OP_SUPERVISOR,
-	  "start over with a fresh namespace" },
-	{ "interrupt", OP_INTERRUPT, OP_IMMEDIATE,
-	  "stop the running cell" },
+	  "go back to a snapshot or a cell" },
+	{ "reset", OP_RESET, OP_SUPERVISOR, "start over with a fresh namespace" },
+	{ "interrupt", OP_INTERRUPT, OP_IMMEDIATE, "stop the running cell" },
 	{ "ping", OP_PING, OP_IMMEDIATE,
 	  "version, sandbox and state, answered at once" },
-	{ "shutdown", OP_SHUTDOWN, OP_SUPERVISOR,
-	  "end the session" },
+	{ "shutdown", OP_SHUTDOWN, OP_SUPERVISOR, "end the session" },
 };
 const size_t request_nops = nitems(request_ops);
 
-/* Fields the protocol knows: their JSON types and the ops they go with.
- * Unknown fields are ignored so newer clients keep working. */
-enum ftype { F_STRING, F_SECONDS, F_BOOL, F_INT, F_NAME_OR_INT, F_SIZE };
+/* The ops that run with a deadline (session_start_run): the worker's
+ * and reset, whose deadline covers the fresh interpreter's start. */
+#define OPS_TIMED (OP_BIT(OP_EXEC) | OP_BIT(OP_VARS) | OP_BIT(OP_INSPECT) | \
+	OP_BIT(OP_COMPLETE) | OP_BIT(OP_RESET))
+
+/*
+ * Every field the protocol knows.  A field an op does not take is not
+ * checked for it, and unknown fields are ignored, so newer clients keep
+ * working.  A null is as if the field were absent, unless the op needs
+ * the field.  id and op come first: the id is kept even when the rest
+ * of the line is wrong, and op says which of the others apply.
+ */
+const struct request_field request_fields[] = {
+	{ "id", T_STRING | T_NUMBER | T_NULL, "a string or a number", 0, 0, 0,
+	  NULL, NULL, OPS_ALL, 0, true,
+	  "echoed back in the response" },
+	{ "op", T_STRING, "a string", 0, 0, 0, NULL, NULL, OPS_ALL, 0, true,
+	  "what to do; exec when there is code and no op" },
+	{ "code", T_STRING, "a string", 0, 0, 0, NULL, NULL,
+	  OP_BIT(OP_EXEC) | OP_BIT(OP_COMPLETE),
+	  OP_BIT(OP_EXEC) | OP_BIT(OP_COMPLETE), false,
+	  "Python source to run, or the text to complete" },
+	{ "timeout", T_NUMBER, "a number", B_MIN | B_MIN_EXCL | B_MAX, 0,
+	  REQUEST_MAX_SECONDS, "seconds", "a day", OPS_TIMED, 0, false,
+	  "seconds it may run (default --timeout)" },
+	{ "max_output", T_INTEGER, "a whole number of bytes", B_MIN | B_MAX, 1,
+	  CHAN_MAX_OUTPUT, "bytes", NULL, OP_BIT(OP_EXEC), 0, false,
+	  "bytes kept of each of output, stderr, result, error text "
+	  "(default --max-output)" },
+	{ "atomic", T_BOOL, "true or false", 0, 0, 0, NULL, NULL,
+	  OP_BIT(OP_EXEC), 0, false,
+	  "if true and the cell raises, what it did is undone" },
+	{ "stream", T_BOOL, "true or false", 0, 0, 0, NULL, NULL,
+	  OP_BIT(OP_EXEC), 0, false,
+	  "if true, output events arrive while it runs" },
+	{ "cursor", T_INTEGER, "a whole number", B_MIN, 0, 0, NULL, NULL,
+	  OP_BIT(OP_COMPLETE), 0, false,
+	  "where in code to complete (default: its end)" },
+	{ "name", T_STRING, "a string", 0, 0, 0, NULL, NULL,
+	  OP_BIT(OP_INSPECT) | OP_BIT(OP_SNAPSHOT), OP_BIT(OP_INSPECT), false,
+	  "the expression to inspect, or a snapshot's name" },
+	{ "to", T_STRING | T_INTEGER, "a snapshot name or a cell number",
+	  B_MIN, 0, 0, NULL, NULL, OP_BIT(OP_ROLLBACK), OP_BIT(OP_ROLLBACK),
+	  false, "a snapshot name or a cell number" },
+	{ "all", T_BOOL, "true or false", 0, 0, 0, NULL, NULL,
+	  OP_BIT(OP_VARS), 0, false, "if true, modules and _names too" },
+	{ "columns", T_INTEGER, "a whole number", B_MIN | B_MAX, 1, 10000,
+	  NULL, NULL, OP_BIT(OP_EXEC), 0, false,
+	  "the client's terminal width: the cell's COLUMNS" },
+	{ "lines", T_INTEGER, "a whole number", B_MIN | B_MAX, 1, 10000,
+	  NULL, NULL, OP_BIT(OP_EXEC), 0, false,
+	  "the client's terminal height: the cell's LINES" },
+};
+const size_t request_nfields = nitems(request_fields);
+
+/* The JSON types of a T_* mask, for JSON Schema and --help. */
 static const struct {
+	unsigned type;
 	const char *name;
-	enum ftype type;
-	unsigned ops;		/* bit mask of enum op; 0: every op */
-	unsigned required;	/* bit mask of ops that need it */
-} request_fields[] = {
-	{ "code", F_STRING, (1u << OP_EXEC) | (1u << OP_COMPLETE),
-	  (1u << OP_EXEC) | (1u << OP_COMPLETE) },
-	{ "timeout", F_SECONDS, 0, 0 },
-	{ "max_output", F_SIZE, 1u << OP_EXEC, 0 },
-	{ "atomic", F_BOOL, 1u << OP_EXEC, 0 },
-	{ "stream", F_BOOL, 1u << OP_EXEC, 0 },
-	{ "cursor", F_INT, 1u << OP_COMPLETE, 0 },
-	{ "name", F_STRING, (1u << OP_INSPECT) | (1u << OP_SNAPSHOT),
-	  (1u << OP_INSPECT) },
-	{ "to", F_NAME_OR_INT, 1u << OP_ROLLBACK, 1u << OP_ROLLBACK },
-	{ "all", F_BOOL, 1u << OP_VARS, 0 },
+} request_types[] = {
+	{ T_STRING, "string" }, { T_INTEGER, "integer" },
+	{ T_NUMBER, "number" }, { T_BOOL, "boolean" }, { T_NULL, "null" },
 };
 
 static const char *
@@ -72,59 +110,345 @@ request_type_name(json_t *v)
 	}
 }
 
-const struct request_op *
-request_op_find(const char *name)
+/* The entry of a table of structs that start with their name. */
+static const void *
+request_lookup(const void *table, size_t n, size_t size, const char *name)
 {
+	const char *p = table;
 	size_t i;
 
-	for (i = 0; i < request_nops; i++)
-		if (strcmp(request_ops[i].name, name) == 0)
-			return &request_ops[i];
+	for (i = 0; i < n; i++, p += size)
+		if (strcmp(*(const char *const *)(const void *)p, name) == 0)
+			return p;
 	return NULL;
 }
 
+/* The edit distance of a and b (insert, delete, substitute, swap two
+ * neighbours), for "did you mean": both are short names. */
+static size_t
+request_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j;
+	size_t d[REQUEST_NAME_MAX + 1][REQUEST_NAME_MAX + 1];
+
+	if (la > REQUEST_NAME_MAX || lb > REQUEST_NAME_MAX)
+		return SIZE_MAX;
+	for (i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (i = 1; i <= la; i++)
+		for (j = 1; j <= lb; j++) {
+			size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	return d[la][lb];
+}
+
+const char *
+request_closest(const void *table, size_t n, size_t size, const char *name)
+{
+	const char *p = table, *best = NULL;
+	size_t i, dist, min = SIZE_MAX, len = strlen(name);
+
+	for (i = 0; i < n; i++, p += size) {
+		const char *cand = *(const char *const *)(const void *)p;
+
+		dist = request_distance(name, cand);
+		if (dist < min) {
+			min = dist;
+			best = cand;
+		}
+	}
+	/* One slip in a short name, a third of a longer one. */
+	return min <= (len < 6 ? 1 : len / 3) ? best : NULL;
+}
+
+const struct request_op *
+request_op_find(const char *name)
+{
+	return request_lookup(request_ops, request_nops, sizeof *request_ops,
+	    name);
+}
+
+/* The word after '%' at the start of s (after blanks) when it is one of
+ * the checkpoint magics; *arg is the rest, blanks trimmed from its start.
+ * NULL otherwise. */
+static const struct request_op *
+request_magic_name(const char *s, const char **arg)
+{
+	static const char *const names[] = { "snapshot", "snapshots",
+	    "rollback" };
+	size_t i, n;
+
+	while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+		s++;
+	if (*s++ != '%')
+		return NULL;
+	for (n = 0; s[n] >= 'a' && s[n] <= 'z'; n++)
+		;
+	for (i = 0; i < nitems(names); i++) {
+		if (strlen(names[i]) != n || strncmp(names[i], s, n) != 0)
+			continue;
+		if (s[n] != '\0' && s[n] != ' ' && s[n] != '\t' &&
+		    s[n] != '\n' && s[n] != '\r')
+			return NULL;
+		for (s += n; *s == ' ' || *s == '\t'; s++)
+			;
+		*arg = s;
+		return request_op_find(names[i]);
+	}
+	return NULL;
+}
+
+bool
+request_magic(json_t *req, enum op *op)
+{
+	const struct request_op *rop;
+	const char *code, *arg, *c;
+	size_t len, digits;
+
+	code = json_string_value(json_object_get(req, "code"));
+	if (*op != OP_EXEC || code == NULL || strlen(code) !=
+	    json_string_length(json_object_get(req, "code")))
+		return false;
+	if ((rop = request_magic_name(code, &arg)) == NULL)
+		return false;
+	len = strlen(arg);
+	while (len > 0 && strchr(" \t\r\n", arg[len - 1]) != NULL)
+		len--;
+	if (memchr(arg, '\n', len) != NULL ||
+	    (rop->op == OP_SNAPSHOTS && len > 0) ||
+	    (rop->op == OP_ROLLBACK && len == 0))
+		return false;	/* the worker says how to write it */
+	for (c = arg, digits = 0; digits < len && *c >= '0' && *c <= '9'; c++)
+		digits++;
+	if (rop->op == OP_ROLLBACK && digits == len && len < 10)
+		json_object_set_new(req, "to", json_integer(atoll(arg)));
+	else if (rop->op == OP_ROLLBACK)
+		json_object_set_new(req, "to", json_stringn(arg, len));
+	else if (rop->op == OP_SNAPSHOT && len > 0)
+		json_object_set_new(req, "name", json_stringn(arg, len));
+	json_object_del(req, "code");
+	json_object_set_new(req, "op", json_string(rop->name));
+	*op = rop->op;
+	return true;
+}
+
+bool
+request_takes(const struct request_field *f, enum op op)
+{
+	return (f->ops & OP_BIT(op)) != 0;
+}
+
+bool
+request_needs(const struct request_field *f, enum op op)
+{
+	return (f->required & OP_BIT(op)) != 0;
+}
+
+static bool
+request_type_ok(const struct request_field *f, json_t *v)
+{
+	return ((f->types & T_STRING) && json_is_string(v)) ||
+	    ((f->types & T_INTEGER) && json_is_integer(v)) ||
+	    ((f->types & T_NUMBER) && json_is_number(v)) ||
+	    ((f->types & T_BOOL) && json_is_boolean(v)) ||
+	    ((f->types & T_NULL) && json_is_null(v));
+}
+
+/* Whether the number v is within f's bounds.  Integers compare exactly;
+ * a real as a double, which holds every bound exactly. */
+static bool
+request_in_bounds(const struct request_field *f, json_t *v)
+{
+	if (json_is_integer(v)) {
+		long long n = json_integer_value(v);
+
+		return !((f->bounds & B_MIN) && (n < f->min ||
+		    ((f->bounds & B_MIN_EXCL) && n == f->min))) &&
+		    !((f->bounds & B_MAX) && n > f->max);
+	} else {
+		double d = json_number_value(v);
+
+		return !((f->bounds & B_MIN) && (d < (double)f->min ||
+		    ((f->bounds & B_MIN_EXCL) && d == (double)f->min))) &&
+		    !((f->bounds & B_MAX) && d > (double)f->max);
+	}
+}
+
+/* f's bounds in words, for "'x' must be <range>, not 7": "a positive
+ * number of seconds, at most 86400 (a day)", "from 1 to 16 bytes", "a
+ * whole number >= 0". */
+static void
+request_range(const struct request_field *f, struct buf *b)
+{
+	const char *unit = f->unit != NULL ? f->unit : "";
+	const char *sp = f->unit != NULL ? " " : "";
+
+	if ((f->bounds & B_MIN_EXCL) && f->min == 0)
+		buf_printf(b, "a positive number%s%s", *unit ? " of " : "", unit);
+	else if (f->bounds & B_MIN_EXCL)
+		buf_printf(b, "more than %lld%s%s", f->min, sp, unit);
+	else if ((f->bounds & B_MIN) && (f->bounds & B_MAX))
+		buf_printf(b, "from %lld to %lld%s%s", f->min, f->max, sp, unit);
+	else if (f->bounds & B_MIN)
+		buf_printf(b, "%s >= %lld%s%s", f->types & T_NUMBER ?
+		    "a number" : "a whole number", f->min, sp, unit);
+	if ((f->bounds & B_MAX) && (f->bounds & B_MIN_EXCL))
+		buf_printf(b, ", at most %lld", f->max);
+	else if ((f->bounds & B_MAX) && !(f->bounds & B_MIN))
+		buf_printf(b, "at most %lld%s%s", f->max, sp, unit);
+	if (f->note != NULL)
+		buf_printf(b, " (%s)", f->note);
+}
+
+/* 0 when v is a value field f may hold, else -1 with a message naming
+ * the field, what it must be and what it is. */
 static int
-request_check_field(json_t *v, enum ftype t, const char *name, char *err,
+request_check(const struct request_field *f, json_t *v, char *err,
     size_t errlen)
 {
-	static const char *want[] = {
-		[F_STRING] = "a string", [F_SECONDS] = "a number",
-		[F_BOOL] = "true or false", [F_INT] = "a whole number >= 0",
-		[F_NAME_OR_INT] = "a snapshot name or a cell number",
-		[F_SIZE] = "a whole number of bytes",
-	};
-	bool ok;
+	struct buf range;
 
-	switch (t) {
-	case F_STRING: ok = json_is_string(v); break;
-	case F_SECONDS:
-		ok = json_is_number(v) && json_number_value(v) > 0 &&
-		    json_number_value(v) <= REQUEST_MAX_SECONDS;
-		if (json_is_number(v) && !ok)
-			return err_set(err, errlen, "'%s' must be a positive "
-			    "number of seconds, at most %d (a day), not %g",
-			    name, REQUEST_MAX_SECONDS, json_number_value(v));
-		break;
-	case F_SIZE:
-		ok = json_is_integer(v) && json_integer_value(v) > 0 &&
-		    json_integer_value(v) <= CHAN_MAX_OUTPUT;
-		if (json_is_integer(v) && !ok)
-			return err_set(err, errlen, "'%s' must be from 1 to %u "
-			    "bytes, not %lld", name, CHAN_MAX_OUTPUT,
-			    (long long)json_integer_value(v));
-		break;
-	case F_BOOL: ok = json_is_boolean(v); break;
-	case F_INT: ok = json_is_integer(v) && json_integer_value(v) >= 0; break;
-	case F_NAME_OR_INT:
-		ok = json_is_string(v) ||
-		    (json_is_integer(v) && json_integer_value(v) >= 0);
-		break;
-	default: ok = false;
+	if (!request_type_ok(f, v))
+		return err_set(err, errlen, "'%s' must be %s, not %s",
+		    f->name, f->want, request_type_name(v));
+	if (f->bounds == 0 || !json_is_number(v) || request_in_bounds(f, v))
+		return 0;
+	buf_init(&range);
+	request_range(f, &range);
+	if (json_is_integer(v))
+		err_set(err, errlen, "'%s' must be %s, not %lld", f->name,
+		    range.p, (long long)json_integer_value(v));
+	else
+		err_set(err, errlen, "'%s' must be %s, not %g", f->name,
+		    range.p, json_number_value(v));
+	buf_free(&range);
+	return -1;
+}
+
+static const struct request_field *
+request_field_find(const char *name)
+{
+	return request_lookup(request_fields, request_nfields,
+	    sizeof *request_fields, name);
+}
+
+/* The op a request asks for: its "op", else exec when it has code. */
+static const struct request_op *
+request_op_of(json_t *o, char *err, size_t errlen)
+{
+	json_t *opv = json_object_get(o, "op");
+	const struct request_op *rop;
+	const char *like;
+	struct buf names;
+	size_t i;
+
+	if (opv == NULL) {
+		if (json_object_get(o, "code") == NULL) {
+			err_set(err, errlen, "the request has neither 'op' nor "
+			    "'code': send {\"code\": \"...\"} to run a cell");
+			return NULL;
+		}
+		json_object_set_new(o, "op", json_string("exec"));
+		return &request_ops[OP_EXEC];
 	}
-	if (!ok)
-		return err_set(err, errlen, "'%s' must be %s, not %s", name,
-		    want[t], request_type_name(v));
+	if (request_check(request_field_find("op"), opv, err, errlen) == -1)
+		return NULL;
+	if ((rop = request_op_find(json_string_value(opv))) != NULL)
+		return rop;
+	buf_init(&names);
+	like = request_closest(request_ops, request_nops, sizeof *request_ops,
+	    json_string_value(opv));
+	if (like != NULL)
+		buf_printf(&names, "did you mean '%s'? ", like);
+	buf_printf(&names, "the ops are ");
+	for (i = 0; i < request_nops; i++)
+		buf_printf(&names, "%s%s", i ? ", " : "", request_ops[i].name);
+	err_set(err, errlen, "unknown op '%.64s': %s",
+	    json_string_value(opv), names.p);
+	buf_free(&names);
+	return NULL;
+}
+
+/* Check the fields rop takes: 0, or -1 with a message. */
+static int
+request_check_fields(json_t *o, const struct request_op *rop, char *err,
+    size_t errlen)
+{
+	const struct request_field *f;
+	json_t *v;
+
+	for (f = request_fields; f < request_fields + request_nfields; f++) {
+		if (f->envelope || !request_takes(f, rop->op))
+			continue;
+		v = json_object_get(o, f->name);
+		if (v == NULL && request_needs(f, rop->op))
+			return err_set(err, errlen, "op '%s' needs '%s'",
+			    rop->name, f->name);
+		if (v == NULL || (json_is_null(v) && !request_needs(f, rop->op)))
+			continue;
+		if (request_check(f, v, err, errlen) == -1)
+			return -1;
+	}
 	return 0;
+}
+
+/* The value after the "id" key of the outermost object of a line that
+ * is not valid JSON, when one can be read there and is an id a request
+ * may carry; else NULL.  A tool loop that matches answers by id then
+ * hears about its broken line instead of waiting for it. */
+static json_t *
+request_salvage_id(const char *line, size_t len)
+{
+	size_t i, depth = 0;
+	bool key = false;
+	json_t *v;
+
+	for (i = 0; i < len; i++) {
+		char c = line[i];
+
+		if (c == '"') {
+			size_t start = ++i;
+
+			while (i < len && line[i] != '"')
+				i += line[i] == '\\' ? 2 : 1;
+			if (i >= len)
+				return NULL;
+			if (!key || depth != 1 || i - start != 2 ||
+			    memcmp(line + start, "id", 2) != 0) {
+				key = false;
+				continue;
+			}
+			for (i++; i < len && strchr(" \t\r\n", line[i]); i++)
+				;
+			if (i >= len || line[i] != ':')
+				return NULL;
+			v = json_loadb(line + i + 1, len - i - 1, JSON_DECODE_ANY |
+			    JSON_DISABLE_EOF_CHECK, NULL);
+			if (v != NULL && request_type_ok(request_field_find("id"),
+			    v))
+				return v;
+			json_decref(v);
+			return NULL;
+		}
+		if (c == '{' || c == '[')
+			depth++;
+		else if ((c == '}' || c == ']') && depth > 0)
+			depth--;
+		key = depth == 1 && (c == '{' || c == ',' || (key &&
+		    strchr(" \t\r\n", c) != NULL));
+	}
+	return NULL;
 }
 
 int
@@ -132,82 +456,251 @@ request_parse(const char *line, size_t len, json_t **req, json_t **id,
     enum op *op, char *err, size_t errlen)
 {
 	json_error_t jerr;
-	json_t *o, *v, *opv;
+	json_t *o, *v;
 	const struct request_op *rop;
-	size_t i;
 
 	*req = NULL;
 	*id = json_null();
-	o = json_loadb(line, len, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES | JSON_DECODE_ANY,
-	    &jerr);
-	if (o == NULL)
+	o = json_loadb(line, len, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES |
+	    JSON_DECODE_ANY, &jerr);
+	if (o == NULL) {
+		if ((v = request_salvage_id(line, len)) != NULL) {
+			json_decref(*id);
+			*id = v;
+		}
 		return err_set(err, errlen, "the request is not valid JSON: %s "
 		    "(column %d)", jerr.text, jerr.column);
+	}
 	if (!json_is_object(o)) {
 		err_set(err, errlen, "the request must be a JSON object, not %s",
 		    request_type_name(o));
 		goto bad;
 	}
-	v = json_object_get(o, "id");
-	if (v != NULL && !json_is_string(v) && !json_is_number(v) &&
-	    !json_is_null(v)) {
-		err_set(err, errlen, "'id' must be a string or a number, not %s",
-		    request_type_name(v));
-		goto bad;
-	}
-	if (v != NULL) {
+	if ((v = json_object_get(o, "id")) != NULL) {
+		if (request_check(request_field_find("id"), v, err,
+		    errlen) == -1)
+			goto bad;
 		json_decref(*id);
 		*id = json_incref(v);
 	}
-	opv = json_object_get(o, "op");
-	if (opv == NULL) {
-		if (json_object_get(o, "code") == NULL) {
-			err_set(err, errlen, "the request has neither 'op' nor "
-			    "'code': send {\"code\": \"...\"} to run a cell");
-			goto bad;
-		}
-		rop = request_op_find("exec");
-		json_object_set_new(o, "op", json_string("exec"));
-	} else if (!json_is_string(opv)) {
-		err_set(err, errlen, "'op' must be a string, not %s",
-		    request_type_name(opv));
+	if ((rop = request_op_of(o, err, errlen)) == NULL ||
+	    request_check_fields(o, rop, err, errlen) == -1)
 		goto bad;
-	} else if ((rop = request_op_find(json_string_value(opv))) == NULL) {
-		struct buf names;
-
-		buf_init(&names);
-		for (i = 0; i < request_nops; i++)
-			buf_printf(&names, "%s%s", i ? ", " : "",
-			    request_ops[i].name);
-		err_set(err, errlen, "unknown op '%.64s': the ops are %s",
-		    json_string_value(opv), names.p);
-		buf_free(&names);
-		goto bad;
-	}
-	for (i = 0; i < nitems(request_fields); i++) {
-		unsigned bit = 1u << rop->op;
-
-		v = json_object_get(o, request_fields[i].name);
-		if (v == NULL || (json_is_null(v) &&
-		    !(request_fields[i].required & bit))) {
-			if (request_fields[i].required & bit) {
-				err_set(err, errlen, "op '%s' needs '%s'",
-				    rop->name, request_fields[i].name);
-				goto bad;
-			}
-			continue;
-		}
-		if (request_fields[i].ops != 0 &&
-		    !(request_fields[i].ops & bit))
-			continue;
-		if (request_check_field(v, request_fields[i].type,
-		    request_fields[i].name, err, errlen) == -1)
-			goto bad;
-	}
 	*req = o;
 	*op = rop->op;
 	return 0;
 bad:
 	json_decref(o);
 	return -1;
+}
+
+json_t *
+request_warnings(json_t *req, enum op op)
+{
+	const struct request_field *f;
+	json_t *w = NULL, *v;
+	const char *key, *like;
+	char msg[300];
+
+	json_object_foreach(req, key, v) {
+		if ((f = request_field_find(key)) != NULL) {
+			if (request_takes(f, op))
+				continue;
+			snprintf(msg, sizeof msg, "'%s' is not a field of op "
+			    "'%s'; it was ignored", key, request_ops[op].name);
+		} else {
+			like = request_closest(request_fields, request_nfields,
+			    sizeof *request_fields, key);
+			snprintf(msg, sizeof msg, "unknown field '%.64s' was "
+			    "ignored%s%s%s", key, like ? "; did you mean '" : "",
+			    like ? like : "", like ? "'?" : "");
+		}
+		if (w == NULL)
+			w = json_array();
+		json_array_append_new(w, json_string(msg));
+	}
+	return w;
+}
+
+/* ---- what a request may hold, for people and for tools ------------- */
+
+/* The JSON Schema "type" of a T_* mask: a string, or an array of them. */
+static json_t *
+request_schema_type(unsigned types)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; i < nitems(request_types); i++)
+		if (types & request_types[i].type)
+			json_array_append_new(a, json_string(
+			    request_types[i].name));
+	if (json_array_size(a) == 1) {
+		json_t *one = json_incref(json_array_get(a, 0));
+
+		json_decref(a);
+		return one;
+	}
+	return a;
+}
+
+static json_t *
+request_schema_field(const struct request_field *f)
+{
+	json_t *p = json_object();
+
+	json_object_set_new(p, "type", request_schema_type(f->types));
+	if ((f->bounds & B_MIN) && (f->bounds & B_MIN_EXCL))
+		json_object_set_new(p, "exclusiveMinimum",
+		    json_integer(f->min));
+	else if (f->bounds & B_MIN)
+		json_object_set_new(p, "minimum", json_integer(f->min));
+	if (f->bounds & B_MAX)
+		json_object_set_new(p, "maximum", json_integer(f->max));
+	json_object_set_new(p, "description", json_string(f->about));
+	return p;
+}
+
+json_t *
+request_schema(const struct request_op *op)
+{
+	json_t *props = json_object(), *req = json_array();
+	const struct request_field *f;
+
+	for (f = request_fields; f < request_fields + request_nfields; f++) {
+		if (f->envelope || !request_takes(f, op->op))
+			continue;
+		json_object_set_new(props, f->name, request_schema_field(f));
+		if (request_needs(f, op->op))
+			json_array_append_new(req, json_string(f->name));
+	}
+	/* An empty "required" is left out: older validators refuse it. */
+	if (json_array_size(req) == 0) {
+		json_decref(req);
+		req = NULL;
+	}
+	return json_pack("{s:s, s:s, s:o, s:o*}", "type", "object",
+	    "description", op->usage, "properties", props, "required", req);
+}
+
+json_t *
+request_schemas(void)
+{
+	json_t *all = json_object();
+	size_t i;
+
+	for (i = 0; i < request_nops; i++)
+		json_object_set_new(all, request_ops[i].name,
+		    request_schema(&request_ops[i]));
+	return all;
+}
+
+#define HELP_WIDTH 79
+
+/* One row of --help: "  left text", left padded to width, text wrapped
+ * at HELP_WIDTH and its further lines under its first. */
+static void
+request_help_row(struct buf *b, int width, const char *left,
+    const char *text)
+{
+	const int margin = 2 + width + 1;
+	const char *p = text;
+	int col = margin, n;
+
+	buf_printf(b, "  %-*s ", width, left);
+	if ((int)strlen(left) > width)
+		buf_printf(b, "\n%*s", margin, "");
+	while (*p != '\0') {
+		n = (int)strcspn(p, " ");
+		if (col > margin && col + 1 + n > HELP_WIDTH) {
+			buf_printf(b, "\n%*s", margin, "");
+			col = margin;
+		}
+		buf_printf(b, "%s%.*s", col > margin ? " " : "", n, p);
+		col += (col > margin) + n;
+		p += n;
+		p += strspn(p, " ");
+	}
+	buf_addstr(b, "\n");
+}
+
+/* "run a cell: code [timeout max_output]": what op does and the fields
+ * it takes, the optional ones in brackets. */
+static void
+request_help_op(struct buf *b, const struct request_op *op)
+{
+	const struct request_field *f;
+	struct buf line;
+	size_t nopt = 0;
+	int pass;
+
+	buf_init(&line);
+	buf_addstr(&line, op->usage);
+	/* The needed fields first, then the optional ones. */
+	for (pass = 0; pass < 2; pass++)
+		for (f = request_fields; f < request_fields + request_nfields;
+		    f++) {
+			if (f->envelope || !request_takes(f, op->op) ||
+			    request_needs(f, op->op) != (pass == 0))
+				continue;
+			buf_printf(&line, "%s%s%s", line.len == strlen(
+			    op->usage) ? ":" : "", pass == 1 && nopt == 0 ?
+			    " [" : " ", f->name);
+			nopt += pass;
+		}
+	if (nopt > 0)
+		buf_addstr(&line, "]");
+	request_help_row(b, 10, op->name, line.p);
+	buf_free(&line);
+}
+
+/* "number > 0, <= 86400: seconds it may run": a field's types, bounds
+ * and meaning. */
+static void
+request_help_field(struct buf *b, const struct request_field *f)
+{
+	bool lo = f->bounds & B_MIN, excl = f->bounds & B_MIN_EXCL,
+	    hi = f->bounds & B_MAX;
+	struct buf line;
+	size_t i, k = 0, n = 0;
+
+	buf_init(&line);
+	for (i = 0; i < nitems(request_types); i++)
+		n += (f->types & request_types[i].type) != 0;
+	/* "string", "string or integer", "string, number or null" */
+	for (i = 0; i < nitems(request_types); i++) {
+		if (!(f->types & request_types[i].type))
+			continue;
+		buf_printf(&line, "%s%s", k == 0 ? "" : k + 1 == n ? " or " :
+		    ", ", request_types[i].name);
+		k++;
+	}
+	if (lo && hi && !excl) {
+		buf_printf(&line, " from %lld to %lld", f->min, f->max);
+	} else {
+		if (lo)
+			buf_printf(&line, " %s %lld", excl ? ">" : ">=", f->min);
+		if (hi)
+			buf_printf(&line, "%s <= %lld", lo ? "," : "", f->max);
+	}
+	buf_printf(&line, ": %s", f->about);
+	request_help_row(b, 11, f->name, line.p);
+	buf_free(&line);
+}
+
+void
+request_help(struct buf *b)
+{
+	size_t i;
+
+	buf_addstr(b, "Requests (--agent) are JSON objects, one a line: "
+	    "{\"id\": 1, \"code\": \"1+1\"}.\n"
+	    "The ops, and the fields each takes ([optional]):\n");
+	for (i = 0; i < request_nops; i++)
+		request_help_op(b, &request_ops[i]);
+	buf_addstr(b, "The fields:\n");
+	for (i = 0; i < request_nfields; i++)
+		request_help_field(b, &request_fields[i]);
+	buf_addstr(b, "See coil(1) for the responses, --request-schema for "
+	    "the JSON Schema.\n");
 }

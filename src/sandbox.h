@@ -157,7 +157,7 @@ void sandbox_report_init(struct sandbox_report *, enum sandbox_profile);
 const char *sandbox_mech_name(enum sandbox_mech);
 
 /* Whether every guarantee of the profile holds (each guarantee is given by
- * one or more mechanisms, see sandbox.c's rule table). */
+ * one or more mechanisms, see sbx-report.c's rule table). */
 bool sandbox_report_complete(const struct sandbox_report *);
 
 /* Supervisor, for `coil --sandbox-report` and the start-up banner: run the

@@ -1,40 +1,59 @@
 /*
  * session.h - the supervisor's core: one Python session behind every
- * front end.  It never runs Python.
+ * front end, and the hub its clients meet at.  It never runs Python.
  *
- * A front end submits requests (json objects checked by request_parse)
- * with a callback; the session queues them, serves them in order (the
- * immediate ops at once), runs cells in the worker under deadlines,
- * restarts a worker that dies, and calls back with events: the bytes a
- * cell writes (as they arrive, for streaming front ends) and one
- * response object per request.  All requests and responses pass through
- * session_submit and the callbacks, so a transcript has one place to
- * record them.
+ * Clients.  Any number of clients attach (session_attach): the agent on
+ * stdin, a person's terminal, attach sockets, a transcript writer.  Each
+ * submits requests (json objects checked by request_parse); the session
+ * gives each a sequence number, queues them in one order for everyone,
+ * serves them (the immediate ops at once), runs cells in the worker
+ * under deadlines, restarts a worker that dies, and answers each request
+ * to the client that sent it.  A client with SESSION_OBSERVE also sees
+ * every event of every client: a request queued and started (with its
+ * origin), the output of each cell, each response, the worker's and the
+ * checkpoints' changes, and the namespace after each cell.  Everything a
+ * session says passes through the event queue, so a transcript or a UI
+ * has one place to listen.
  *
- * The session runs inside the front end's loop: session_poll waits on
- * the session's descriptors and the caller's own, for at most timeout_ms.
+ * Events are data (struct session_event), delivered from a queue by
+ * session_run, never from inside session_submit, session_cancel,
+ * session_detach or session_free: a callback may submit, cancel, attach
+ * or detach freely (not free the session).  Output events carry the raw
+ * bytes when a client asked for them (SESSION_RAW: a terminal), and the
+ * same bytes shaped for JSON when one did (a request with "stream", an
+ * observer): valid UTF-8 with bad bytes escaped, capped at the request's
+ * output cap with a marker.  Nobody asking, no event is made: the
+ * session's memory stays bounded by the caps whatever a cell prints.  Warnings (a checkpoint that could not be taken, a worker
+ * that died between cells) and output written between cells go to the
+ * client whose cell caused them, in its next response, and to observers
+ * at once.
+ *
+ * The loop is the front end's: it polls the descriptors session_fds
+ * gives, with its own, until session_next_deadline, then calls
+ * session_run with what poll found.  session_poll does all that for a
+ * front end that waits on a few descriptors of its own.
  *
  * It also keeps the worker's checkpoints (ckpt.h): a worker that dies is
  * replaced by the newest checkpoint of the state it was in, and the
  * snapshot, snapshots, rollback and reset ops and exec's "atomic" are
- * served with them.  Warnings about them (a checkpoint that could not be
- * taken, one killed from outside) go with the next response.
+ * served with them.  The worker is untrusted (link.h).
  *
  * The supervisor is single-threaded, and must stay so: the session
  * forks (sandbox_spawn is a raw clone that skips glibc's fork handlers),
- * keeps its state in plain statics and fields without locks, and the
- * fatal teardown (util.h) runs in whatever state the one thread left.
+ * keeps its state in plain fields without locks, and the fatal teardown
+ * (util.h) runs in whatever state the one thread left.
  *
  * Errors and the end: nothing here calls exit(), and only out of memory
  * ends the process, through fatal's teardown (util.h).  When the session
  * cannot go on (init cannot start, the worker never starts, poll fails)
- * session_poll returns -1 and session_failure says why; the front end
+ * session_run returns -1 and session_failure says why; the front end
  * ends its loop and returns, and main's session_free tears everything
  * down: checkpoints, init and the session's processes, its cgroup and
  * temp dir (sandbox_cleanup).
  *
- * Ownership: session_submit steals req and id.  Events and the response
- * object are borrowed for the duration of the callback.
+ * Ownership: session_submit steals req and id.  An event and all it
+ * points to are borrowed for the duration of the callback;
+ * response_ref keeps a response longer.
  */
 #ifndef COIL_SESSION_H
 #define COIL_SESSION_H
@@ -42,24 +61,61 @@
 #include <jansson.h>
 #include <poll.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "opts.h"
 #include "request.h"
+#include "response.h"
 
-enum origin { ORIGIN_AGENT, ORIGIN_PERSON, ORIGIN_REPLAY };
+enum session_ev {
+	EV_QUEUED,	/* a request was queued: req */
+	EV_STARTED,	/* it started: cell (exec), 0 otherwise */
+	EV_OUTPUT,	/* the running cell wrote: stream, data, text */
+	EV_RESPONSE,	/* the answer: resp */
+	EV_CANCELLED,	/* dropped before it ran: info.reason */
+	EV_BACKGROUND,	/* written while no cell ran: stream, data, text */
+	EV_WORKER,	/* info: state (starting, ready, died), how, cell */
+	EV_CHECKPOINT,	/* info: event (taken, failed, dropped), cell, kind */
+	EV_NAMESPACE,	/* info: cell, vars (as the vars op gives them) */
+	EV_WARNING,	/* info: message (it also goes in a response) */
+	EV_INPUT,	/* the running cell reads a line: info.prompt (and
+			   info.page, help's text to page first); the
+			   client answers with session_input */
+};
 
-/* EV_DROPPED: the session is being freed before the request was
- * answered; the callback's last call, so it can free ctx. */
-enum session_ev { EV_OUTPUT, EV_STDERR, EV_RESPONSE, EV_DROPPED };
+extern const char *const session_ev_names[];
 
 struct session_event {
 	enum session_ev kind;
-	const char *data;	/* EV_OUTPUT, EV_STDERR: raw bytes */
+	uint64_t seq;		/* the request it concerns; 0: none */
+	int client;		/* who sent that request; 0: none */
+	enum origin origin;
+	json_t *id;		/* that request's id; NULL: none */
+	bool streaming;		/* that request asked for output events */
+	int cell;		/* EV_STARTED, and output while a cell runs */
+	int stream;		/* output: 1 stdout, 2 stderr */
+	const char *data;	/* output: the raw bytes, when a client
+				   asked for them (SESSION_RAW); else NULL */
 	size_t len;
-	json_t *msg;		/* EV_RESPONSE */
+	const char *text;	/* output shaped for JSON, NULL when unasked */
+	size_t text_len;
+	json_t *req;		/* EV_QUEUED: the request object */
+	struct response *resp;	/* EV_RESPONSE */
+	json_t *info;		/* the other events' fields */
 };
 
 typedef void (*session_fn)(void *ctx, const struct session_event *ev);
+
+/* attach flags */
+#define SESSION_OBSERVE	0x01	/* every event of every client */
+#define SESSION_LIVE_BG	0x02	/* background output as events only,
+				   not in the next response */
+#define SESSION_RAW	0x04	/* output events carry the raw bytes */
+#define SESSION_INPUT	0x08	/* its cells may read lines (input(),
+				   pdb): it answers EV_INPUT */
+#define SESSION_NO_NS	0x10	/* an observer that needs no namespace
+				   events (a transcript): cells are not
+				   summed up for it alone */
 
 struct session;
 
@@ -67,29 +123,57 @@ struct session *session_new(const struct coil_opts *opts, char *err,
     size_t errlen);
 void session_free(struct session *s);
 
-void session_submit(struct session *s, json_t *req, json_t *id, enum op op,
-    enum origin origin, session_fn fn, void *ctx);
+/* A new client; its tag (> 0) goes with its requests and their events. */
+int session_attach(struct session *s, enum origin origin, unsigned flags,
+    session_fn fn, void *ctx);
+/* The client leaves: nothing more is delivered to it, its queued
+ * requests are cancelled, a running one runs on for the observers. */
+void session_detach(struct session *s, int client);
 
-/* Output written while no cell runs (a thread of an earlier cell): with
- * a handler it goes there at once, else it is kept and attached to the
- * next exec response as "background". */
-void session_set_background(struct session *s, session_fn fn, void *ctx);
+/* Queue a request of client's; returns its sequence number.  Fields op
+ * does not take are named in its answer's warnings. */
+uint64_t session_submit(struct session *s, int client, json_t *req,
+    json_t *id, enum op op);
+/* Queue the answer to a line that was not a request: "invalid", with
+ * message and id (stolen), given in its turn like every answer but
+ * ping's and interrupt's. */
+uint64_t session_reject(struct session *s, int client, json_t *id,
+    const char *message);
+/* Drop a queued request, or interrupt it if it runs.  False when seq is
+ * neither (answered already, or never given). */
+bool session_cancel(struct session *s, uint64_t seq);
+/* The line (without its newline; NULL: end of file) the running cell's
+ * EV_INPUT asked for.  -1 when no line was asked for. */
+int session_input(struct session *s, const char *line);
+/* Interrupt the running cell, as the interrupt op does; false if none. */
+bool session_interrupt(struct session *s);
 
-/* Wait for and handle events; extra (may be NULL) are the caller's own
- * descriptors, their revents filled in.  Returns -1 when the session
- * cannot go on (session_failure says why): free it. */
+/* The session's descriptors: fills at most max entries of pfd and
+ * returns how many there are (call again with room for all). */
+int session_fds(const struct session *s, struct pollfd *pfd, int max);
+/* When session_run must be called even if no descriptor is ready:
+ * CLOCK_MONOTONIC ms (now_ms), 0 for at once, -1 for never. */
+int64_t session_next_deadline(const struct session *s);
+/* Handle pfd[0..n) as filled by poll after session_fds, run due
+ * deadlines and deliver the queued events.  -1 when the session cannot
+ * go on (session_failure says why): free it. */
+int session_run(struct session *s, const struct pollfd *pfd, int n);
+/* All of the above once: wait at most timeout_ms (-1: no limit) on the
+ * session and extra[0..nextra) (revents filled in). */
 int session_poll(struct session *s, struct pollfd *extra, int nextra,
     int timeout_ms);
 
-/* True when nothing is running or queued. */
+/* True when nothing is running, queued or waiting to be delivered. */
 bool session_idle(const struct session *s);
 /* True once a shutdown request has been answered. */
 bool session_done(const struct session *s);
-/* Why session_poll returned -1, in words for a person; NULL before. */
+/* Why session_run returned -1, in words for a person; NULL before. */
 const char *session_failure(const struct session *s);
-/* Interrupt the running cell, as the interrupt op does; false if none. */
-bool session_interrupt(struct session *s);
 /* The number of the last cell run. */
 int session_cell(const struct session *s);
+
+/* An observer event as a protocol line's object: {"event": name, "seq",
+ * "origin", ...}.  For attach sockets and transcripts. */
+json_t *session_event_json(const struct session_event *ev);
 
 #endif

@@ -1,11 +1,15 @@
 /*
- * worker.c - the C half of the worker (see worker.h).  The Python half,
- * worker.py, is compiled into the binary as bytecode (worker_py_code, made
- * by the build tool pyembed with this same libpython) and as source.
+ * worker.c - the C half of the worker (see worker.h): the interpreter,
+ * the request loop, checkpoints.  Its descriptors are worker-fds.c's
+ * (worker-int.h), the conversion of requests and replies pyjson.c's.
+ * The Python half is four files built into the binary (pycode.h): the
+ * audit hook (effects.py, audit.py) and the "_coil" module (errors.py,
+ * worker.py).
  *
- * Invariant: between requests no Python code runs, so a SIGINT meant for
- * a cell that already finished is cleared before the next one starts
- * (worker_clear_signals), never raised in the wrong cell.
+ * Invariant: between requests no user code runs (only worker.py's idle(),
+ * which flushes coil's own streams), so a SIGINT meant for a cell that
+ * already finished is dropped there or cleared before the next one
+ * starts (worker_clear_signals), never raised in the wrong cell.
  *
  * The worker forks a checkpoint only when the supervisor orders one
  * ({"op":"ckpt"}, or an exec's "ckpt_first"), and echoes each request's
@@ -16,22 +20,25 @@
  * like fork.  In the worker it returns 0 (or -1 when fork failed); in the
  * copy it returns 1, but only once the supervisor has resumed that copy
  * as the new worker, which then carries on with the request loop as if
- * it had just answered the request the checkpoint was taken at.
+ * it had just answered the request the checkpoint was taken at.  Each
+ * copy leads a process group of its own (worker_leave_group): the
+ * worker's group, which an interrupt and the worker's end reach, is the
+ * worker and what its cells started.
  */
 #include "config.h"
 
 #include <Python.h>
-#include <marshal.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -39,69 +46,46 @@
 
 #include "chan.h"
 #include "ckpt.h"
+#include "pycode.h"
+#include "pyjson.h"
 #include "util.h"
 #include "worker.h"
-
-extern const char worker_py_source[], audit_py_source[];
-extern const unsigned char worker_py_code[], audit_py_code[];
-extern const size_t worker_py_code_len, audit_py_code_len;
-extern const long worker_py_magic, audit_py_magic;
-
-/* The code object of one of coil's Python files: the bytecode built in
- * when this interpreter reads it, else compiled from the source.  New
- * reference, or NULL with an exception set. */
-static PyObject *
-worker_code(const unsigned char *code, size_t len, long magic,
-    const char *source)
-{
-	PyObject *c = NULL;
-
-	if (magic == PyImport_GetMagicNumber()) {
-		c = PyMarshal_ReadObjectFromString((const char *)code,
-		    (Py_ssize_t)len);
-		if (c == NULL)
-			PyErr_Clear();
-	}
-	return c != NULL ? c : Py_CompileString(source, "<coil>",
-	    Py_file_input);
-}
+#include "worker-int.h"
 
 #define WORKER_FLUSH_SIGNAL (SIGRTMIN + 4)
 
 static struct chan worker_ctl;
 static json_t *worker_sandbox;	/* the report, for hello */
 
-static PyObject *worker_py_from_json(json_t *j);
-
 /* Install src/audit.py's hook, which puts the sandbox's denials into
- * words (the kernel enforces them whatever it does). */
-static void
+ * words (the kernel enforces them whatever it does) and records what
+ * each cell touches, under every profile.  Returns its Effects object
+ * (a new reference), for worker.py. */
+static PyObject *
 worker_audit(const struct sandbox_conf *sbx, const struct sandbox_report *rep)
 {
 	json_t *ac;
-	PyObject *g, *c, *r;
+	PyObject *g, *c, *fx;
 
-	if (sbx->profile == SANDBOX_NONE)
-		return;
-	ac = sandbox_audit_conf(sbx, rep);
+	ac = sbx->profile == SANDBOX_NONE ? json_pack("{s:s}", "profile",
+	    "none") : sandbox_audit_conf(sbx, rep);
+	json_object_set_new(ac, "effects", json_true());
 	g = PyDict_New();
-	c = worker_py_from_json(ac);
+	c = pyjson_to_py(ac);
 	json_decref(ac);
 	PyDict_SetItemString(g, "__name__", PyUnicode_FromString("_coil_audit"));
 	PyDict_SetItemString(g, "__builtins__", PyEval_GetBuiltins());
 	PyDict_SetItemString(g, "conf", c);
 	Py_DECREF(c);
-	c = worker_code(audit_py_code, audit_py_code_len, audit_py_magic,
-	    audit_py_source);
-	r = c != NULL ? PyEval_EvalCode(c, g, g) : NULL;
-	if (r == NULL) {
+	if (pycode_run("_coil_audit", g) == -1) {
 		PyErr_Print();
 		fflush(NULL);
 		_exit(EXIT_PYTHON);
 	}
-	Py_DECREF(r);
-	Py_DECREF(c);
+	fx = PyDict_GetItemString(g, "effects");	/* borrowed */
+	Py_XINCREF(fx);
 	Py_DECREF(g);
+	return fx;
 }
 static pid_t worker_init_pid;	/* init, the parent a worker dies with */
 static bool worker_orphan_armed;
@@ -129,11 +113,11 @@ worker_watch_parent(void)
 static timer_t worker_timer;
 static bool worker_timer_ok;
 static PyObject *worker_handle;		/* _coil.handle, owned */
-static int worker_saved_fd[3] = { -1, -1, -1 };
-static struct stat worker_saved_st[3];
 
 static PyObject *worker_prepare;	/* _coil.ckpt_prepare, owned */
 static PyObject *worker_resumed;	/* _coil.ckpt_resumed, owned */
+static PyObject *worker_idle_fn;	/* _coil.idle, owned */
+#define WORKER_IDLE_MS 20		/* flushes while threads run idle */
 static char worker_ckpt_err[160];	/* why the last fork failed */
 static struct ckpt_hot worker_hot;	/* pages to copy after a fork */
 /* More than this is data a cell rewrote, not the interpreter's own
@@ -144,153 +128,12 @@ static struct ckpt_hot worker_hot;	/* pages to copy after a fork */
 static pid_t *worker_kids;
 static size_t worker_nkids, worker_kidcap;
 
-/* Convert jansson to Python.  Returns a new reference. */
-static PyObject *
-worker_py_from_json(json_t *j)
-{
-	PyObject *o, *v;
-	const char *k;
-	json_t *jv;
-	size_t i;
-
-	switch (json_typeof(j)) {
-	case JSON_OBJECT:
-		o = PyDict_New();
-		json_object_foreach(j, k, jv) {
-			v = worker_py_from_json(jv);
-			PyDict_SetItemString(o, k, v);
-			Py_DECREF(v);
-		}
-		return o;
-	case JSON_ARRAY:
-		o = PyList_New((Py_ssize_t)json_array_size(j));
-		json_array_foreach(j, i, jv)
-			PyList_SET_ITEM(o, (Py_ssize_t)i, worker_py_from_json(jv));
-		return o;
-	case JSON_STRING:
-		return PyUnicode_DecodeUTF8(json_string_value(j),
-		    (Py_ssize_t)json_string_length(j), "surrogateescape");
-	case JSON_INTEGER:
-		return PyLong_FromLongLong(json_integer_value(j));
-	case JSON_REAL:
-		return PyFloat_FromDouble(json_real_value(j));
-	case JSON_TRUE:
-		Py_RETURN_TRUE;
-	case JSON_FALSE:
-		Py_RETURN_FALSE;
-	default:
-		Py_RETURN_NONE;
-	}
-}
-
-/* Convert a reply built by worker.py (dicts, lists, str, int, float,
- * bool, None) to jansson.  Strings are encoded with backslashreplace so
- * lone surrogates become text, never invalid UTF-8.  New reference. */
-static json_t *
-worker_json_from_py(PyObject *o)
-{
-	if (o == Py_None)
-		return json_null();
-	if (o == Py_True)
-		return json_true();
-	if (o == Py_False)
-		return json_false();
-	if (PyLong_Check(o)) {
-		long long v = PyLong_AsLongLong(o);
-
-		if (v == -1 && PyErr_Occurred()) {
-			PyErr_Clear();
-			return json_null();
-		}
-		return json_integer(v);
-	}
-	if (PyFloat_Check(o)) {
-		json_t *r = json_real(PyFloat_AS_DOUBLE(o));
-
-		return r != NULL ? r : json_null();
-	}
-	if (PyUnicode_Check(o)) {
-		PyObject *b = PyUnicode_AsEncodedString(o, "utf-8",
-		    "backslashreplace");
-		json_t *r;
-
-		if (b == NULL) {
-			PyErr_Clear();
-			return json_string("<unencodable>");
-		}
-		r = json_stringn(PyBytes_AS_STRING(b),
-		    (size_t)PyBytes_GET_SIZE(b));
-		Py_DECREF(b);
-		return r != NULL ? r : json_string("<invalid>");
-	}
-	if (PyDict_Check(o)) {
-		json_t *r = json_object();
-		PyObject *k, *v;
-		Py_ssize_t pos = 0;
-
-		while (PyDict_Next(o, &pos, &k, &v)) {
-			const char *ks;
-
-			if (!PyUnicode_Check(k) ||
-			    (ks = PyUnicode_AsUTF8(k)) == NULL) {
-				PyErr_Clear();
-				continue;
-			}
-			json_object_set_new(r, ks, worker_json_from_py(v));
-		}
-		return r;
-	}
-	if (PyList_Check(o) || PyTuple_Check(o)) {
-		json_t *r = json_array();
-		Py_ssize_t i, n = PySequence_Fast_GET_SIZE(o);
-
-		for (i = 0; i < n; i++)
-			json_array_append_new(r,
-			    worker_json_from_py(PySequence_Fast_GET_ITEM(o, i)));
-		return r;
-	}
-	return json_null();
-}
-
 /* Drop a SIGINT that arrived after the cell it was meant for ended. */
 static void
 worker_clear_signals(void)
 {
 	if (PyErr_CheckSignals() != 0)
 		PyErr_Clear();
-}
-
-/* A cell may close or replace fd 1 and 2; put the pipes back so the next
- * cell's output is still captured.  Returns how many were repaired. */
-static int
-worker_repair_fds(void)
-{
-	struct stat st;
-	int fd, n = 0;
-
-	for (fd = 1; fd <= 2; fd++) {
-		if (fstat(fd, &st) == 0 &&
-		    st.st_ino == worker_saved_st[fd].st_ino &&
-		    st.st_dev == worker_saved_st[fd].st_dev)
-			continue;
-		dup2(worker_saved_fd[fd], fd);
-		n++;
-	}
-	return n;
-}
-
-static void
-worker_save_fds(void)
-{
-	int fd;
-
-	for (fd = 1; fd <= 2; fd++) {
-		worker_saved_fd[fd] = fcntl(fd, F_DUPFD_CLOEXEC, 100);
-		if (worker_saved_fd[fd] == -1 ||
-		    fstat(fd, &worker_saved_st[fd]) == -1)
-			fatal_code(EXIT_SETUP, errno, "worker: cannot keep fd "
-			    "%d", fd);
-	}
 }
 
 /* While a cell runs, a timer signal every 20 ms makes worker.py flush
@@ -309,15 +152,92 @@ worker_flush_timer(bool on)
 	timer_settime(worker_timer, 0, &its, NULL);
 }
 
+/* The CPU time of the children reaped, in ns, as JSON. */
+static json_t *
+worker_kids_ns(const struct rusage *ru)
+{
+	return json_integer(((json_int_t)ru->ru_utime.tv_sec +
+	    ru->ru_stime.tv_sec) * 1000000000 + ((json_int_t)
+	    ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) * 1000);
+}
+
+static json_int_t worker_seq;	/* of the request being served */
+
+/*
+ * _coil._ask(prompt[, page]): a line from the person at the terminal,
+ * for input() and pdb in a cell the supervisor let ask (its "input"):
+ * an {"t":"input"} frame, then the supervisor's {"op":"input", "line"}.
+ * With page (help's text), the front end shows it in its pager first,
+ * and the line is "" once the pager is done.  Returns the line, or None
+ * at end of input.  While it waits, a SIGINT
+ * (Ctrl-C, the deadline) raises KeyboardInterrupt here, and the
+ * supervisor sends no line for that question.
+ */
+static PyObject *
+worker_ask(PyObject *self, PyObject *args)
+{
+	struct pollfd p = { .fd = worker_ctl.fd, .events = POLLIN };
+	const char *prompt, *page = NULL;
+	json_t *m, *line;
+	PyObject *r;
+	bool bad;
+	int rc;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "s|z", &prompt, &page))
+		return NULL;
+	m = json_pack("{s:s, s:s, s:I, s:s*}", "t", "input", "prompt", prompt,
+	    "seq", worker_seq, "page", page);
+	if (chan_send(worker_ctl.fd, m, NULL, 0) == -1)
+		_exit(0);
+	json_decref(m);
+	for (;;) {
+		m = chan_next(&worker_ctl, NULL, NULL, &bad);
+		if (m != NULL)
+			break;
+		if (bad)
+			_exit(0);
+		Py_BEGIN_ALLOW_THREADS
+		rc = poll(&p, 1, -1);
+		if (rc > 0)
+			rc = chan_fill(&worker_ctl) > 0 ? 1 : -1;
+		else if (rc == -1 && errno == EINTR)
+			rc = 0;
+		Py_END_ALLOW_THREADS
+		if (rc == -1)
+			_exit(0);	/* the supervisor is gone */
+		if (rc == 0 && PyErr_CheckSignals() == -1)
+			return NULL;
+	}
+	line = json_object_get(m, "line");
+	r = json_is_string(line) ? PyUnicode_FromStringAndSize(
+	    json_string_value(line), (Py_ssize_t)json_string_length(line)) :
+	    Py_NewRef(Py_None);
+	json_decref(m);
+	return r;
+}
+
+static PyMethodDef worker_ask_def = { "_ask", worker_ask, METH_VARARGS,
+	"a line from the terminal's person, or None at end of input" };
+
 static json_t *
 worker_call(json_t *req)
 {
 	PyObject *preq, *pres;
 	json_t *reply;
 	int fixed;
+	struct timespec cpu0;
+	struct rusage kids0;
 
 	worker_clear_signals();
-	preq = worker_py_from_json(req);
+	/* Where the request's CPU time starts: the supervisor's own reading
+	 * at sending also counts what came before it here (a checkpoint's
+	 * fork); it bounds these figures (session_take_usage). */
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu0) == -1)
+		cpu0.tv_sec = cpu0.tv_nsec = 0;
+	if (getrusage(RUSAGE_CHILDREN, &kids0) == -1)
+		memset(&kids0, 0, sizeof kids0);
+	preq = pyjson_to_py(req);
 	worker_flush_timer(true);
 	pres = PyObject_CallOneArg(worker_handle, preq);
 	worker_flush_timer(false);
@@ -337,7 +257,7 @@ worker_call(json_t *req)
 		Py_XDECREF(value);
 		Py_XDECREF(tb);
 	} else {
-		reply = worker_json_from_py(pres);
+		reply = pyjson_to_json(pres);
 		Py_DECREF(pres);
 	}
 	fflush(NULL);
@@ -352,7 +272,29 @@ worker_call(json_t *req)
 		json_array_append_new(w, json_string("fd 1 or 2 was closed or "
 		    "replaced by the cell; coil put its output pipe back"));
 	}
+	if (cpu0.tv_sec > 0 || cpu0.tv_nsec > 0)
+		json_object_set_new(reply, "cpu0_ns", json_integer(
+		    (json_int_t)cpu0.tv_sec * 1000000000 + cpu0.tv_nsec));
+	json_object_set_new(reply, "cpu0_kids_ns", worker_kids_ns(&kids0));
+	/* Unchanged, it spares the supervisor reading them (usage.h). */
+	if (getrusage(RUSAGE_CHILDREN, &kids0) == 0)
+		json_object_set_new(reply, "cpu1_kids_ns",
+		    worker_kids_ns(&kids0));
 	return reply;
+}
+
+/* The timer that flushes a running cell's streams, and its signal for
+ * worker.py (0: none). */
+static void
+worker_make_timer(json_t *conf)
+{
+	struct sigevent sev = { .sigev_notify = SIGEV_SIGNAL,
+	    .sigev_signo = WORKER_FLUSH_SIGNAL };
+
+	worker_timer_ok = timer_create(CLOCK_MONOTONIC, &sev,
+	    &worker_timer) == 0;
+	json_object_set_new(conf, "flush_signal", json_integer(
+	    worker_timer_ok ? WORKER_FLUSH_SIGNAL : 0));
 }
 
 static void
@@ -361,13 +303,18 @@ worker_init_python(json_t *conf, const struct sandbox_conf *sbx,
 {
 	PyConfig config;
 	PyStatus st;
-	PyObject *mod, *dict, *code, *res, *setup, *pconf;
+	PyObject *mod, *dict, *res, *setup, *pconf, *effects;
 
 	PyConfig_InitIsolatedConfig(&config);
 	config.install_signal_handlers = 1;
 	config.buffered_stdio = 1;
 	config.parse_argv = 0;
 	st = PyConfig_SetString(&config, &config.program_name, L"coil");
+	/* sys.executable: the python3.X beside this libpython, not a search
+	 * of PATH for "coil" (which finds nothing, or coil itself). */
+	if (!PyStatus_Exception(st) && access(PYTHON_EXECUTABLE, X_OK) == 0)
+		st = PyConfig_SetBytesString(&config, &config.executable,
+		    PYTHON_EXECUTABLE);
 	if (!PyStatus_Exception(st))
 		st = PyConfig_SetString(&config, &config.stdio_encoding,
 		    L"utf-8");
@@ -382,42 +329,48 @@ worker_init_python(json_t *conf, const struct sandbox_conf *sbx,
 		    st.err_msg != NULL ? st.err_msg : "unknown error");
 	/* Before anything else runs: --preload's imports get its words
 	 * too. */
-	worker_audit(sbx, rep);
+	effects = worker_audit(sbx, rep);
 
 	mod = PyImport_AddModule("_coil");	/* borrowed */
 	dict = PyModule_GetDict(mod);
-	code = worker_code(worker_py_code, worker_py_code_len, worker_py_magic,
-	    worker_py_source);
-	if (code == NULL)
+	/* A module's globals carry __builtins__ (the import system puts it
+	 * there; PyImport_AddModule does not).  C code that imports while a
+	 * frame of ours is on top (numpy's repr, the parser normalising a
+	 * non-ASCII name through unicodedata) reads it from our globals,
+	 * and fails with KeyError without it. */
+	if (PyDict_SetItemString(dict, "__builtins__",
+	    PyEval_GetBuiltins()) == -1)
 		goto fail;
-	res = PyEval_EvalCode(code, dict, dict);
-	Py_DECREF(code);
-	if (res == NULL)
+	{
+		PyObject *ask = PyCFunction_New(&worker_ask_def, NULL);
+
+		if (ask == NULL || PyDict_SetItemString(dict, "_ask", ask) == -1)
+			goto fail;
+		Py_DECREF(ask);
+	}
+	if (pycode_run("_coil", dict) == -1)
 		goto fail;
-	Py_DECREF(res);
+	if (effects != NULL) {
+		PyDict_SetItemString(dict, "_effects", effects);
+		Py_DECREF(effects);
+	}
 	worker_handle = PyDict_GetItemString(dict, "handle");
 	setup = PyDict_GetItemString(dict, "setup");
 	worker_prepare = PyDict_GetItemString(dict, "ckpt_prepare");
 	worker_resumed = PyDict_GetItemString(dict, "ckpt_resumed");
+	worker_idle_fn = PyDict_GetItemString(dict, "idle");
 	if (worker_handle == NULL || setup == NULL || worker_prepare == NULL ||
-	    worker_resumed == NULL)
+	    worker_resumed == NULL || worker_idle_fn == NULL)
 		fatal_code(EXIT_PYTHON, 0, "worker: coil's python half is "
 		    "incomplete");
 	Py_INCREF(worker_handle);
 	Py_INCREF(worker_prepare);
 	Py_INCREF(worker_resumed);
-	{
-		struct sigevent sev = { .sigev_notify = SIGEV_SIGNAL,
-		    .sigev_signo = WORKER_FLUSH_SIGNAL };
-
-		worker_timer_ok = timer_create(CLOCK_MONOTONIC, &sev,
-		    &worker_timer) == 0;
-		json_object_set_new(conf, "flush_signal", json_integer(
-		    worker_timer_ok ? WORKER_FLUSH_SIGNAL : 0));
-	}
+	Py_INCREF(worker_idle_fn);
+	worker_make_timer(conf);
 	json_object_set_new(conf, "saved_fds", json_pack("[n, i, i]",
-	    worker_saved_fd[1], worker_saved_fd[2]));
-	pconf = worker_py_from_json(conf);
+	    worker_kept_fd(1), worker_kept_fd(2)));
+	pconf = pyjson_to_py(conf);
 	res = PyObject_CallOneArg(setup, pconf);
 	Py_DECREF(pconf);
 	if (res == NULL)
@@ -492,47 +445,7 @@ worker_send_gate(void)
 	close(fd);
 }
 
-/*
- * The control socket goes to a high descriptor, close-on-exec: out of
- * the way of a cell that closes or reuses low ones (os.closerange(3,
- * 256) before a daemon's fork), and never inherited by a program it
- * runs.  It hides nothing from code in this process, which can always
- * find it in /proc/self/fd: the supervisor checks every frame (link.h).
- */
-static int
-worker_high_fd(int fd)
-{
-	struct rlimit rl;
-	rlim_t top = 1024;
-	int nfd;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < top)
-		top = rl.rlim_cur;
-	if (top <= 200)
-		return fd;
-	nfd = fcntl(fd, F_DUPFD_CLOEXEC, (int)top - 1);
-	if (nfd == -1)
-		nfd = fcntl(fd, F_DUPFD_CLOEXEC, (int)top / 2);
-	if (nfd == -1)
-		return fd;
-	close(fd);
-	return nfd;
-}
-
 static int worker_checkpoint(const char *kind, int cell, json_int_t seq);
-
-/* Make fd 1 and 2, and the copies worker_save_fds keeps of them, refer
- * to out and err.  The copies keep their numbers: worker.py knows them. */
-static void
-worker_point_fds(int out, int err)
-{
-	if (dup2(out, 1) == -1 || dup2(err, 2) == -1 ||
-	    dup3(out, worker_saved_fd[1], O_CLOEXEC) == -1 ||
-	    dup3(err, worker_saved_fd[2], O_CLOEXEC) == -1 ||
-	    fstat(1, &worker_saved_st[1]) == -1 ||
-	    fstat(2, &worker_saved_st[2]) == -1)
-		_exit(EXIT_SETUP);
-}
 
 /*
  * In the fresh copy, right after fork.  It lets go of everything that is
@@ -596,6 +509,80 @@ worker_become_checkpoint(int sock)
 	worker_hello(res.cell);
 }
 
+/* Python's part of a checkpoint: count the threads the copy will lack,
+ * keep the random module's state, gc.freeze() so the collector does not
+ * un-share every page later.  The number of threads. */
+static int
+worker_ckpt_prepare(void)
+{
+	PyObject *r = PyObject_CallNoArgs(worker_prepare);
+	int threads = 0;
+
+	if (r == NULL) {
+		PyErr_Clear();
+		return 0;
+	}
+	threads = (int)PyLong_AsLong(r);
+	if (threads < 0) {
+		PyErr_Clear();
+		threads = 0;
+	}
+	Py_DECREF(r);
+	return threads;
+}
+
+static sigset_t worker_sigint_saved;	/* the mask worker_block_sigint saved */
+
+/* Block SIGINT in this thread across a checkpoint's fork (on), then put
+ * the mask back (off). */
+static void
+worker_block_sigint(bool on)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	if (on)
+		pthread_sigmask(SIG_BLOCK, &set, &worker_sigint_saved);
+	else
+		pthread_sigmask(SIG_SETMASK, &worker_sigint_saved, NULL);
+}
+
+/*
+ * In a checkpoint just forked: leave the worker's process group for one
+ * of its own.  An interrupt goes to the worker's group (init.c), and a
+ * checkpoint must sleep through it to be resumed later, whatever a cell
+ * did to SIGINT's handler; when the worker dies its group is killed.  An
+ * interrupt sent between the fork and setpgid is pending here, as SIGINT
+ * is blocked: it is dropped before the mask is put back.
+ */
+static void
+worker_leave_group(void)
+{
+	struct timespec zero = { 0, 0 };
+	sigset_t set;
+
+	if (setpgid(0, 0) == -1)
+		_exit(EXIT_SETUP);
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	while (sigtimedwait(&set, NULL, &zero) == SIGINT)
+		;
+	worker_block_sigint(false);
+}
+
+/* A checkpoint forked here: ours to reap (worker_reap) when it ends. */
+static void
+worker_keep_kid(pid_t pid)
+{
+	if (worker_nkids == worker_kidcap) {
+		worker_kidcap = worker_kidcap ? 2 * worker_kidcap : 16;
+		worker_kids = xrealloc(worker_kids, worker_kidcap *
+		    sizeof *worker_kids);
+	}
+	worker_kids[worker_nkids++] = pid;
+}
+
 /*
  * Fork a checkpoint of the interpreter as it is now and hand it to the
  * supervisor.  Returns 0 in the worker, -1 when fork failed (the
@@ -605,27 +592,13 @@ worker_become_checkpoint(int sock)
 static int
 worker_checkpoint(const char *kind, int cell, json_int_t seq)
 {
-	PyObject *r;
-	int threads = 0, sv[2], fds[2], nfds, saved_errno, pidfd;
+	int threads, sv[2], fds[2], nfds, saved_errno, pidfd;
 	uint64_t t0;
 	double fork_ms;
 	json_t *m;
 	pid_t pid;
 
-	/* Python's part: count the threads the copy will lack, keep the
-	 * random module's state, gc.freeze() so the collector does not
-	 * un-share every page later. */
-	r = PyObject_CallNoArgs(worker_prepare);
-	if (r == NULL)
-		PyErr_Clear();
-	else {
-		threads = (int)PyLong_AsLong(r);
-		if (threads < 0) {
-			PyErr_Clear();
-			threads = 0;
-		}
-		Py_DECREF(r);
-	}
+	threads = worker_ckpt_prepare();
 	fflush(NULL);
 	ckpt_hot_scan(&worker_hot, WORKER_HOT_MAX);
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1) {
@@ -635,9 +608,11 @@ worker_checkpoint(const char *kind, int cell, json_int_t seq)
 		goto failed;
 	}
 	t0 = now_ns();
+	worker_block_sigint(true);
 	PyOS_BeforeFork();
 	pid = fork();
 	if (pid == 0) {
+		worker_leave_group();
 		close(sv[0]);
 		worker_orphan_armed = false;	/* fork cleared the signal */
 		worker_hot.n = worker_hot.pages = 0;
@@ -646,6 +621,7 @@ worker_checkpoint(const char *kind, int cell, json_int_t seq)
 	}
 	saved_errno = errno;
 	PyOS_AfterFork_Parent();
+	worker_block_sigint(false);
 	fork_ms = (double)(now_ns() - t0) / 1e6;
 	close(sv[1]);
 	if (pid == -1) {
@@ -654,12 +630,7 @@ worker_checkpoint(const char *kind, int cell, json_int_t seq)
 		    strerror(saved_errno));
 		goto failed;
 	}
-	if (worker_nkids == worker_kidcap) {
-		worker_kidcap = worker_kidcap ? 2 * worker_kidcap : 16;
-		worker_kids = xrealloc(worker_kids, worker_kidcap *
-		    sizeof *worker_kids);
-	}
-	worker_kids[worker_nkids++] = pid;
+	worker_keep_kid(pid);
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	fds[0] = sv[0];
 	fds[1] = pidfd;
@@ -676,8 +647,14 @@ worker_checkpoint(const char *kind, int cell, json_int_t seq)
 		close(pidfd);
 	/* The checkpoint is the supervisor's now; the time left after the
 	 * reply goes to the copies the next cell would make (until a request
-	 * arrives: then that cell makes the ones it needs). */
-	ckpt_hot_prefault(&worker_hot, worker_ctl.fd);
+	 * arrives: then that cell makes the ones it needs).  There is none
+	 * when a cell waits already: an atomic one, whose own checkpoint
+	 * this is, or one read into our buffer with the order, which the
+	 * socket does not show: the supervisor sends a fresh worker's first
+	 * cell right behind the pristine checkpoint's order, and that cell
+	 * waited for every page of the interpreter to be copied. */
+	if (strcmp(kind, "before") != 0 && !chan_pending(&worker_ctl))
+		ckpt_hot_prefault(&worker_hot, worker_ctl.fd);
 	return 0;
 failed:
 	m = json_pack("{s:s, s:s, s:i, s:s, s:I}", "t", "ckpt_failed", "kind",
@@ -736,6 +713,62 @@ worker_ordered_ckpt(json_t *req, json_int_t seq)
 	return 0;
 }
 
+/* worker.py's idle(): flush what threads of earlier cells wrote, and
+ * count them.  A SIGINT that lands here was meant for a cell that has
+ * ended: dropped, as worker_clear_signals does. */
+static int
+worker_idle(void)
+{
+	PyObject *r = PyObject_CallNoArgs(worker_idle_fn);
+	long threads = 0;
+
+	if (r != NULL)
+		threads = PyLong_AsLong(r);
+	if (r == NULL || threads < 0) {
+		PyErr_Clear();
+		threads = 0;
+	}
+	Py_XDECREF(r);
+	fflush(NULL);
+	return (int)threads;
+}
+
+/*
+ * The next request, or NULL when the supervisor is gone.  Threads of
+ * earlier cells run while we wait, and what they print without flushing
+ * would sit in sys.stdout's buffer until the next cell flushed it into
+ * that cell's output.  So while such a thread lives the streams are
+ * flushed every WORKER_IDLE_MS (as the flush timer does during a cell):
+ * the supervisor reads that output while no cell runs, as background.
+ */
+static json_t *
+worker_wait(void)
+{
+	struct pollfd p = { .fd = worker_ctl.fd, .events = POLLIN };
+	int rc, threads = worker_idle();
+	json_t *req;
+	bool bad;
+
+	for (;;) {
+		req = chan_next(&worker_ctl, NULL, NULL, &bad);
+		if (req != NULL || bad)
+			return req;
+		Py_BEGIN_ALLOW_THREADS
+		/* Without threads nothing needs a flush: the read itself
+		 * waits, a system call less on every cell's round trip. */
+		rc = threads > 0 ? poll(&p, 1, WORKER_IDLE_MS) : 1;
+		if (rc > 0)
+			rc = chan_fill(&worker_ctl) > 0 ? 1 : -1;
+		else if (rc == -1 && errno == EINTR)
+			rc = 1;		/* look again */
+		Py_END_ALLOW_THREADS
+		if (rc == -1)
+			return NULL;
+		if (rc == 0)
+			threads = worker_idle();
+	}
+}
+
 static void
 worker_serve(void)
 {
@@ -747,10 +780,7 @@ worker_serve(void)
 	for (;;) {
 		worker_reap();
 		worker_watch_parent();
-		/* Threads of earlier cells run while we wait. */
-		Py_BEGIN_ALLOW_THREADS
-		req = chan_recv(&worker_ctl, NULL, NULL);
-		Py_END_ALLOW_THREADS
+		req = worker_wait();
 		if (req == NULL)
 			break;
 		seq = json_integer_value(json_object_get(req, "seq"));
@@ -781,6 +811,7 @@ worker_serve(void)
 				continue;
 			}
 		}
+		worker_seq = seq;
 		reply = worker_call(req);
 		json_decref(req);
 		json_object_set_new(reply, "ran", json_boolean(json_is_true(

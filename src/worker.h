@@ -1,7 +1,7 @@
 /*
  * worker.h - the worker process: the only part of coil that runs Python.
  *
- * worker_main runs in a child forked by init (proc.c).  On entry fd 0 is
+ * worker_main runs in a child forked by init (init.c).  On entry fd 0 is
  * /dev/null, fd 1 and fd 2 are pipes the supervisor reads, and ctl_fd is
  * the control socket (chan.h frames), which it moves to a high
  * close-on-exec descriptor.  Under strict it first sends {"t":"gate"}
@@ -33,7 +33,7 @@
 
 /* conf (borrowed): workdir, max_output, figure_dir, preload[] ... as the
  * supervisor's session_worker_conf builds it.  sbx and rep: the sandbox
- * in force (applied by proc.c before this is called), for the audit hook
+ * in force (applied by init.c before this is called), for the audit hook
  * that words its denials and for hello, which carries the report. */
 void worker_main(int ctl_fd, json_t *conf, const struct sandbox_conf *sbx,
     const struct sandbox_report *rep) __attribute__((noreturn));

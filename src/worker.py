@@ -3,7 +3,9 @@
 # the supervisor, calls handle(req) and sends back the dict it returns.
 #
 # Everything user code sees lives in __main__; nothing here is imported
-# by name into it.  Frames of this file are named "<coil>" and are cut
+# by name into it.  The module has a second file, errors.py, run before
+# this one in the same namespace: how an error is told (_classify,
+# _incomplete, _error).  Frames of both are named "<coil>" and are cut
 # from every traceback a user sees.
 
 import sys
@@ -17,12 +19,7 @@ _conf = {}
 _sources = {}          # "<cell N>" -> source, handed to linecache lazily
 _registered = set()
 _lost = []             # streams whose output could not be written
-_ONLY_AST = 0x400      # ast.PyCF_ONLY_AST, without importing ast
-_COMPOUND = (_ast.If, _ast.For, _ast.While, _ast.With, _ast.Try,
-             _ast.FunctionDef, _ast.AsyncFunctionDef, _ast.ClassDef,
-             _ast.AsyncFor, _ast.AsyncWith, _ast.Match)
-if hasattr(_ast, "TryStar"):
-    _COMPOUND += (_ast.TryStar,)
+_effects = None        # effects.py's Effects: what a cell touched (worker.c)
 
 
 class _NoStdin:
@@ -54,6 +51,75 @@ class _NoStdin:
 # know about itself lives here, in memory the fork copies.
 _ckpt = {"threads": 0, "random": None, "frozen": False, "blocks": 0}
 _orphans = []          # streams a lost thread may have held locked
+
+
+class _TermStdin(_NoStdin):
+    """sys.stdin of a cell at a terminal: each line is asked of the
+    person there, through the supervisor (worker.c's _ask)."""
+
+    def readline(self, size=-1):
+        _flush()
+        line = _ask("")
+        return "" if line is None else line + "\n"
+
+    def read(self, size=-1):
+        return self.readline()
+
+    def readlines(self, hint=-1):
+        return list(iter(self.readline, ""))
+
+    def __next__(self):
+        line = self.readline()
+        if not line:
+            raise StopIteration
+        return line
+
+    def isatty(self):
+        return True
+
+
+def _term_pager(text):
+    """pydoc's pager at a terminal: the front end pages help's text."""
+    _flush()
+    _ask("", text)
+
+
+def _term_help(*args, **kwds):
+    """help() at a terminal: as python's, paged by the front end."""
+    import pydoc
+    saved, pydoc.pager = pydoc.pager, _term_pager
+    try:
+        return _stdin_kinds["help"](*args, **kwds)
+    finally:
+        pydoc.pager = saved
+
+
+def _term_input(prompt=""):
+    """input() at a terminal: the prompt goes with the question, so the
+    person's line editor shows it (pdb's "(Pdb) " too)."""
+    _flush()
+    line = _ask(str(prompt))
+    if line is None:
+        raise EOFError
+    return line
+
+
+_stdin_kinds = {}       # "none"/"term" -> the stdin object, made once
+
+
+def _use_stdin(term):
+    """A cell's stdin and input(): asking the terminal, or refusing."""
+    if not _stdin_kinds:
+        _stdin_kinds["none"] = sys.stdin
+        _stdin_kinds["term"] = _TermStdin()
+        _stdin_kinds["input"] = builtins.input
+        _stdin_kinds["help"] = builtins.help
+    if builtins.help in (_stdin_kinds["help"], _term_help):
+        builtins.help = _term_help if term else _stdin_kinds["help"]
+    if sys.stdin in (_stdin_kinds["none"], _stdin_kinds["term"]):
+        sys.stdin = sys.__stdin__ = _stdin_kinds["term" if term else "none"]
+    if builtins.input in (_stdin_kinds["input"], _term_input):
+        builtins.input = _term_input if term else _stdin_kinds["input"]
 
 
 def ckpt_prepare():
@@ -136,8 +202,77 @@ def setup(conf):
         sys.path.insert(0, wd)
     sys.argv[:] = [""]
     ns.setdefault("__builtins__", builtins)
+    _install_door()
+    builtins.display = display
+    sys.breakpointhook = _breakpoint
+    if conf.get("allow_import"):
+        _guard_imports(conf["allow_import"])
     for mod in conf.get("preload") or ():
         __import__(mod)
+
+
+def _breakpoint(*args, **kws):
+    """breakpoint(): pdb at a terminal, stopping in the cells' frames and
+    never in coil's own (the exec that runs a cell, the audit hook).
+    Without a terminal there is no one to type pdb's commands: the cell
+    goes on, as with PYTHONBREAKPOINT=0, and says so on stderr."""
+    if not isinstance(sys.stdin, _TermStdin):
+        sys.stderr.write("coil: breakpoint() skipped: there is no terminal "
+                         "to debug at (coil --plain on one has pdb)\n")
+        return
+    import pdb
+    pdb.Pdb(skip=["_coil*"]).set_trace(sys._getframe(1))
+
+
+def _guard_imports(names):
+    """--allow-import: a cell may import only these packages (and their
+    submodules; "stdlib" stands for the standard library).  What those
+    import in turn is theirs to import, so only imports made by a cell's
+    own code are checked: import statements (builtins.__import__, even
+    of a module already loaded) and importlib's calls (a finder first
+    on sys.meta_path, when the first frame outside importlib is a
+    cell's).
+    A guard rail that keeps a model on task, not security: a cell can
+    undo it, and the kernel's sandbox is the boundary."""
+    allowed = set(names)
+    if "stdlib" in allowed:
+        allowed |= sys.stdlib_module_names
+    words = ",".join(names)
+    real = builtins.__import__
+
+    def cells(f):
+        return f is not None and f.f_code.co_filename.startswith("<cell ")
+
+    def refuse(name):
+        return ImportError("import of '%s' refused: coil was started with "
+                           "--allow-import %s, and cells may import only "
+                           "those" % (name, words), name=name)
+
+    def __import__(name, globals=None, locals=None, fromlist=(), level=0):
+        if level == 0 and name.partition(".")[0] not in allowed and \
+                cells(sys._getframe(1)):
+            raise refuse(name)
+        return real(name, globals, locals, fromlist, level)
+    __import__.__doc__ = real.__doc__
+    builtins.__import__ = __import__
+
+    class _Guard:
+        """First on sys.meta_path: asked about every module not loaded
+        yet, whoever imports it; refuses when the importer, the first
+        frame outside importlib, is a cell's (importlib.import_module)."""
+        @staticmethod
+        def find_spec(name, path=None, target=None):
+            if name.partition(".")[0] in allowed:
+                return None
+            f = sys._getframe(1)
+            while f is not None and (
+                    f.f_code.co_filename.startswith("<frozen importlib") or
+                    f.f_code.co_filename.endswith("/importlib/__init__.py")):
+                f = f.f_back
+            if cells(f):
+                raise refuse(name)
+            return None
+    sys.meta_path.insert(0, _Guard)
 
 
 # Output is written in 64 KiB blocks, not a syscall a line: a tenfold
@@ -172,6 +307,26 @@ def _flush_tick(signum, frame):
 def _audit_flush(event, args):
     if event in _FLUSH_EVENTS:
         _flush()
+    elif event == "import" and args[0] == "linecache" and not _lc_loading:
+        _load_linecache()
+
+
+_lc_loading = []
+
+
+def _load_linecache():
+    """Someone is importing linecache for the first time: the warnings
+    module to show the session's first warning, traceback, inspect.  It
+    will look the cells' lines up at once, so load it one step early
+    and hand it the sources before it is asked (_register_lines)."""
+    _lc_loading.append(True)
+    try:
+        import linecache    # noqa: F401
+        _register_lines()
+    except BaseException:
+        pass                # the import that follows says what is wrong
+    finally:
+        _lc_loading.clear()
 
 
 def _flush_before_others():
@@ -193,6 +348,21 @@ def _flush_before_others():
         real_abort()
     _exit.__doc__, abort.__doc__ = real_exit.__doc__, real_abort.__doc__
     os._exit, os.abort = _exit, abort
+
+
+def idle():
+    """Called by worker.c while it waits for a request: what threads of
+    earlier cells wrote goes out now, as background, not in the next
+    cell's output.  Only coil's own streams: a stream a cell put in
+    sys.stdout is its code, not to be run while no cell runs.  Returns
+    how many other threads live: with none, no one can write and
+    worker.c need not call again."""
+    for s in (sys.__stdout__, sys.__stderr__):
+        try:
+            s.flush()
+        except BaseException:
+            pass            # the next cell's _flush says what was lost
+    return len(sys._current_frames()) - 1
 
 
 def _line_mode(on):
@@ -278,48 +448,33 @@ def _flush():
 
 def _register_lines(names=None):
     """Hand cell sources to linecache so tracebacks, inspect and pdb show
-    them.  Only once linecache is loaded: importing it costs start-up."""
+    them.  Only once linecache is loaded: importing it costs start-up.
+    Every line ends in a newline, as linecache reads files: traceback
+    counts the newline when it places its carets, so a last line without
+    one would get them a column to the right."""
     lc = sys.modules.get("linecache")
     if lc is None:
         return
     for fname in (names or list(_sources)):
         if fname not in _registered or fname not in lc.cache:
             src = _sources[fname]
-            lc.cache[fname] = (len(src), None, src.splitlines(True), fname)
+            lines = src.splitlines(True)
+            if lines and not lines[-1].endswith("\n"):
+                lines[-1] += "\n"
+            lc.cache[fname] = (len(src), None, lines, fname)
             _registered.add(fname)
-
-
-def _classify(code, fname, repl):
-    """Compile the cell: returns (tree, None), (None, "incomplete") or
-    raises SyntaxError.  Incomplete is what codeop decides; in repl mode a
-    compound statement also waits for a blank line, as the REPL does."""
-    try:
-        tree = compile(code, fname, "exec", _ONLY_AST)
-    except (SyntaxError, ValueError) as e:
-        import codeop
-        try:
-            if codeop.compile_command(code, fname, "exec") is None:
-                return None, "incomplete"
-        except (SyntaxError, ValueError, OverflowError):
-            pass
-        if isinstance(e, ValueError):
-            raise SyntaxError(str(e), (fname, 1, 1, code.split("\n")[0]))
-        raise
-    if repl and tree.body and isinstance(tree.body[-1], _COMPOUND) and \
-            code.split("\n")[-1].strip():
-        # A finished body still waits for the blank line that tells the
-        # REPL the block is over.
-        return None, "incomplete"
-    return tree, None
 
 
 def _cut(text, cap):
     """Pre-cut a huge text to head+tail so it does not cross the socket
-    whole; the supervisor caps it exactly.  Returns (text, bytes cut)."""
+    whole; the supervisor caps it exactly, in the middle, where this cut
+    is (2 * cap characters are more than the cap / 2 bytes it keeps at
+    each end).  Returns (text, None) or (text, [bytes, newlines] cut),
+    counted as the supervisor gets the text: UTF-8, backslashreplace."""
     if cap <= 0 or len(text) <= 4 * cap:
-        return text, 0
+        return text, None
     mid = text[2 * cap:-2 * cap]
-    cut = len(mid.encode("utf-8", "backslashreplace"))
+    cut = [len(mid.encode("utf-8", "backslashreplace")), mid.count("\n")]
     return text[:2 * cap] + text[-2 * cap:], cut
 
 
@@ -331,71 +486,6 @@ def _safe_repr(v, cap):
     if not isinstance(r, str):
         r = "<repr returned %s, not str>" % type(r).__name__
     return _cut(r, cap)
-
-
-def _user_tb(tb):
-    """The frames a user should see: none of coil's, at the start (the
-    exec that ran the cell) or at the end (the audit hook that words a
-    sandbox denial)."""
-    while tb is not None and tb.tb_frame.f_code.co_filename == "<coil>":
-        tb = tb.tb_next
-    t = tb
-    while t is not None and t.tb_next is not None:
-        if t.tb_next.tb_frame.f_code.co_filename == "<coil>":
-            t.tb_next = None
-            break
-        t = t.tb_next
-    return tb
-
-
-def _error(e, fname, cap=None):
-    import traceback
-    _register_lines()
-    tb = _user_tb(e.__traceback__)
-    e.__traceback__ = tb
-    err = {"type": type(e).__name__, "message": str(e), "line": None}
-    if isinstance(e, SyntaxError) and not tb:
-        err["line"] = e.lineno
-        err["column"] = e.offset
-        lines = traceback.format_exception_only(type(e), e)
-        text = "".join(lines)
-        err["message"] = e.msg
-    else:
-        line = None
-        t = tb
-        while t is not None:
-            if t.tb_frame.f_code.co_filename == fname:
-                line = t.tb_lineno
-            t = t.tb_next
-        err["line"] = line
-        limit = _conf.get("traceback_frames", 20)
-        frames = 0
-        t = tb
-        while t is not None:
-            frames += 1
-            t = t.tb_next
-        text = "".join(traceback.format_exception(type(e), e, tb,
-                                                  limit=-limit))
-        if frames > limit:
-            text = text.replace("Traceback (most recent call last):\n",
-                                "Traceback (most recent call last, %d "
-                                "earlier frames not shown):\n"
-                                % (frames - limit), 1)
-    mod = type(e).__module__
-    if mod.startswith("_coil"):
-        # coil's own errors (the sandbox's words) show as the builtin
-        # they subclass: PermissionError, not an internal name.
-        err["type"] = next(c.__name__ for c in type(e).__mro__
-                           if c.__module__ == "builtins")
-    elif mod not in ("builtins", "__main__"):
-        err["type"] = "%s.%s" % (mod, type(e).__qualname__)
-    if cap is None:
-        cap = _conf.get("max_output", 65536)
-    err["traceback"], cut = _cut(text, cap)
-    # A message can be as long as the exception made it: cut it as well,
-    # so that the answer still fits in a frame.
-    err["message"], cut = _cut(err["message"], cap)
-    return err
 
 
 def _figures(cell):
@@ -422,7 +512,8 @@ def _figures(cell):
                 fig.savefig(path, format="png")
                 w, h = fig.canvas.get_width_height()
                 shown.append({"type": "image/png", "path": path,
-                              "width": w, "height": h})
+                              "width": w, "height": h,
+                              "bytes": os.path.getsize(path)})
             except BaseException as e:
                 warns.append("figure %d not saved: %s: %s"
                              % (num, type(e).__name__, e))
@@ -433,56 +524,140 @@ def _figures(cell):
     return shown, warns
 
 
+_CO_COROUTINE = 0x80
+_aloop = []             # the session's event loop, once asyncio is used
+
+
+def _session_loop():
+    """The session's one event loop: the one a cell already made current
+    (asyncio.get_event_loop() makes one), else a new one, made current
+    so that the cells' own get_event_loop() calls find it.  Its selector
+    is poll, which holds no kernel object that a checkpoint's fork would
+    share with the worker, as epoll would."""
+    import asyncio
+    pol = asyncio.get_event_loop_policy()
+    cur = getattr(getattr(pol, "_local", None), "_loop", None)
+    if cur is not None and not cur.is_closed():
+        _aloop[:] = [cur]
+    elif not _aloop or _aloop[0].is_closed():
+        import selectors
+        _aloop[:] = [asyncio.SelectorEventLoop(selectors.PollSelector())]
+    if cur is not _aloop[0]:
+        asyncio.set_event_loop(_aloop[0])  # asyncio.run() unsets it
+    return _aloop[0]
+
+
+def _run_code(code, mode):
+    """exec or eval a cell's code.  Top-level await (IPython's autoawait)
+    makes the code a coroutine (eval returns it, whatever the mode),
+    run to its end on the session's loop: a task one cell starts goes
+    on in the next cell's awaits."""
+    if not code.co_flags & _CO_COROUTINE:
+        return (exec if mode == "exec" else eval)(code, ns)
+    return _session_loop().run_until_complete(eval(code, ns))
+
+
+def _cell_source(code, fname, repl):
+    """(tree, None), (None, why) or a SyntaxError raised, as _classify,
+    after magics.py's rewriting: a cell magic is incomplete while its
+    body is, and at a terminal until a blank line ends it."""
+    code, body = _transform(code)
+    if body is not None:
+        _, why = _classify("\n" + body, fname, repl)
+        if why is not None:
+            return None, why
+        last = body.split("\n")[-1]
+        if repl and last.strip():
+            return None, SyntaxError(
+                "a cell magic goes on until a blank line",
+                (fname, body.count("\n") + 2, len(last) + 1, last, None, None))
+    return _classify(code, fname, repl)
+
+
 def op_exec(req):
     cell = req["cell"]
     code = req["code"]
     fname = "<cell %d>" % cell
     repl = req.get("repl", False)
     _line_mode(repl)
+    _use_stdin(bool(req.get("input")))
+    if req.get("columns"):
+        # the terminal's size, for shutil.get_terminal_size (pandas)
+        import os
+        os.environ["COLUMNS"] = str(req["columns"])
+        os.environ["LINES"] = str(req["lines"])
     cap = req.get("max_output") or _conf.get("max_output", 65536)
     reply = {"status": "ok", "result": None, "error": None}
     try:
-        tree, why = _classify(code, fname, repl)
+        tree, why = _cell_source(code, fname, repl)
     except SyntaxError as e:
         _sources[fname] = code
         reply["status"] = "error"
         reply["error"] = _error(e, fname, cap)
         return reply
-    if why:
-        return {"status": why}
+    if why is not None:
+        return {"status": "incomplete", "error": _incomplete(why)}
     reply["ran"] = True
     _gc_thaw()
     _sources[fname] = code
     _register_lines((fname,))
+    _current[:] = [fname]
+    _shown.clear()
+    _shown_cell[:] = [cell, cap]
     body = tree.body
     last = None
     if body and type(body[-1]) is _ast.Expr:
         last = body.pop()
+    if _effects is not None:
+        _effects.begin()
     try:
         if body:
-            exec(compile(tree, fname, "exec"), ns)
+            _run_code(compile(tree, fname, "exec", _AWAIT), "exec")
         if last is not None:
-            value = eval(compile(_ast.Expression(last.value), fname, "eval"),
-                         ns)
+            value = _run_code(compile(_ast.Expression(last.value), fname,
+                                      "eval", _AWAIT), "eval")
             if value is not None:
                 ns["_"] = value
                 reply["result"], cut = _safe_repr(value, cap)
                 if cut:
                     reply["result_cut"] = cut
+                _display_result(value)
     except BaseException as e:
         reply["status"] = "error"
         reply["error"] = _error(e, fname, cap)
+        # as python's REPL leaves them, for pdb.pm() and %debug
+        sys.last_type, sys.last_value = type(e), e
+        sys.last_traceback = e.__traceback__
         e = None
+    _use_stdin(False)       # a thread may not ask between cells
+    bdb = sys.modules.get("bdb")
+    if bdb is not None and isinstance(getattr(sys.gettrace(), "__self__",
+                                              None), bdb.Bdb):
+        sys.settrace(None)  # pdb stepped past the cell: it ends there
+    if not _aloop and "asyncio" in sys.modules:
+        _session_loop()     # before a cell's get_event_loop() makes one
     lost = _flush()
+    if _effects is not None:
+        # before the figures: coil's own files are in display
+        fx, more = _effects.take()
+        if fx:
+            reply["effects"] = fx
+        if more:
+            reply["effects_more"] = more
     display, warns = _figures(cell)
-    warns = lost + warns
-    reply["display"] = display
+    warns = lost + _display_warns + warns
+    reply["display"] = _shown + display
+    _shown.clear()
+    _display_warns.clear()
     fixed = _repair_streams()
     for name in fixed:
         warns.append("sys.%s was closed or None after the cell; coil "
                      "reopened it" % name)
     if warns:
         reply["warnings"] = warns
+    if req.get("summary"):
+        # For the observers' namespace pane: what vars would say now.
+        reply["namespace"] = op_vars({})["vars"]
     return reply
 
 
@@ -569,46 +744,6 @@ def op_inspect(req):
     return reply
 
 
-def _token_start(text):
-    i = len(text)
-    while i > 0 and (text[i - 1].isalnum() or text[i - 1] in "_."):
-        i -= 1
-    return i
-
-
-def op_complete(req):
-    code = req["code"]
-    cursor = req.get("cursor")
-    if cursor is None or cursor > len(code):
-        cursor = len(code)
-    text = code[:cursor]
-    start = _token_start(text)
-    token = text[start:]
-    matches = []
-    if "." in token:
-        expr, _, attr = token.rpartition(".")
-        try:
-            obj = _resolve(expr)
-            names = dir(obj)
-        except BaseException:
-            names = []
-        for a in names:
-            if a.startswith(attr) and (attr.startswith("_") or
-                                       not a.startswith("_")):
-                matches.append(expr + "." + a)
-    else:
-        import keyword
-        seen = set()
-        for n in list(ns) + dir(builtins) + keyword.kwlist:
-            if n.startswith(token) and n not in seen and \
-                    (token.startswith("_") or not n.startswith("_")):
-                seen.add(n)
-                matches.append(n)
-    matches.sort()
-    return {"status": "ok", "matches": matches, "start": start,
-            "end": cursor}
-
-
 def op_reset(req):
     keep = {k: ns[k] for k in ("__name__", "__builtins__", "__doc__",
                                "__spec__", "__loader__", "__package__")
@@ -625,6 +760,11 @@ _OPS = {"exec": op_exec, "vars": op_vars, "inspect": op_inspect,
 def handle(req):
     try:
         return _OPS[req["op"]](req)
+    except KeyboardInterrupt as e:
+        # A deadline's interrupt that landed in coil's own code, after
+        # the cell or before it: told as the cell's, without coil's
+        # frames.  Any other error here is coil's bug, frames and all.
+        return {"status": "error", "error": _error(e, None)}
     except BaseException as e:
         import traceback
         return {"status": "error", "error": {

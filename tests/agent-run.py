@@ -19,18 +19,25 @@ are written at once, then stdin is closed, as a pipe would.
 Each expected response is one check (its mismatches as diagnostics),
 then one that no line came beyond them, one that every line was UTF-8
 JSON, and one that coil exited 0.
+
+A test file may also be a transcript, as coil --record writes one (its
+first line is {"coil_transcript": ...}; see share/example.transcript):
+then it is run as `coil --replay FILE --check`, one check per cell
+(its diff as diagnostics) and one that coil exited 0.  A session
+recorded is a test.
 """
 import ast
 import json
 import os
 import re
+import subprocess
 import sys
 import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "lib"))
-from coiltest import Coil, check, diag, done, tap  # noqa: E402
+from coiltest import COIL, Coil, check, diag, done, tap  # noqa: E402
 
 DEADLINE = 120          # seconds for the whole session
 
@@ -125,9 +132,43 @@ def short(obj, width=60):
     return text if len(text) <= width else text[:width - 3] + "..."
 
 
+def is_transcript(path):
+    with open(path, encoding="utf-8") as f:
+        first = f.readline()
+    try:
+        return "coil_transcript" in json.loads(first)
+    except (ValueError, TypeError):
+        return False
+
+
+def replay_test(path):
+    """A transcript as a test: coil --replay --check, a check a cell."""
+    name = os.path.basename(path)
+    try:
+        p = subprocess.run([COIL, "--replay", os.path.abspath(path),
+                            "--check"], capture_output=True, text=True,
+                           timeout=DEADLINE,
+                           cwd=os.environ.get("TEST_WORKDIR"))
+        out, err, rc = p.stdout, p.stderr, p.returncode
+    except subprocess.TimeoutExpired as e:
+        out, err, rc = e.stdout or "", "still ran after %d s" % DEADLINE, -1
+        out = out.decode() if isinstance(out, bytes) else out
+    cells = re.findall(r"^In \[(\d+)\]: (.*)$", out, re.M)
+    diffs = dict(re.findall(r"^cell (\d+) differs:\n(.*?)(?=^In \[|"
+                            r"^\d+ cells replayed|\Z)", out, re.M | re.S))
+    for n, first in cells:
+        check(n not in diffs, "%s cell %s %s" % (name, n, short(first, 50)),
+              diffs.get(n))
+    check(rc == 0, "coil --replay --check exits 0",
+          "exit status %s\n%s" % (rc, err[-4000:]))
+    done()
+
+
 def main():
     path = sys.argv[1]
     name = os.path.basename(path)
+    if is_transcript(path):
+        replay_test(path)
     args, requests, expected = parse(path)
     c = Coil(*args, cwd=os.environ.get("TEST_WORKDIR"))
     lines, trouble = session(c, requests)

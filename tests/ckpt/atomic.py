@@ -56,7 +56,8 @@ def session(c, label):
     check(r.get("result") == "3", "%s: ... and leaves no trace" % label, r)
 
 
-with unsandboxed() as c:
+# "every": this pins one checkpoint per cell (policy.py tests the default).
+with unsandboxed("--checkpoint-policy", "every") as c:
     session(c, "checkpoints on")
     r = c.call({"op": "snapshots"})
     kinds = [x["kind"] for x in r["checkpoints"]]

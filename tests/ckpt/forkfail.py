@@ -44,7 +44,8 @@ big = (_q, _b)
 '''
 FREE = "_libc.munmap(big[0], big[1]); del big"
 
-with unsandboxed() as c:
+# "every": this pins one checkpoint per cell (policy.py tests the default).
+with unsandboxed("--checkpoint-policy", "every") as c:
     c.call({"code": "a = 1"})                               # cell 1
     r = c.call({"code": GROW})                              # cell 2
     check(r["status"] == "ok", "a mapping past RAM + swap", r)

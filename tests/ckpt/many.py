@@ -27,7 +27,9 @@ CELL = ("d[%d %% 50] = 'x' * 1000\n"
         "o = C(); o.me = o\n"          # cyclic garbage, every cell
         "n = %d")
 
-with unsandboxed() as c:
+# "every": a checkpoint made and dropped each cell, the churn this
+# test looks for leaks in.
+with unsandboxed("--checkpoint-policy", "every") as c:
     c.call({"code": "d = {}"})
     c.call({"op": "snapshot", "name": "pin"})
     seen_max = 0
@@ -82,7 +84,10 @@ with unsandboxed() as c:
 
 # --checkpoint-memory: each cell leaves 8 MB that only its checkpoint
 # holds once the next cell replaces it.
-with unsandboxed("--checkpoint-memory", "40M") as c:
+# "every": one checkpoint per cell, whatever the timing, for the cap to
+# drop (the default takes one when the session is quiet).
+with unsandboxed("--checkpoint-memory", "40M", "--checkpoint-policy",
+                 "every") as c:
     for i in range(12):
         r = c.call({"code": "a = bytearray(b'%d' * (8 << 20))" % (i % 10)})
     r = c.call({"op": "snapshots"})
@@ -102,7 +107,8 @@ with unsandboxed("--checkpoint-memory", "40M") as c:
     check(r["status"] == "ok", "the oldest kept one still works", r)
     check_exit(c, "coil --checkpoint-memory 40M exits 0")
 
-with unsandboxed("--checkpoints", "3") as c:
+# "every": this pins one checkpoint per cell (policy.py tests the default).
+with unsandboxed("--checkpoints", "3", "--checkpoint-policy", "every") as c:
     for i in range(10):
         c.call({"code": "k = %d" % i})
     r = c.call({"op": "snapshots"})

@@ -9,7 +9,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
 from coiltest import check, done, unsandboxed, check_exit  # noqa: E402
 
-with unsandboxed("--preload", "json") as c:
+# "every": this pins one checkpoint per cell (policy.py tests the default).
+with unsandboxed("--preload", "json", "--checkpoint-policy", "every") as c:
     c.call({"code": "x = 1"})                               # cell 1
     r = c.call({"op": "snapshot", "name": "base"})
     check(r["status"] == "ok" and r["name"] == "base" and r["cell"] == 1,

@@ -63,7 +63,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct outbuf ob;
 	size_t cap, maxchunk, n, len, clen, k, i;
-	unsigned long long dropped, trunc;
+	unsigned long long trunc;
+	struct outbuf_cut cut, ccut;
 	const char *p;
 	uint32_t seed;
 	char *r, *c;
@@ -93,17 +94,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(ob.head_len <= cap / 2 && ob.tail_len <= cap - cap / 2);
 	CHECK(outbuf_dropped(&ob) == (n > cap ? n - cap : 0));
 	trunc = outbuf_truncated(&ob);
-	CHECK(trunc >= outbuf_dropped(&ob) && trunc <= outbuf_dropped(&ob) + 6);
+	CHECK(trunc >= outbuf_dropped(&ob) && trunc <= n);
 	CHECK((trunc == 0) == (outbuf_dropped(&ob) == 0));
 
-	r = outbuf_render(&ob, &len);
+	r = outbuf_render(&ob, &len, &cut);
+	CHECK(cut.bytes == trunc && cut.lines <= cut.bytes);
 	CHECK(r[len] == '\0');
 	CHECK(ref_valid(r, len));
 	CHECK(len <= 4 * cap + OUTBUF_MARKER_MAX);
 
-	c = utf8_cap(p, n, cap, &clen, &dropped);
+	c = utf8_cap(p, n, cap, NULL, &clen, &ccut);
 	CHECK(clen == len && memcmp(c, r, len) == 0);
-	CHECK(dropped == trunc);
+	CHECK(ccut.bytes == trunc && ccut.lines == cut.lines);
 	free(c);
 	if (n <= cap) {
 		c = utf8_escape(p, n, &clen);
@@ -111,20 +113,20 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(c);
 	} else {
 		char marker[OUTBUF_MARKER_MAX];
-		int mlen = snprintf(marker, sizeof(marker), OUTBUF_MARKER_FMT, trunc);
+		size_t mlen = outbuf_marker(marker, &cut);
 
-		CHECK(memmem(r, len, marker, (size_t)mlen) != NULL);
+		CHECK(memmem(r, len, marker, mlen) != NULL);
 	}
 	free(r);
 
 	/* a reset outbuf renders as new, then captures afresh */
 	outbuf_reset(&ob);
-	r = outbuf_render(&ob, &len);
+	r = outbuf_render(&ob, &len, NULL);
 	CHECK(len == 0 && outbuf_empty(&ob));
 	free(r);
 	outbuf_append(&ob, p, n);
-	r = outbuf_render(&ob, &len);
-	c = utf8_cap(p, n, cap, &clen, NULL);
+	r = outbuf_render(&ob, &len, NULL);
+	c = utf8_cap(p, n, cap, NULL, &clen, NULL);
 	CHECK(clen == len && memcmp(c, r, len) == 0);
 	free(c);
 	free(r);

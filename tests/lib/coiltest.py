@@ -28,6 +28,7 @@ put this directory on sys.path themselves:
     sys.path.insert(0, os.path.join(os.path.dirname(
         os.path.abspath(__file__)), "..", "lib"))
 """
+import atexit
 import json
 import os
 import select
@@ -156,6 +157,27 @@ sys.excepthook = _excepthook
 
 # ---------------------------------------------------------------- client
 
+# Agent sessions are recorded by default under $XDG_STATE_HOME (or
+# ~/.local/state): a test never writes the real home.  make check gives
+# each test its own XDG_STATE_HOME; a script run by hand gets a temp one,
+# removed at its end, and so does an environment a test builds itself.
+_state_home = None
+
+
+def state_home():
+    """The XDG_STATE_HOME coil runs get: make check's, else a temp dir."""
+    global _state_home
+    if os.environ.get("XDG_STATE_HOME", "").startswith("/"):
+        return os.environ["XDG_STATE_HOME"]
+    if _state_home is None:
+        _state_home = tempfile.mkdtemp(prefix="coil-state-")
+        atexit.register(shutil.rmtree, _state_home, True)
+    return _state_home
+
+
+os.environ["XDG_STATE_HOME"] = state_home()
+
+
 _sessions = weakref.WeakSet()   # every Coil still about, for _excepthook
 
 
@@ -168,6 +190,8 @@ class Coil:
     def __init__(self, *args, stdin=subprocess.PIPE, env=None, cwd=None,
                  preexec_fn=None, argv0=None, argv=None):
         self.err = tempfile.TemporaryFile()
+        if env is not None and "XDG_STATE_HOME" not in env:
+            env = dict(env, XDG_STATE_HOME=state_home())
         cmd = argv or [argv0 or COIL, "--agent", *args]
         self.proc = subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.PIPE,
                                      stderr=self.err, env=env, cwd=cwd,

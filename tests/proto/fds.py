@@ -100,8 +100,10 @@ def session(profile):
     wd = workdir()
     with open(os.path.join(wd, "fdprobe.py"), "w") as f:
         f.write(PROBE)
+    # "every": the crash below must land on the cell just before it,
+    # which defined _fds, however quick the turnaround.
     c = Coil("--sandbox", profile, "--timeout", "20", "--workdir", wd,
-             "--preload", "fdprobe")
+             "--preload", "fdprobe", "--checkpoint-policy", "every")
     try:
         r = c.run(LIST)
         if check(r.get("status") == "ok", "%s: the listing cell runs"

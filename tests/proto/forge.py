@@ -87,6 +87,8 @@ FORGERIES = [
     ("rearm ckpt_failed", 'forge({"t": "ckpt_failed", "kind": "rearm", '
      '"cell": 1, "error": "forged"})'),
     ("gate", 'forge({"t": "gate"}, fds=1)'),
+    ("input asked in an agent's cell",
+     'forge({"t": "input", "prompt": "? ", "seq": 1})'),
     ("resume", 'forge({"t": "resume", "cell": 0, "rearm": True})'),
     ("init's spawned", 'forge({"t": "spawned", "pid": 1, "errno": 0})'),
     ("init's exit", 'forge({"t": "exit", "pid": %s, "status": 0})' % PID),
@@ -101,7 +103,10 @@ FORGERIES = [
 
 def session(profile):
     wd = workdir()
-    c = Coil("--sandbox", profile, "--timeout", "20", "--workdir", wd)
+    # "every": a forged frame must land the namespace on the cell just
+    # before it, one checkpoint per cell.
+    c = Coil("--sandbox", profile, "--timeout", "20", "--workdir", wd,
+             "--checkpoint-policy", "every")
     try:
         r = c.run(HELPER + "keep = 0")
         if not check(r.get("status") == "ok",
@@ -111,6 +116,9 @@ def session(profile):
             tag = "%s, %s" % (profile, what)
             r = c.run("keep = %d" % i)
             before = r.get("cell")
+            # snapshots answers once no checkpoint is owed: the forgery
+            # below then meets a worker that owes nothing but its reply.
+            c.call({"op": "snapshots"})
             r = c.run("spoiled = %d\nn = %s\nimport time; time.sleep(0.3)\nn"
                       % (i, call))
             err = r.get("error") or {}
@@ -219,7 +227,8 @@ def strict_quiet():
     (--checkpoints 1 drops one at each cell) are not reported as forks
     of the cell's."""
     wd = workdir()
-    c = Coil("--sandbox", "strict", "--checkpoints", "1", "--workdir", wd)
+    c = Coil("--sandbox", "strict", "--checkpoints", "1", "--workdir", wd,
+             "--checkpoint-policy", "every")
     try:
         warned = []
         for i in range(6):

@@ -6,6 +6,7 @@
  * decoder written here independently of outbuf.c (it decodes code points
  * and checks their range, where outbuf.c checks byte ranges).
  */
+#define _GNU_SOURCE	/* memmem */
 #include <malloc.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -15,7 +16,9 @@
 #include "utf8-ref.h"
 #include "tap.h"
 
-#define MARK(n) "\n[... coil: " #n " bytes truncated ...]\n"
+#define MARK(n) "\n[... coil: 0 lines, " #n " bytes cut ...]\n"
+#define MARK_1 "\n[... coil: 0 lines, 1 byte cut ...]\n"
+#define MARKL(l, n) "\n[... coil: " #l " lines, " #n " bytes cut ...]\n"
 
 /* ---- reference decoder ---- */
 
@@ -69,8 +72,8 @@ ref_cap_valid(const char *p, size_t n, size_t cap, size_t *outlen)
 	out = malloc(n + OUTBUF_MARKER_MAX + 1);
 	memcpy(out, p, hend);
 	o = hend;
-	o += (size_t)sprintf(out + o, OUTBUF_MARKER_FMT,
-	    (unsigned long long)(n - hend - (n - tbeg)));
+	o += (size_t)sprintf(out + o, "\n[... coil: 0 lines, %zu byte%s cut "
+	    "...]\n", tbeg - hend, tbeg - hend == 1 ? "" : "s");
 	memcpy(out + o, p + tbeg, n - tbeg);
 	o += n - tbeg;
 	out[o] = '\0';
@@ -79,6 +82,17 @@ ref_cap_valid(const char *p, size_t n, size_t cap, size_t *outlen)
 }
 
 /* ---- helpers ---- */
+
+static unsigned long long
+count_nl(const char *p, size_t n)
+{
+	unsigned long long k = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		k += p[i] == '\n';
+	return k;
+}
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
 
@@ -143,7 +157,7 @@ static bool
 render_is(struct outbuf *ob, const char *want, size_t wantlen, const char *desc)
 {
 	size_t len = (size_t)-1;
-	char *r = outbuf_render(ob, &len);
+	char *r = outbuf_render(ob, &len, NULL);
 	bool pass = tap_is_mem(r, len, want, wantlen, desc) && r[len] == '\0';
 
 	free(r);
@@ -214,7 +228,7 @@ test_cap_boundary(void)
 	tap_is_ull(outbuf_dropped(&ob), 0, "exactly cap bytes: nothing dropped");
 	outbuf_append(&ob, "g", 1);
 	tap_is_ull(outbuf_dropped(&ob), 1, "cap + 1 bytes: 1 dropped");
-	render_is(&ob, "01234567" MARK(1) "9abcdefg", 8 + sizeof(MARK(1)) - 1 + 8,
+	render_is(&ob, "01234567" MARK_1 "9abcdefg", 8 + sizeof(MARK_1) - 1 + 8,
 	    "cap + 1 bytes: head, marker, tail");
 	outbuf_free(&ob);
 
@@ -223,7 +237,7 @@ test_cap_boundary(void)
 	outbuf_append(&ob, "0123456789abcde", 15);
 	render_is(&ob, "0123456789abcde", 15, "odd cap 15, 15 bytes: kept whole");
 	outbuf_append(&ob, "f", 1);
-	render_is(&ob, "0123456" MARK(1) "89abcdef", 7 + sizeof(MARK(1)) - 1 + 8,
+	render_is(&ob, "0123456" MARK_1 "89abcdef", 7 + sizeof(MARK_1) - 1 + 8,
 	    "odd cap 15, 16 bytes: 7 head, 8 tail");
 	outbuf_free(&ob);
 }
@@ -304,13 +318,14 @@ test_200mb(void)
 	    malloc_usable_size(ob.tail) < cap - cap / 2 + 64,
 	    "200 MB: allocations are cap-sized (%zu + %zu bytes)",
 	    malloc_usable_size(ob.head), malloc_usable_size(ob.tail));
-	r = outbuf_render(&ob, &len);
+	r = outbuf_render(&ob, &len, NULL);
 	tap_ok(len <= 4 * cap + OUTBUF_MARKER_MAX, "200 MB: render bounded (%zu)", len);
 	for (i = 0; i < cap / 2; i++)
 		okhead = okhead && r[i] == (char)('a' + i % 26);
 	tap_ok(okhead, "200 MB: head is the first bytes");
 	want = malloc(OUTBUF_MARKER_MAX);
-	k = (size_t)sprintf(want, OUTBUF_MARKER_FMT, total - cap);
+	k = (size_t)sprintf(want, "\n[... coil: 0 lines, %llu bytes cut ...]\n",
+	    total - cap);
 	tap_is_mem(r + cap / 2, k, want, k, "200 MB: marker gives dropped bytes");
 	for (i = 0; i < cap - cap / 2; i++)
 		oktail = oktail && r[cap / 2 + k + i] ==
@@ -416,7 +431,7 @@ test_cuts_exhaustive(void)
 {
 	char text[256], *r, *want;
 	size_t n, cap, len, wantlen, round;
-	unsigned long long dropped;
+	struct outbuf_cut cut;
 	int bad = 0, badcap = 0;
 	struct outbuf ob;
 
@@ -427,7 +442,7 @@ test_cuts_exhaustive(void)
 		for (cap = 0; cap <= 40; cap++) {
 			outbuf_init(&ob, cap);
 			append_chunked(&ob, text, n, 7);
-			r = outbuf_render(&ob, &len);
+			r = outbuf_render(&ob, &len, NULL);
 			want = ref_cap_valid(text, n, cap, &wantlen);
 			if (len != wantlen || memcmp(r, want, len) != 0) {
 				if (bad++ == 0) {
@@ -437,9 +452,9 @@ test_cuts_exhaustive(void)
 				}
 			}
 			free(r);
-			r = utf8_cap(text, n, cap, &len, &dropped);
+			r = utf8_cap(text, n, cap, NULL, &len, &cut);
 			if (len != wantlen || memcmp(r, want, len) != 0 ||
-			    dropped != outbuf_truncated(&ob))
+			    cut.bytes != outbuf_truncated(&ob))
 				badcap++;
 			free(r);
 			free(want);
@@ -546,7 +561,7 @@ test_reset(void)
 	outbuf_append(&ob, "xyz123456", 9);
 	tap_ok(ob.head == head && ob.tail == tail && ob.cap == 8,
 	    "reset: memory and cap kept");
-	render_is(&ob, "xyz1" MARK(1) "3456", 4 + sizeof(MARK(1)) - 1 + 4,
+	render_is(&ob, "xyz1" MARK_1 "3456", 4 + sizeof(MARK_1) - 1 + 4,
 	    "reset: next render starts afresh");
 	outbuf_free(&ob);
 	outbuf_append(&ob, "again", 5);
@@ -557,32 +572,106 @@ test_reset(void)
 static void
 test_utf8_cap(void)
 {
-	unsigned long long dropped = 99;
+	struct outbuf_cut cut = { 99, 99 }, pre = { 100, 3 };
 	const char *want;
 	size_t len;
 	char *r;
 
-	r = utf8_cap("h\xc3\xa9llo", 6, 6, &len, &dropped);
+	r = utf8_cap("h\xc3\xa9llo", 6, 6, NULL, &len, &cut);
 	tap_is_mem(r, len, "h\xc3\xa9llo", 6, "utf8_cap: text that fits is unchanged");
-	tap_is_ull(dropped, 0, "utf8_cap: fits, dropped 0");
+	tap_ok(cut.bytes == 0 && cut.lines == 0, "utf8_cap: fits, nothing cut");
 	free(r);
 
-	r = utf8_cap("0123456789abcdef", 16, 8, &len, &dropped);
+	r = utf8_cap("0123456789abcdef", 16, 8, NULL, &len, &cut);
 	want = "0123" MARK(8) "cdef";
 	tap_is_mem(r, len, want, strlen(want), "utf8_cap: head, marker, tail");
-	tap_is_ull(dropped, 8, "utf8_cap: dropped counts the middle");
+	tap_is_ull(cut.bytes, 8, "utf8_cap: cut counts the middle");
 	free(r);
 
 	/* "a" + U+1F600 + 10 digits, cap 4: head "a\xf0" cut to "a" */
-	r = utf8_cap("a\xf0\x9f\x98\x80" "0123456789", 15, 4, &len, &dropped);
+	r = utf8_cap("a\xf0\x9f\x98\x80" "0123456789", 15, 4, NULL, &len, &cut);
 	want = "a" MARK(12) "89";
 	tap_is_mem(r, len, want, strlen(want), "utf8_cap: 4-byte char split at head dropped whole");
-	tap_is_ull(dropped, 12, "utf8_cap: dropped includes the split char");
+	tap_is_ull(cut.bytes, 12, "utf8_cap: cut includes the split char");
 	free(r);
 
-	r = utf8_cap("Traceback\n\xff", 11, 100, NULL, NULL);
+	r = utf8_cap("Traceback\n\xff", 11, 100, NULL, NULL, NULL);
 	tap_ok(strcmp(r, "Traceback\n\\xff") == 0,
 	    "utf8_cap: invalid byte escaped, NULL outputs accepted");
+	free(r);
+
+	/* What the worker cut before is in the middle too: the marker and
+	 * the count add it (issue 9, bug 7: they did not agree). */
+	r = utf8_cap("0123\n56789abcdef", 16, 8, &pre, &len, &cut);
+	want = "0123" MARKL(4, 108) "cdef";
+	tap_is_mem(r, len, want, strlen(want), "utf8_cap: pre-cut bytes and lines in the marker");
+	tap_ok(cut.bytes == 108 && cut.lines == 4, "utf8_cap: pre-cut counted (%llu, %llu)",
+	    cut.bytes, cut.lines);
+	free(r);
+	r = utf8_cap("0123", 4, 8, &pre, &len, &cut);
+	tap_ok(len == 4 && cut.bytes == 0, "utf8_cap: pre-cut ignored when the text fits");
+	free(r);
+}
+
+/* Ten lines "line00\n" .. "line09\n", 70 bytes. */
+static const char ten_lines[] = "line00\nline01\nline02\nline03\nline04\n"
+    "line05\nline06\nline07\nline08\nline09\n";
+
+/* Cuts move to a line boundary within OUTBUF_NEAR of them; the marker
+ * counts the whole lines gone. */
+static void
+test_line_cuts(void)
+{
+	struct outbuf ob;
+	struct outbuf_cut cut;
+	const char *want;
+	size_t len;
+	char *r;
+
+	tap_ok(OUTBUF_NEAR(4) == 2 && OUTBUF_NEAR(20) == 10 &&
+	    OUTBUF_NEAR(1000) == 200 && OUTBUF_NEAR(32768) == 3276,
+	    "near: a tenth or 200 bytes, at most half the part");
+
+	/* cap 40: head 20 ends "line0", tail 20 starts "ine07\n" */
+	want = "line00\nline01\n" MARKL(6, 42) "line08\nline09\n";
+	r = utf8_cap(ten_lines, 70, 40, NULL, &len, &cut);
+	tap_is_mem(r, len, want, strlen(want), "line cut: head and tail end on lines");
+	tap_ok(cut.bytes == 42 && cut.lines == 6, "line cut: 6 lines, 42 bytes");
+	free(r);
+	outbuf_init(&ob, 40);
+	append_chunked(&ob, ten_lines, 70, 9);
+	render_is(&ob, want, strlen(want), "line cut: the outbuf agrees");
+	tap_is_ull(outbuf_truncated(&ob), 42, "line cut: outbuf_truncated agrees");
+	outbuf_free(&ob);
+
+	/* cap 28: the head "line00\nline01\n" ends a line and the byte
+	 * before the tail "line08\nline09\n" is a newline: neither moves,
+	 * though the tail has a newline near its start. */
+	want = "line00\nline01\n" MARKL(6, 42) "line08\nline09\n";
+	outbuf_init(&ob, 28);
+	append_chunked(&ob, ten_lines, 70, 5);
+	r = outbuf_render(&ob, &len, &cut);
+	tap_is_mem(r, len, want, strlen(want),
+	    "line cut: a tail that starts a line is kept whole");
+	tap_ok(cut.bytes == 42 && cut.lines == 6, "line cut: render gives its counts");
+	free(r);
+	outbuf_free(&ob);
+
+	/* cap 20: near is 5, the newlines are further from the cuts */
+	want = "ab\nxxxxxxx" MARK(26) "xxxxxxx\nyz";
+	r = utf8_cap("ab\nxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\nyz", 46, 20,
+	    NULL, &len, &cut);
+	tap_is_mem(r, len, want, strlen(want), "line cut: a newline not near is not used");
+	tap_ok(cut.bytes == 26 && cut.lines == 0, "line cut: no newline cut, 0 lines");
+	free(r);
+
+	/* A line boundary wins over a split character, never inside one. */
+	want = "\xc3\xa9\n" "\n[... coil: 1 line, 5 bytes cut ...]\n" "\xc3\xa9\n";
+	r = utf8_cap("\xc3\xa9\n\xc3\xa9\xc3\xa9\n\xc3\xa9\n", 11, 6, NULL, &len,
+	    &cut);
+	tap_is_mem(r, len, want, strlen(want),
+	    "line cut: multi-byte lines cut after their newline");
+	tap_ok(cut.bytes == 5 && cut.lines == 1, "line cut: 1 line, 5 bytes");
 	free(r);
 }
 
@@ -677,8 +766,8 @@ test_random(void)
 {
 	char in[300], *r, *w, *c;
 	size_t n, cap, len, wlen, clen, round, i, o;
-	unsigned long long dropped;
-	int badesc = 0, badvalid = 0, badbound = 0, badcount = 0, badcap = 0;
+	struct outbuf_cut cut, ccut;
+	int badlines = 0, badesc = 0, badvalid = 0, badbound = 0, badcount = 0, badcap = 0;
 	int badvalidin = 0, badround = 0;
 	struct outbuf ob;
 
@@ -712,19 +801,24 @@ test_random(void)
 
 		outbuf_init(&ob, cap);
 		append_chunked(&ob, in, n, 1 + rng() % 40);
-		r = outbuf_render(&ob, &len);
+		r = outbuf_render(&ob, &len, &cut);
 		if (!ref_valid(r, len) || r[len] != '\0')
 			badvalid++;
 		if (len > 4 * cap + OUTBUF_MARKER_MAX)
 			badbound++;
 		if (ob.total != n || outbuf_dropped(&ob) != (n > cap ? n - cap : 0) ||
 		    ob.head_len + ob.tail_len != (n < cap ? n : cap) ||
-		    outbuf_truncated(&ob) < outbuf_dropped(&ob) ||
-		    outbuf_truncated(&ob) > outbuf_dropped(&ob) + 6)
+		    outbuf_truncated(&ob) != cut.bytes ||
+		    cut.bytes < outbuf_dropped(&ob) || cut.bytes > n)
 			badcount++;
-		c = utf8_cap(in, n, cap, &clen, &dropped);
+		/* Escaping makes no newline: those of the input not in the
+		 * render (less the marker's two) are the lines cut. */
+		if (count_nl(in, n) - (count_nl(r, len) - (cut.bytes > 0 ? 2 : 0))
+		    != cut.lines)
+			badlines++;
+		c = utf8_cap(in, n, cap, NULL, &clen, &ccut);
 		if (clen != len || memcmp(c, r, len) != 0 ||
-		    dropped != outbuf_truncated(&ob))
+		    ccut.bytes != cut.bytes || ccut.lines != cut.lines)
 			badcap++;
 		free(c);
 		free(r);
@@ -736,7 +830,57 @@ test_random(void)
 	tap_ok(badvalid == 0, "random bytes: escape and render are valid UTF-8 (%d bad)", badvalid);
 	tap_ok(badbound == 0, "random bytes: render within 4 * cap + marker (%d bad)", badbound);
 	tap_ok(badcount == 0, "random bytes: total, dropped, truncated exact (%d bad)", badcount);
+	tap_ok(badlines == 0, "random bytes: lines cut exact (%d bad)", badlines);
 	tap_ok(badcap == 0, "random bytes: render equals utf8_cap of the whole (%d bad)", badcap);
+}
+
+/* Valid text with lines of random lengths: the render is a prefix of the
+ * text, the marker, a suffix, and the marker's counts are exactly what
+ * lies between them; a cut falls after a newline when one is near. */
+static void
+test_lines_random(void)
+{
+	char text[600], *r, marker[OUTBUF_MARKER_MAX];
+	size_t n, cap, len, mlen, round, h, t, near;
+	struct outbuf_cut cut;
+	struct outbuf ob;
+	const char *m;
+	int bad = 0, badnear = 0;
+
+	for (round = 0; round < 3000; round++) {
+		n = 0;
+		while (n < 500)
+			n += rng() % 6 == 0 ? (text[n] = '\n', 1) :
+			    rand_char(text + n);
+		cap = 8 + rng() % 300;
+		outbuf_init(&ob, cap);
+		append_chunked(&ob, text, n, 1 + rng() % 64);
+		r = outbuf_render(&ob, &len, &cut);
+		outbuf_free(&ob);
+		if (cut.bytes == 0) {
+			bad += len != n || memcmp(r, text, n) != 0;
+			free(r);
+			continue;
+		}
+		mlen = outbuf_marker(marker, &cut);
+		m = memmem(r, len, marker, mlen);
+		h = m != NULL ? (size_t)(m - r) : 0;
+		t = m != NULL ? len - h - mlen : 0;
+		if (m == NULL || h + t + cut.bytes != n ||
+		    memcmp(r, text, h) != 0 ||
+		    memcmp(m + mlen, text + n - t, t) != 0 ||
+		    count_nl(text + h, n - h - t) != cut.lines)
+			bad++;
+		/* No newline within near of the head's cut was passed over. */
+		near = OUTBUF_NEAR(cap / 2);
+		if (m != NULL && (h == 0 || text[h - 1] != '\n') &&
+		    memchr(text + (cap / 2 > near ? cap / 2 - near : 0), '\n',
+		    cap / 2 - (cap / 2 > near ? cap / 2 - near : 0)) != NULL)
+			badnear++;
+		free(r);
+	}
+	tap_ok(bad == 0, "lines: head, marker, tail and counts exact (%d bad)", bad);
+	tap_ok(badnear == 0, "lines: the head ends on a near newline (%d bad)", badnear);
 }
 
 /* The reference validator itself must reject what it is meant to. */
@@ -767,6 +911,8 @@ main(void)
 	test_cap0();
 	test_reset();
 	test_utf8_cap();
+	test_line_cuts();
+	test_lines_random();
 	test_complete_prefix();
 	test_stream();
 	test_random();

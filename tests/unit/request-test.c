@@ -1,5 +1,7 @@
 /*
- * request-test.c - request_parse on good and bad lines (TAP).
+ * request-test.c - request_parse on good and bad lines, and the
+ * request tables: every field's bounds and types as request_parse holds
+ * them, the schema and the --help rows made from them (TAP).
  */
 #include "config.h"
 
@@ -47,7 +49,276 @@ rejects(const char *line, size_t len, const char *want, const char *want_id)
 	return ok;
 }
 
+/* The warnings request_warnings gives for line, joined by " | ", must
+ * be want ("" for none). */
+static bool
+warns(const char *line, const char *want)
+{
+	json_t *req, *id, *w;
+	enum op op;
+	char err[512];
+	struct buf got;
+	size_t i;
+	bool ok;
+
+	if (request_parse(line, strlen(line), &req, &id, &op, err,
+	    sizeof err) == -1) {
+		printf("#   error: %s\n", err);
+		json_decref(id);
+		return false;
+	}
+	w = request_warnings(req, op);
+	buf_init(&got);
+	buf_printf(&got, "%s", "");
+	for (i = 0; i < json_array_size(w); i++)
+		buf_printf(&got, "%s%s", i ? " | " : "",
+		    json_string_value(json_array_get(w, i)));
+	ok = strcmp(got.p, want) == 0 && (w == NULL) == (*want == '\0');
+	if (!ok)
+		printf("#   got '%s'\n", got.p);
+	buf_free(&got);
+	json_decref(w);
+	json_decref(req);
+	json_decref(id);
+	return ok;
+}
+
+/* A request line of op with a sample of each field it needs and f set to
+ * v (stolen); NULL f: none.  Caller frees. */
+static char *
+request_line(const struct request_op *op, const struct request_field *f,
+    json_t *v)
+{
+	json_t *o = json_pack("{s:s}", "op", op->name);
+	const struct request_field *g;
+	char *line;
+
+	for (g = request_fields; g < request_fields + request_nfields; g++)
+		if (request_needs(g, op->op))
+			json_object_set_new(o, g->name, g->types & T_STRING ?
+			    json_string("x") : json_integer(g->min));
+	if (f != NULL)
+		json_object_set_new(o, f->name, v);
+	line = json_dumps(o, JSON_ENCODE_ANY);
+	json_decref(o);
+	return line;
+}
+
+/* Whether request_parse refuses the line for field f ("'f' must be"),
+ * as it should when refuse is set, and takes it otherwise. */
+static bool
+judged(char *line, const struct request_field *f, bool refuse)
+{
+	json_t *req, *id;
+	enum op op;
+	char err[512] = "", want[64];
+	int rc = request_parse(line, strlen(line), &req, &id, &op, err,
+	    sizeof err);
+	bool ok;
+
+	snprintf(want, sizeof want, "'%s' must be ", f->name);
+	ok = refuse ? rc == -1 && strncmp(err, want, strlen(want)) == 0 :
+	    rc == 0;
+	if (!ok)
+		printf("#   %s: rc %d, error '%s'\n", line, rc, err);
+	json_decref(req);
+	json_decref(id);
+	free(line);
+	return ok;
+}
+
+static json_t *
+number(bool real, double x)
+{
+	return real ? json_real(x) : json_integer((json_int_t)x);
+}
+
+/* Each bound of f, for op, from just inside and just outside: a number
+ * field by a millionth, an integer one by one. */
+static void
+check_bounds(const struct request_op *op, const struct request_field *f)
+{
+	bool real = (f->types & T_NUMBER) != 0;
+	double step = real ? 1e-6 : 1;
+	double lo = (double)f->min, hi = (double)f->max;
+
+	if (f->bounds & B_MIN_EXCL) {
+		tap_ok(judged(request_line(op, f, number(real, lo + step)), f,
+		    false), "%s: %s just over its minimum", op->name, f->name);
+		tap_ok(judged(request_line(op, f, number(real, lo)), f, true),
+		    "%s: %s at its exclusive minimum", op->name, f->name);
+	} else if (f->bounds & B_MIN) {
+		tap_ok(judged(request_line(op, f, number(real, lo)), f, false),
+		    "%s: %s at its minimum", op->name, f->name);
+		tap_ok(judged(request_line(op, f, number(real, lo - step)), f,
+		    true), "%s: %s under its minimum", op->name, f->name);
+	}
+	if (f->bounds & B_MAX) {
+		tap_ok(judged(request_line(op, f, number(real, hi)), f, false),
+		    "%s: %s at its maximum", op->name, f->name);
+		tap_ok(judged(request_line(op, f, number(real, hi + step)), f,
+		    true), "%s: %s over its maximum", op->name, f->name);
+	}
+}
+
+/* op's schema lists exactly the fields it takes, with the table's
+ * bounds, and the ones it needs as required. */
+static bool
+schema_agrees(const struct request_op *op)
+{
+	json_t *s = request_schema(op), *props, *p, *req;
+	const struct request_field *f;
+	size_t nprops = 0, nreq = 0;
+	bool ok;
+
+	props = json_object_get(s, "properties");
+	req = json_object_get(s, "required");
+	ok = json_is_object(props) && strcmp(json_string_value(
+	    json_object_get(s, "type")), "object") == 0;
+	for (f = request_fields; ok && f < request_fields + request_nfields;
+	    f++) {
+		if (f->envelope || !request_takes(f, op->op)) {
+			ok = json_object_get(props, f->name) == NULL;
+			continue;
+		}
+		p = json_object_get(props, f->name);
+		nprops++;
+		nreq += request_needs(f, op->op);
+		ok = p != NULL && json_is_string(json_object_get(p,
+		    "description")) &&
+		    ((f->bounds & B_MAX) ? json_integer_value(json_object_get(p,
+		    "maximum")) == f->max : json_object_get(p, "maximum") ==
+		    NULL) &&
+		    json_integer_value(json_object_get(p, (f->bounds &
+		    B_MIN_EXCL) ? "exclusiveMinimum" : "minimum")) ==
+		    ((f->bounds & B_MIN) ? f->min : 0);
+	}
+	ok = ok && json_object_size(props) == nprops &&
+	    (nreq == 0 ? req == NULL : json_array_size(req) == nreq);
+	json_decref(s);
+	return ok;
+}
+
+/* Whether help has a line "  name  text...", text (if given) following
+ * the name's padding. */
+static bool
+help_has_row(const char *help, const char *name, const char *text)
+{
+	char head[64];
+	const char *p;
+
+	snprintf(head, sizeof head, "\n  %s ", name);
+	for (p = strstr(help, head); p != NULL; p = strstr(p + 1, head)) {
+		p += strlen(head);
+		p += strspn(p, " ");
+		if (text == NULL || strncmp(p, text, strlen(text)) == 0)
+			return true;
+	}
+	return false;
+}
+
+static void
+check_table(void)
+{
+	const struct request_op *op;
+	const struct request_field *f;
+	struct buf help;
+	const char *line, *nl;
+	bool fits = true;
+
+	for (op = request_ops; op < request_ops + request_nops; op++) {
+		tap_ok(op == &request_ops[op->op], "request_ops[%s] is its "
+		    "entry", op->name);
+		for (f = request_fields; f < request_fields + request_nfields;
+		    f++) {
+			if (f->envelope)
+				continue;
+			if (!request_takes(f, op->op)) {
+				tap_ok(judged(request_line(op, f, json_object()),
+				    f, false), "%s does not check %s",
+				    op->name, f->name);
+				continue;
+			}
+			tap_ok(judged(request_line(op, f, json_object()), f,
+			    true), "%s: %s that is an object", op->name,
+			    f->name);
+			check_bounds(op, f);
+		}
+		tap_ok(schema_agrees(op), "%s: the schema is the table's",
+		    op->name);
+	}
+	buf_init(&help);
+	request_help(&help);
+	for (line = help.p; *line != '\0'; line = nl + 1) {
+		nl = strchr(line, '\n');
+		if (nl == NULL || nl - line > 79)
+			fits = false;
+		if (nl == NULL)
+			break;
+	}
+	tap_ok(fits, "--help's requests: lines of 79 columns at most, each "
+	    "ended");
+	for (op = request_ops; op < request_ops + request_nops; op++)
+		tap_ok(help_has_row(help.p, op->name, op->usage),
+		    "--help has a row for op %s", op->name);
+	for (f = request_fields; f < request_fields + request_nfields; f++)
+		tap_ok(help_has_row(help.p, f->name, NULL),
+		    "--help has a row for field %s", f->name);
+	buf_free(&help);
+}
+
 #define REJECTS(line, want, id) rejects(line, strlen(line), want, id)
+
+/* An exec of code, through request_magic: the op it became and the
+ * request as JSON, compact, keys sorted. */
+static bool
+magic(const char *code, enum op want, const char *json)
+{
+	json_t *req = json_pack("{s:s, s:s, s:i}", "op", "exec", "code", code,
+	    "timeout", 5);
+	enum op op = OP_EXEC;
+	bool changed = request_magic(req, &op);
+	char *got = json_dumps(req, JSON_COMPACT | JSON_SORT_KEYS);
+	bool ok = op == want && changed == (want != OP_EXEC) &&
+	    strcmp(got, json) == 0;
+
+	if (!ok)
+		printf("# %s: got op %d, %s\n", code, (int)op, got);
+	free(got);
+	json_decref(req);
+	return ok;
+}
+
+/* coil's checkpoint magics become the supervisor's ops; anything else
+ * stays a cell, for the worker to run or refuse. */
+static void
+check_magics(void)
+{
+	tap_ok(magic("%snapshot a", OP_SNAPSHOT,
+	    "{\"name\":\"a\",\"op\":\"snapshot\",\"timeout\":5}"),
+	    "%%snapshot NAME is the snapshot op");
+	tap_ok(magic("  %snapshot\n", OP_SNAPSHOT,
+	    "{\"op\":\"snapshot\",\"timeout\":5}"),
+	    "%%snapshot alone: a generated name");
+	tap_ok(magic("%rollback 12", OP_ROLLBACK,
+	    "{\"op\":\"rollback\",\"timeout\":5,\"to\":12}"),
+	    "%%rollback CELL: a number");
+	tap_ok(magic("%rollback before-fit ", OP_ROLLBACK,
+	    "{\"op\":\"rollback\",\"timeout\":5,\"to\":\"before-fit\"}"),
+	    "%%rollback NAME: a string");
+	tap_ok(magic("%snapshots", OP_SNAPSHOTS,
+	    "{\"op\":\"snapshots\",\"timeout\":5}"), "%%snapshots");
+	tap_ok(magic("%rollback", OP_EXEC, "{\"code\":\"%rollback\","
+	    "\"op\":\"exec\",\"timeout\":5}"),
+	    "%%rollback without a target is left to the worker's usage");
+	tap_ok(magic("x = 1\n%snapshot a", OP_EXEC, "{\"code\":\"x = 1\\n"
+	    "%snapshot a\",\"op\":\"exec\",\"timeout\":5}"),
+	    "inside a larger cell: left to the worker");
+	tap_ok(magic("%snapshotx", OP_EXEC, "{\"code\":\"%snapshotx\","
+	    "\"op\":\"exec\",\"timeout\":5}"), "another magic's name");
+	tap_ok(magic("%timeit x", OP_EXEC, "{\"code\":\"%timeit x\","
+	    "\"op\":\"exec\",\"timeout\":5}"), "the worker's magics");
+}
 
 int
 main(void)
@@ -131,5 +402,53 @@ main(void)
 		tap_ok(parse_size("16MiB", &v) == 0 && v == 16u << 20,
 		    "parse_size '16MiB'");
 	}
+	/* A line that is not JSON keeps the id its outer object shows. */
+	{
+		static const struct {
+			const char *line, *want, *id, *what;
+		} cut[] = {
+			{ "{\"id\": 4, \"code\": \"1", "not valid JSON", "4",
+			  "a cut line keeps its id" },
+			{ "{\"code\": \"\\\"id\\\": 1\", \"id\": \"b\",",
+			  "not valid JSON", "\"b\"",
+			  "an id after a string holding \"id\"" },
+			{ "{\"a\": {\"id\": 2}, \"x\": [", "not valid JSON",
+			  "null", "an inner object's id is not the request's" },
+			{ "{\"x\": \"id\", \"y\": 1,", "not valid JSON", "null",
+			  "a value \"id\" is not a key" },
+			{ "{\"id\": {\"a\": 1}, \"code\"", "not valid JSON",
+			  "null", "an id that is no id is not taken" },
+			{ "{\"id\": 3, \"code\": \"1\", \"code\": \"2\"}",
+			  "duplicate", "3", "a duplicate key keeps the id" },
+		};
+		size_t i;
+
+		for (i = 0; i < nitems(cut); i++)
+			tap_ok(REJECTS(cut[i].line, cut[i].want, cut[i].id),
+			    "%s", cut[i].what);
+	}
+
+	/* Fields an op does not take are named, with the closest known. */
+	tap_ok(warns("{\"code\": \"1\", \"timeout\": 1}", ""),
+	    "no warning for known fields");
+	tap_ok(warns("{\"code\": \"1\", \"timout\": 1}", "unknown field "
+	    "'timout' was ignored; did you mean 'timeout'?"), "a slip in a "
+	    "field's name");
+	tap_ok(warns("{\"code\": \"1\", \"tiemout\": 1}", "unknown field "
+	    "'tiemout' was ignored; did you mean 'timeout'?"),
+	    "two letters swapped");
+	tap_ok(warns("{\"code\": \"1\", \"banana\": 1}", "unknown field "
+	    "'banana' was ignored"), "nothing close: no guess");
+	tap_ok(warns("{\"op\": \"ping\", \"to\": 1}", "'to' is not a field "
+	    "of op 'ping'; it was ignored"), "a field of another op");
+	tap_ok(request_closest(request_ops, request_nops, sizeof *request_ops,
+	    "snapshts") != NULL && strcmp(request_closest(request_ops,
+	    request_nops, sizeof *request_ops, "snapshts"), "snapshots") == 0,
+	    "the closest op to 'snapshts'");
+	tap_ok(request_closest(request_ops, request_nops, sizeof *request_ops,
+	    "a-name-longer-than-any-table-holds-by-far") == NULL,
+	    "a long name is near nothing");
+	check_magics();
+	check_table();
 	return tap_done();
 }

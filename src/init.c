@@ -1,12 +1,13 @@
 /*
- * proc.c - init: forks workers, reaps everything, reports exits; and the
+ * init.c - init: forks workers, reaps everything, reports exits; and the
  * janitor, which cleans up after a supervisor that was killed.  See
- * proc.h.  proc_start, proc_spawn, proc_signal, proc_stop, proc_abort and
- * proc_janitor run in the supervisor; proc_janitor_main in the janitor;
+ * init.h.  init_start, init_spawn, init_signal, init_stop, init_abort and
+ * init_janitor run in the supervisor; init_janitor_main in the janitor;
  * the rest of this file in init.
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -20,40 +21,136 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
 
-#include "proc.h"
+#include "init.h"
 #include "util.h"
 #include "worker.h"
 
-/* supervisor side: the init running now, for proc_abort */
-static pid_t proc_running;
+/* How long init spends ending the session's processes (init_end): a
+ * process it may not kill must not keep it forever. */
+#define INIT_END_MS 2000
 
-static int proc_sock = -1;	/* init's end of the report socket */
-static int proc_sigfd = -1;	/* init's SIGCHLD */
-static const struct sandbox_conf *proc_sbx;
-static struct sandbox_report proc_report;	/* filled by sandbox_enter */
+/* supervisor side: the init running now, for init_abort */
+static pid_t init_running;
 
+static int init_sock = -1;	/* init's end of the report socket */
+static int init_sigfd = -1;	/* init's SIGCHLD */
+static const struct sandbox_conf *init_sbx;
+static struct sandbox_report init_report;	/* filled by sandbox_enter */
+
+/*
+ * Reap every child that has ended and report it.  A child that led a
+ * process group takes the group along first: a worker leads the group
+ * of everything its cells started (init_fork_worker), so `sh -c sleep
+ * 100` ends with a worker killed at its grace, a crash or a rollback.
+ * The child is reaped only after the kill: while it is a zombie its pid,
+ * hence its group's id, cannot be reused.  A checkpoint leads a group of
+ * its own and nothing else, so killing that group kills nobody.  A
+ * daemon's group (a session of its own) is the daemon's business.
+ */
 static void
-proc_report_exits(void)
+init_report_exits(void)
 {
+	siginfo_t si;
+	json_t *m;
 	int status;
 	pid_t pid;
 
-	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		json_t *m = json_pack("{s:s, s:I, s:i}", "t", "exit",
-		    "pid", (json_int_t)pid, "status", status);
+	for (;;) {
+		si.si_pid = 0;
+		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) == -1 ||
+		    (pid = si.si_pid) == 0)
+			break;
+		if (getpgid(pid) == pid && getsid(pid) == getsid(0))
+			kill(-pid, SIGKILL);
+		if (waitpid(pid, &status, 0) != pid)
+			continue;
+		m = json_pack("{s:s, s:I, s:i}", "t", "exit", "pid",
+		    (json_int_t)pid, "status", status);
 
-		chan_send(proc_sock, m, NULL, 0);
+		chan_send(init_sock, m, NULL, 0);
 		json_decref(m);
 	}
 }
 
+/* The pids of init's children now that are of its session, from /proc
+ * (no PID namespace: the host's /proc names our pids).  At most max;
+ * how many. */
+static size_t
+init_children(pid_t *pids, size_t max)
+{
+	char path[300], buf[512], *p;
+	struct dirent *d;
+	size_t n = 0;
+	ssize_t got;
+	DIR *dir;
+	int fd;
+
+	if ((dir = opendir("/proc")) == NULL)
+		return 0;
+	while (n < max && (d = readdir(dir)) != NULL) {
+		if (d->d_name[0] < '1' || d->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/stat", d->d_name);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+			continue;
+		got = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		if (got <= 0)
+			continue;
+		buf[got] = '\0';
+		/* "pid (comm) state ppid ...": comm may hold anything */
+		if ((p = strrchr(buf, ')')) == NULL ||
+		    strtol(p + 4, NULL, 10) != (long)getpid())
+			continue;
+		pids[n] = (pid_t)strtol(d->d_name, NULL, 10);
+		if (getsid(pids[n]) == getsid(0))
+			n++;
+	}
+	closedir(dir);
+	return n;
+}
+
+/*
+ * The supervisor is gone or asked init to go: end every process of the
+ * session before init does.  In a PID namespace init's own end does
+ * that.  Without one (--sandbox none) each worker leads a process group
+ * of its own, so killing init's group would miss them: init kills each
+ * child of its session and the child's group, reaps, and looks again,
+ * since a process whose parent died is init's child now (init is their
+ * subreaper).  A daemon, which made a session of its own, is what the
+ * user asked for under none, and is left running.
+ */
+static void __attribute__((noreturn))
+init_end(void)
+{
+	struct timespec ms = { 0, 1000 * 1000 };
+	int64_t deadline = now_ms() + INIT_END_MS;
+	pid_t kids[256];
+	size_t i, n;
+
+	while (getpid() != 1 && now_ms() < deadline) {
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			;
+		if ((n = init_children(kids, nitems(kids))) == 0)
+			break;
+		for (i = 0; i < n; i++) {
+			kill(-kids[i], SIGKILL);
+			kill(kids[i], SIGKILL);
+		}
+		nanosleep(&ms, NULL);
+	}
+	kill(0, SIGKILL);	/* init's group, itself included */
+	_exit(0);
+}
+
 /* init cannot go on: tell the supervisor why (it prints it), and end. */
 static void __attribute__((noreturn))
-proc_init_fail(int code, const char *fmt, ...)
+init_fail(int code, const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
@@ -65,29 +162,50 @@ proc_init_fail(int code, const char *fmt, ...)
 	m = json_pack("{s:s, s:s, s:i}", "t", "fatal", "error", msg, "code",
 	    code);
 	if (m != NULL)
-		chan_send(proc_sock, m, NULL, 0);
+		chan_send(init_sock, m, NULL, 0);
 	_exit(code);
 }
 
 /* In the new worker: the rest of the sandbox, then Python. */
 static void __attribute__((noreturn))
-proc_worker(int ctl, json_t *conf)
+init_worker(int ctl, json_t *conf)
 {
-	struct sandbox_report rep = proc_report;
+	struct sandbox_report rep = init_report;
 	char err[1024];
 
-	environ = sandbox_env(proc_sbx, environ);
-	if (sandbox_apply(proc_sbx, &rep, err, sizeof err) == -1)
+	environ = sandbox_env(init_sbx, environ);
+	if (sandbox_apply(init_sbx, &rep, err, sizeof err) == -1)
 		fatal_code(EXIT_SANDBOX, 0, "the sandbox cannot be applied: %s",
 		    err);
-	worker_main(ctl, conf, proc_sbx, &rep);
+	worker_main(ctl, conf, init_sbx, &rep);
+}
+
+/*
+ * An interrupt is for the worker's whole process group, as a terminal's
+ * Ctrl-C is for its foreground job: os.system's shell and its sleep get
+ * it too, and os.system returns their status as it does at a terminal.
+ * Checkpoints lead groups of their own (worker.c) and are not hit; init
+ * and the supervisor are in none of these groups.  pid may be a resumed
+ * worker whose old parent has not ended yet, so not init's child: it is
+ * checked to be of init's session instead, which holds only the
+ * session's processes.
+ */
+static void
+init_interrupt(pid_t pid)
+{
+	if (getsid(pid) != getsid(0))
+		return;
+	if (getpgid(pid) == pid)
+		kill(-pid, SIGINT);
+	else
+		kill(pid, SIGINT);	/* a cell moved it out of its group */
 }
 
 /* The supervisor asks init to signal pid, a process the supervisor has
  * no pidfd for.  Only a child of init that it has not reaped yet: its pid
  * cannot have been reused, and it is of the session. */
 static void
-proc_signal_child(json_t *m)
+init_signal_child(json_t *m)
 {
 	pid_t pid = (pid_t)json_integer_value(json_object_get(m, "pid"));
 	int sig = (int)json_integer_value(json_object_get(m, "sig"));
@@ -95,6 +213,10 @@ proc_signal_child(json_t *m)
 
 	if (pid <= 0 || (sig != SIGKILL && sig != SIGINT))
 		return;
+	if (sig == SIGINT) {
+		init_interrupt(pid);
+		return;
+	}
 	si.si_pid = 0;
 	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
 	    si.si_pid == 0)
@@ -102,7 +224,7 @@ proc_signal_child(json_t *m)
 }
 
 static void
-proc_fork_worker(int *fds, int nfds, json_t *conf)
+init_fork_worker(int *fds, int nfds, json_t *conf)
 {
 	json_t *m;
 	pid_t pid;
@@ -125,6 +247,11 @@ proc_fork_worker(int *fds, int nfds, json_t *conf)
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
 			fatal_code(EXIT_SETUP, errno, "worker: "
 			    "prctl(PR_SET_PDEATHSIG)");
+		/* The leader of a group of its own: what its cells start is
+		 * in it, for an interrupt and for its end (init_interrupt,
+		 * init_report_exits). */
+		if (setpgid(0, 0) == -1)
+			fatal_code(EXIT_SETUP, errno, "worker: setpgid");
 		prctl(PR_SET_NAME, "coil-worker");
 		devnull = open("/dev/null", O_RDWR);
 		if (devnull == -1 || dup2(devnull, 0) == -1 ||
@@ -141,19 +268,23 @@ proc_fork_worker(int *fds, int nfds, json_t *conf)
 		if (set_cloexec(fds[0], true) == -1)
 			fatal_code(EXIT_SETUP, errno, "worker: cannot set "
 			    "FD_CLOEXEC on its socket");
-		proc_worker(fds[0], conf);
+		init_worker(fds[0], conf);
 	}
+	/* Here too: the group must exist before "spawned" lets the
+	 * supervisor interrupt it. */
+	if (pid > 0)
+		setpgid(pid, pid);
 	close(fds[0]);
 	close(fds[1]);
 	close(fds[2]);
 	m = json_pack("{s:s, s:I, s:i}", "t", "spawned", "pid",
 	    (json_int_t)pid, "errno", pid < 0 ? errno : 0);
-	chan_send(proc_sock, m, NULL, 0);
+	chan_send(init_sock, m, NULL, 0);
 	json_decref(m);
 }
 
 static void __attribute__((noreturn))
-proc_init_main(json_t *conf)
+init_main(json_t *conf)
 {
 	struct chan c;
 	struct pollfd pfd[2];
@@ -169,37 +300,38 @@ proc_init_main(json_t *conf)
 		dup2(devnull, 1);
 		close(devnull);
 	}
-	if (sandbox_enter(proc_sbx, &proc_report, err, sizeof err) == -1)
-		proc_init_fail(EXIT_SANDBOX, "%s", err);
+	if (sandbox_enter(init_sbx, &init_report, err, sizeof err) == -1)
+		init_fail(EXIT_SANDBOX, "%s", err);
 	/* Everything else the supervisor held when it forked init goes:
 	 * after a restart that includes the old worker's socket and pipes,
 	 * and every later worker would inherit it all.  (sandbox_enter has
 	 * used and closed what it took across; what it keeps, the lock on
 	 * a host temp dir, stays.) */
-	keep[nkeep++] = proc_sock;
+	keep[nkeep++] = init_sock;
 	if (sandbox_held_fd() >= 0)
 		keep[nkeep++] = sandbox_held_fd();
 	close_fds_except(keep, nkeep);
 	/* sandbox_enter did, unless "none": then this one makes init a
 	 * session leader, and EPERM means it already is */
 	if (setsid() == -1 && errno != EPERM)
-		proc_init_fail(EXIT_SETUP, "init: setsid: %s", strerror(errno));
+		init_fail(EXIT_SETUP, "init: setsid: %s", strerror(errno));
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
-		proc_init_fail(EXIT_SETUP, "init: prctl("
+		init_fail(EXIT_SETUP, "init: prctl("
 		    "PR_SET_CHILD_SUBREAPER): %s", strerror(errno));
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);	/* the supervisor's end, under none */
 	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1 ||
-	    (sfd = proc_sigfd = signalfd(-1, &set, SFD_CLOEXEC |
+	    (sfd = init_sigfd = signalfd(-1, &set, SFD_CLOEXEC |
 	    SFD_NONBLOCK)) == -1)
-		proc_init_fail(EXIT_SETUP, "init: signalfd: %s",
+		init_fail(EXIT_SETUP, "init: signalfd: %s",
 		    strerror(errno));
-	chan_init(&c, proc_sock);
+	chan_init(&c, init_sock);
 	for (;;) {
 		json_t *m;
 		int fds[CHAN_MAX_FDS], nfds;
 
-		pfd[0].fd = proc_sock;
+		pfd[0].fd = init_sock;
 		pfd[0].events = POLLIN;
 		pfd[1].fd = sfd;
 		pfd[1].events = POLLIN;
@@ -209,8 +341,9 @@ proc_init_main(json_t *conf)
 			struct signalfd_siginfo si;
 
 			while (read(sfd, &si, sizeof si) > 0)
-				;
-			proc_report_exits();
+				if (si.ssi_signo == SIGTERM)
+					init_end();
+			init_report_exits();
 		}
 		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
 			if (chan_fill(&c) <= 0)
@@ -220,9 +353,9 @@ proc_init_main(json_t *conf)
 				    json_object_get(m, "t"));
 
 				if (t != NULL && strcmp(t, "spawn") == 0)
-					proc_fork_worker(fds, nfds, conf);
+					init_fork_worker(fds, nfds, conf);
 				else if (t != NULL && strcmp(t, "signal") == 0)
-					proc_signal_child(m);
+					init_signal_child(m);
 				if (t == NULL || strcmp(t, "spawn") != 0)
 					while (nfds > 0)
 						close(fds[--nfds]);
@@ -231,12 +364,11 @@ proc_init_main(json_t *conf)
 		}
 	}
 	/* The supervisor is gone: take the session's processes along. */
-	kill(0, SIGKILL);
-	_exit(0);
+	init_end();
 }
 
 int
-proc_start(struct proc *p, json_t *worker_conf,
+init_start(struct init *p, json_t *worker_conf,
     const struct sandbox_conf *sbx, char *err, size_t len)
 {
 	int sv[2];
@@ -245,9 +377,9 @@ proc_start(struct proc *p, json_t *worker_conf,
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1)
 		return err_set(err, len, "cannot create init's socket: %s",
 		    strerror(errno));
-	proc_sbx = sbx;
-	sandbox_report_init(&proc_report, sbx->profile);
-	p->pid = sandbox_spawn(sbx, &proc_report);
+	init_sbx = sbx;
+	sandbox_report_init(&init_report, sbx->profile);
+	p->pid = sandbox_spawn(sbx, &init_report);
 	if (p->pid == -1) {
 		close(sv[0]);
 		close(sv[1]);
@@ -259,36 +391,39 @@ proc_start(struct proc *p, json_t *worker_conf,
 		size_t i;
 
 		close(sv[0]);
-		proc_sock = sv[1];
+		init_sock = sv[1];
 		/* A restarted init is forked from a supervisor that catches
 		 * these (plain mode): init and its workers get the defaults */
 		for (i = 0; i < nitems(deflt); i++)
 			if (signal(deflt[i], SIG_DFL) == SIG_ERR)
-				proc_init_fail(EXIT_SETUP, "init: signal: %s",
+				init_fail(EXIT_SETUP, "init: signal: %s",
 				    strerror(errno));
 		/* In a new PID namespace getppid() is 0: only the death
-		 * signal tells of the supervisor's end there. */
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1)
-			proc_init_fail(EXIT_SETUP, "init: prctl("
+		 * signal tells of the supervisor's end there, and init's end
+		 * ends the rest.  Without one init has work to do first
+		 * (init_end): SIGTERM, which it reads on its signalfd. */
+		if (prctl(PR_SET_PDEATHSIG, sbx->profile == SANDBOX_NONE ?
+		    SIGTERM : SIGKILL) == -1)
+			init_fail(EXIT_SETUP, "init: prctl("
 			    "PR_SET_PDEATHSIG): %s", strerror(errno));
 		if (sbx->profile == SANDBOX_NONE && getppid() != parent)
 			_exit(0);
-		proc_init_main(worker_conf);
+		init_main(worker_conf);
 	}
-	proc_running = p->pid;
+	init_running = p->pid;
 	close(sv[1]);
 	chan_init(&p->chan, sv[0]);
 	if (set_nonblock(sv[0], true) == -1) {
 		err_set(err, len, "cannot make init's socket non-blocking: %s",
 		    strerror(errno));
-		proc_stop(p);
+		init_stop(p);
 		return -1;
 	}
 	return 0;
 }
 
 int
-proc_signal(struct proc *p, pid_t pid, int sig)
+init_signal(struct init *p, pid_t pid, int sig)
 {
 	json_t *m = json_pack("{s:s, s:I, s:i}", "t", "signal", "pid",
 	    (json_int_t)pid, "sig", sig);
@@ -299,7 +434,7 @@ proc_signal(struct proc *p, pid_t pid, int sig)
 }
 
 int
-proc_spawn(struct proc *p, int ctl, int out, int errfd)
+init_spawn(struct init *p, int ctl, int out, int errfd)
 {
 	int fds[3] = { ctl, out, errfd };
 	json_t *m = json_pack("{s:s}", "t", "spawn");
@@ -309,16 +444,37 @@ proc_spawn(struct proc *p, int ctl, int out, int errfd)
 	return rc;
 }
 
+/* init ends the session's processes (init_end) when its socket closes;
+ * wait for it a while.  True when it has ended and is reaped. */
+static bool
+init_ended(struct init *p)
+{
+	struct timespec ms = { 0, 1000 * 1000 };
+	int64_t deadline = now_ms() + INIT_END_MS + 500;
+
+	if (p->chan.fd < 0 || shutdown(p->chan.fd, SHUT_RDWR) == -1)
+		return false;
+	do {
+		if (waitpid(p->pid, NULL, WNOHANG) == p->pid)
+			return true;
+		nanosleep(&ms, NULL);
+	} while (now_ms() < deadline);
+	return false;
+}
+
 void
-proc_stop(struct proc *p)
+init_stop(struct init *p)
 {
 	if (p->pid > 0) {
-		kill(-p->pid, SIGKILL);		/* init's session and group */
-		kill(p->pid, SIGKILL);
-		while (waitpid(p->pid, NULL, 0) == -1 && errno == EINTR)
-			;
-		if (proc_running == p->pid)
-			proc_running = 0;
+		if (!init_ended(p)) {
+			kill(-p->pid, SIGKILL);	/* init's session, group */
+			kill(p->pid, SIGKILL);
+			while (waitpid(p->pid, NULL, 0) == -1 &&
+			    errno == EINTR)
+				;
+		}
+		if (init_running == p->pid)
+			init_running = 0;
 		p->pid = 0;
 	}
 	chan_close(&p->chan);
@@ -334,10 +490,10 @@ proc_stop(struct proc *p)
  * for the end of coil's stdout is not kept waiting) and no work dir.
  */
 static void __attribute__((noreturn))
-proc_janitor_main(int pfd, const struct sandbox_conf *sbx)
+init_janitor_main(int pfd, const struct sandbox_conf *sbx)
 {
 	struct pollfd p = { .fd = pfd, .events = POLLIN };
-	int fd, devnull;
+	int devnull;
 
 	prctl(PR_SET_NAME, "coil-janitor");
 	setsid();		/* a terminal's signals are for coil */
@@ -345,9 +501,9 @@ proc_janitor_main(int pfd, const struct sandbox_conf *sbx)
 	if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 ||
 	    dup2(devnull, 2) < 0 || chdir("/") < 0)
 		_exit(EXIT_SETUP);
-	for (fd = 3; fd < 1024; fd++)
-		if (fd != pfd)
-			close(fd);
+	/* close_range: a thousand closes were a thousand system calls, on
+	 * a CPU the session's start needs. */
+	close_fds_except(&pfd, 1);
 	while (poll(&p, 1, -1) == -1 && errno == EINTR)
 		;
 	sandbox_cleanup(sbx);
@@ -355,7 +511,7 @@ proc_janitor_main(int pfd, const struct sandbox_conf *sbx)
 }
 
 int
-proc_janitor(const struct sandbox_conf *sbx)
+init_janitor(const struct sandbox_conf *sbx)
 {
 	int pfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
 	pid_t pid;
@@ -364,19 +520,19 @@ proc_janitor(const struct sandbox_conf *sbx)
 		return -1;
 	pid = fork();
 	if (pid == 0)
-		proc_janitor_main(pfd, sbx);
+		init_janitor_main(pfd, sbx);
 	close(pfd);
 	return pid < 0 ? -1 : 0;
 }
 
 void
-proc_abort(void)
+init_abort(void)
 {
-	pid_t pid = proc_running;
+	pid_t pid = init_running;
 
 	if (pid <= 0)
 		return;
-	proc_running = 0;
+	init_running = 0;
 	/* our own child, not yet reaped: its pid is still its own */
 	kill(-pid, SIGKILL);
 	kill(pid, SIGKILL);

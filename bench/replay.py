@@ -1,0 +1,138 @@
+#!/usr/bin/python3
+"""bench/replay.py - what transcripts cost, and how fast a replay runs.
+
+1. Replay: a transcript of 10,000 trivial cells (recorded by coil
+   itself) replayed by `coil --replay` (and with --check), in cells a
+   second and the supervisor's peak memory; against a Jupyter kernel
+   (ipykernel, through jupyter_client) executing the same cells one
+   after another.  Target: 20 times Jupyter's rate.
+2. Recording: the median round trip of a trivial cell in an agent
+   session with --record against --no-record, interleaved rounds.
+   Target: under 5 %.
+
+    COIL=build/src/coil /usr/bin/python3 bench/replay.py
+    BENCH_QUICK=1 ...   (1,000 cells, fewer rounds)
+"""
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.dont_write_bytecode = True                  # no __pycache__ in bench/
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "tests", "lib"))
+from coiltest import COIL, Coil  # noqa: E402
+
+QUICK = os.environ.get("BENCH_QUICK", "0") not in ("", "0")
+N = 1000 if QUICK else 10000
+WORK = tempfile.mkdtemp(prefix="bench-replay-")
+
+
+def cells(n):
+    return ["x = %d" % i if i % 2 == 0 else "x + 1" for i in range(n)]
+
+
+def record(path, n):
+    """A transcript of n trivial cells, sent as a model would (one after
+    the other)."""
+    with Coil("--record", path, cwd=WORK) as c:
+        for code in cells(n):
+            c.run(code)
+
+
+def replay(path, *args):
+    """(seconds, peak RSS in MB of coil itself) of one replay."""
+    t = time.perf_counter()
+    p = subprocess.Popen([COIL, "--replay", path, "--no-record", *args],
+                         cwd=WORK, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE)
+    _, ru = os.wait4(p.pid, 0)[1:]
+    took = time.perf_counter() - t
+    p.returncode = 0
+    p.stderr.close()
+    return took, ru.ru_maxrss / 1024
+
+
+def jupyter(n):
+    """Seconds for a python3 kernel to execute n cells through
+    jupyter_client, waiting for each cell's idle status; None without
+    jupyter_client."""
+    try:
+        from jupyter_client.manager import start_new_kernel
+    except ImportError:
+        return None
+    os.environ["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"
+    km, kc = start_new_kernel(kernel_name="python3")
+    try:
+        t = time.perf_counter()
+        for code in cells(n):
+            # as a notebook client does: the reply, and every output
+            # until the kernel is idle again
+            mid = kc.execute(code)
+            kc.get_shell_msg(timeout=60)
+            while True:
+                m = kc.get_iopub_msg(timeout=60)
+                if m["parent_header"].get("msg_id") == mid and \
+                        m["msg_type"] == "status" and \
+                        m["content"]["execution_state"] == "idle":
+                    break
+        return time.perf_counter() - t
+    finally:
+        kc.stop_channels()
+        km.shutdown_kernel(now=True)
+
+
+def roundtrips(args, n):
+    with Coil(*args, cwd=WORK) as c:
+        c.run("x = 0")
+        ts = []
+        for _ in range(n):
+            t = time.perf_counter()
+            c.run("x + 1", None)
+            ts.append(time.perf_counter() - t)
+    return statistics.median(ts) * 1e6
+
+
+def main():
+    path = os.path.join(WORK, "t.jsonl")
+    record(path, N)
+    size = os.path.getsize(path)
+    took, rss = replay(path)
+    ctook, crss = replay(path, "--check")
+    jt = jupyter(N)
+    print("| %d trivial cells (%.1f MB transcript) | seconds | cells/s | "
+          "peak RSS of coil |" % (N, size / 1e6))
+    print("| --- | ---: | ---: | ---: |")
+    print("| coil --replay | %.2f | %.0f | %.0f MB |" % (took, N / took, rss))
+    print("| coil --replay --check | %.2f | %.0f | %.0f MB |"
+          % (ctook, N / ctook, crss))
+    if jt is None:
+        print("| Jupyter kernel (jupyter_client) | - | not installed | |")
+    else:
+        print("| Jupyter kernel (jupyter_client) | %.2f | %.0f | |"
+              % (jt, N / jt))
+        print("\nreplay / Jupyter: %.1fx (target 20x)" % (jt / took))
+    rounds, n = (3, 200) if QUICK else (7, 1000)
+    on, off = [], []
+    for _ in range(rounds):
+        off.append(roundtrips(["--no-record"], n))
+        on.append(roundtrips(["--record", os.path.join(WORK, "r.jsonl")],
+                             n))
+    a, b = statistics.median(off), statistics.median(on)
+    print("\n| agent cell round trip, median of %d rounds of %d | µs |"
+          % (rounds, n))
+    print("| --- | ---: |")
+    print("| --no-record | %.0f |" % a)
+    print("| --record | %.0f |" % b)
+    print("\nrecording costs %+.1f%% a cell (target under 5%%)"
+          % ((b - a) / a * 100))
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    finally:
+        shutil.rmtree(WORK, ignore_errors=True)

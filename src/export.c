@@ -1,0 +1,290 @@
+/*
+ * export.c - the session as a Jupyter notebook (see export.h).
+ *
+ * Cells are built as their events come: a queued exec request opens
+ * one (its source), output events append stream outputs, the response
+ * closes it with its displays and result or error.  Requests are served
+ * in order, so at most the queued ones are open at a time.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "export.h"
+#include "util.h"
+
+/* A cell opened by its request, waiting for its response. */
+struct xcell {
+	uint64_t seq;
+	json_t *cell;
+};
+
+struct export {
+	char *path;
+	json_t *cells;		/* the notebook's, in answer order */
+	struct xcell *open;
+	size_t nopen;
+	char *python;		/* the worker's version, once it said */
+};
+
+struct export *
+export_new(const char *path)
+{
+	struct export *x = xcalloc(1, sizeof *x);
+
+	x->path = xstrdup(path);
+	x->cells = json_array();
+	return x;
+}
+
+char *
+export_base64(const unsigned char *p, size_t n)
+{
+	static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnop"
+	    "qrstuvwxyz0123456789+/";
+	char *out = xmalloc((n + 2) / 3 * 4 + 1), *o = out;
+	size_t i;
+
+	for (i = 0; i + 2 < n; i += 3) {
+		*o++ = abc[p[i] >> 2];
+		*o++ = abc[(p[i] & 3) << 4 | p[i + 1] >> 4];
+		*o++ = abc[(p[i + 1] & 15) << 2 | p[i + 2] >> 6];
+		*o++ = abc[p[i + 2] & 63];
+	}
+	if (i < n) {
+		*o++ = abc[p[i] >> 2];
+		*o++ = abc[(p[i] & 3) << 4 | (i + 1 < n ? p[i + 1] >> 4 : 0)];
+		*o++ = i + 1 < n ? abc[(p[i + 1] & 15) << 2] : '=';
+		*o++ = '=';
+	}
+	*o = '\0';
+	return out;
+}
+
+/* A multiline string as nbformat keeps it: its lines, each with its
+ * newline but the last. */
+static json_t *
+export_lines(const char *s)
+{
+	json_t *a = json_array();
+	const char *nl;
+
+	for (; s != NULL && *s != '\0'; s = nl + 1) {
+		if ((nl = strchr(s, '\n')) == NULL) {
+			json_array_append_new(a, json_string(s));
+			break;
+		}
+		json_array_append_new(a, json_stringn(s, (size_t)(nl - s + 1)));
+	}
+	return a;
+}
+
+static struct xcell *
+export_find(struct export *x, uint64_t seq)
+{
+	size_t i;
+
+	for (i = 0; i < x->nopen; i++)
+		if (x->open[i].seq == seq)
+			return &x->open[i];
+	return NULL;
+}
+
+static void
+export_queued(struct export *x, const struct session_event *ev)
+{
+	const char *op = json_string_value(json_object_get(ev->req, "op"));
+	const char *code = json_string_value(json_object_get(ev->req, "code"));
+
+	if (op == NULL || strcmp(op, "exec") != 0 || code == NULL)
+		return;
+	x->open = xrealloc(x->open, (x->nopen + 1) * sizeof *x->open);
+	x->open[x->nopen++] = (struct xcell){ ev->seq, json_pack(
+	    "{s:s, s:{}, s:n, s:o, s:[]}", "cell_type", "code", "metadata",
+	    "execution_count", "source", export_lines(code), "outputs") };
+}
+
+/* Stream text goes on the last output when that is the same stream. */
+static void
+export_stream(struct xcell *c, const struct session_event *ev)
+{
+	json_t *outs = json_object_get(c->cell, "outputs");
+	json_t *last = json_array_get(outs, json_array_size(outs) - 1);
+	const char *name = ev->stream == 2 ? "stderr" : "stdout";
+	json_t *text;
+
+	if (ev->text == NULL || ev->text_len == 0)
+		return;
+	text = json_stringn(ev->text, ev->text_len);
+	if (last != NULL && json_is_string(json_object_get(last, "text")) &&
+	    strcmp(json_string_value(json_object_get(last, "name")), name) ==
+	    0) {
+		char *both;
+
+		xasprintf(&both, "%s%s", json_string_value(json_object_get(last,
+		    "text")), json_string_value(text));
+		json_object_set_new(last, "text", json_string(both));
+		free(both);
+		json_decref(text);
+		return;
+	}
+	json_array_append_new(outs, json_pack("{s:s, s:s, s:o}", "output_type",
+	    "stream", "name", name, "text", text));
+}
+
+/* A file's bytes as base64, or NULL when it cannot be read. */
+static char *
+export_file64(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	struct buf b;
+	char chunk[65536], *s = NULL;
+	size_t n;
+
+	if (f == NULL)
+		return NULL;
+	buf_init(&b);
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+		buf_add(&b, chunk, n);
+	if (!ferror(f))
+		s = export_base64((const unsigned char *)(b.p ? b.p : ""), b.len);
+	fclose(f);
+	buf_free(&b);
+	return s;
+}
+
+/* One entry of a response's display as display_data; NULL when there is
+ * nothing to show (a figure file gone). */
+static json_t *
+export_display(json_t *d)
+{
+	const char *type = json_string_value(json_object_get(d, "type")),
+	    *path = json_string_value(json_object_get(d, "path"));
+	json_t *data = json_object(), *meta = json_object(), *v;
+	char *b64;
+
+	if (type == NULL)
+		type = "text/plain";
+	if ((v = json_object_get(d, "data")) != NULL)
+		json_object_set(data, type, v);
+	else if (path != NULL && (b64 = export_file64(path)) != NULL) {
+		json_object_set_new(data, type, json_string(b64));
+		free(b64);
+	}
+	if (json_object_size(data) == 0) {
+		json_decref(data);
+		json_decref(meta);
+		return NULL;
+	}
+	if (json_is_integer(json_object_get(d, "width")))
+		json_object_set_new(meta, type, json_pack("{s:O, s:O}", "width",
+		    json_object_get(d, "width"), "height", json_object_get(d,
+		    "height")));
+	if (path != NULL && !json_object_get(data, "text/plain"))
+		json_object_set_new(data, "text/plain", json_string(path));
+	return json_pack("{s:s, s:o, s:o}", "output_type", "display_data",
+	    "data", data, "metadata", meta);
+}
+
+/* The response closes its cell: displays, then the result or error. */
+static void
+export_answer(struct export *x, struct xcell *c, const struct response *r)
+{
+	json_t *outs = json_object_get(c->cell, "outputs"), *d, *n;
+	const char *type;
+	size_t i;
+
+	n = r->status != ST_INCOMPLETE && r->status != ST_INVALID &&
+	    (r->has & RESP_CELL) ? json_integer(r->cell) : json_null();
+	json_object_set(c->cell, "execution_count", n);
+	json_array_foreach(r->display, i, d)
+		if ((d = export_display(d)) != NULL)
+			json_array_append_new(outs, d);
+	if (r->has & RESP_RESULT)
+		json_array_append_new(outs, json_pack("{s:s, s:O, s:{s:s%}, "
+		    "s:{}}", "output_type", "execute_result", "execution_count",
+		    n, "data", "text/plain", r->result, r->result_len,
+		    "metadata"));
+	if (r->error != NULL) {
+		/* Jupyter's ename is the class's name alone */
+		type = strrchr(r->error->type, '.') ? strrchr(r->error->type,
+		    '.') + 1 : r->error->type;
+		json_array_append_new(outs, json_pack("{s:s, s:s, s:s, s:o}",
+		    "output_type", "error", "ename", type, "evalue",
+		    r->error->message, "traceback", r->error->traceback ?
+		    export_lines(r->error->traceback) : json_array()));
+	}
+	json_decref(n);
+	json_object_set_new(c->cell, "id", json_sprintf("cell-%zu",
+	    json_array_size(x->cells) + 1));
+	json_array_append(x->cells, c->cell);
+}
+
+void
+export_event(void *ctx, const struct session_event *ev)
+{
+	struct export *x = ctx;
+	struct xcell *c = ev->seq > 0 ? export_find(x, ev->seq) : NULL;
+	const char *py;
+
+	if (ev->kind == EV_QUEUED)
+		export_queued(x, ev);
+	else if (ev->kind == EV_OUTPUT && c != NULL)
+		export_stream(c, ev);
+	else if ((ev->kind == EV_RESPONSE || ev->kind == EV_CANCELLED) &&
+	    c != NULL) {
+		if (ev->kind == EV_RESPONSE && (ev->resp->has & RESP_EXEC))
+			export_answer(x, c, ev->resp);
+		json_decref(c->cell);
+		*c = x->open[--x->nopen];
+	} else if (ev->kind == EV_WORKER && x->python == NULL &&
+	    (py = json_string_value(json_object_get(ev->info, "python"))))
+		x->python = xstrdup(py);
+}
+
+static json_t *
+export_notebook(struct export *x)
+{
+	return json_pack("{s:i, s:i, s:{s:{s:s, s:s, s:s}, s:{s:s, s:s}}, "
+	    "s:O}", "nbformat", 4, "nbformat_minor", 5, "metadata",
+	    "kernelspec", "name", "python3", "display_name", "Python 3",
+	    "language", "python", "language_info", "name", "python",
+	    "version", x->python ? x->python : PYTHON_EMBED_VERSION,
+	    "cells", x->cells);
+}
+
+int
+export_close(struct export *x)
+{
+	json_t *nb;
+	char *tmp;
+	int rc;
+	size_t i;
+
+	if (x == NULL)
+		return 0;
+	nb = export_notebook(x);
+	xasprintf(&tmp, "%s.tmp%ld", x->path, (long)getpid());
+	rc = json_dump_file(nb, tmp, JSON_INDENT(1) | JSON_REAL_PRECISION(6));
+	if (rc == 0 && rename(tmp, x->path) == -1)
+		rc = -1;
+	if (rc == -1) {
+		fprintf(stderr, "coil: cannot write the notebook '%s': %s\n",
+		    x->path, strerror(errno));
+		unlink(tmp);
+	}
+	free(tmp);
+	json_decref(nb);
+	for (i = 0; i < x->nopen; i++)
+		json_decref(x->open[i].cell);
+	free(x->open);
+	json_decref(x->cells);
+	free(x->python);
+	free(x->path);
+	free(x);
+	return rc;
+}

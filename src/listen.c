@@ -1,0 +1,380 @@
+/*
+ * listen.c - the attach socket (see listen.h).
+ *
+ * Each client is a conn (conn.h) and a client of the session with
+ * SESSION_OBSERVE: its own requests are answered as on stdin (plus seq
+ * and origin), and every event of the session reaches it as a line.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "conn.h"
+#include "listen.h"
+#include "response.h"
+#include "util.h"
+#include "wire.h"
+
+struct lclient {
+	struct listener *l;
+	struct conn io;
+	int client;		/* the session's tag; 0 once detached */
+	bool refused;		/* another user: close once told so */
+};
+
+struct listener {
+	struct session *s;
+	const struct coil_opts *opts;
+	char *path;
+	char *base;		/* the socket's name in its directory */
+	char *made_dir;		/* the directory we made, to remove */
+	int dirfd;		/* the directory, held: paths of any length */
+	bool placed;		/* the socket is ours to remove at the end */
+	int fd;			/* -1 once quiet */
+	struct lclient **c;
+	int n;
+};
+
+/* ---- the socket ----------------------------------------------------- */
+
+/* The socket's directory: ours and closed to everyone else, made when
+ * it is not there, and held open so that the checks and the binding see
+ * the same directory.  0, or -1 with err. */
+static int
+listen_dir(struct listener *l, char *err, size_t len)
+{
+	char *copy = xstrdup(l->path), *dir = dirname(copy);
+	struct stat st;
+	int rc = 0;
+
+	if (mkdir(dir, 0700) == 0)
+		l->made_dir = xstrdup(dir);
+	else if (errno != EEXIST)
+		rc = err_set(err, len, "cannot make %s for the listen socket: "
+		    "%s", dir, strerror(errno));
+	if (rc == 0) {
+		l->dirfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC);
+		if (l->dirfd == -1 && errno == ENOTDIR)
+			rc = err_set(err, len, "%s is not a directory", dir);
+		else if (l->dirfd == -1 || fstat(l->dirfd, &st) == -1)
+			rc = err_set(err, len, "cannot use %s for the listen "
+			    "socket: %s", dir, strerror(errno));
+	}
+	if (rc == 0 && (st.st_uid != geteuid() || (st.st_mode & 077) != 0))
+		rc = err_set(err, len, "the listen socket's directory %s must "
+		    "be yours and closed to others (mode 0700); it is mode "
+		    "%04o, owned by uid %ld", dir, (unsigned)(st.st_mode &
+		    07777), (long)st.st_uid);
+	free(copy);
+	return rc;
+}
+
+/* The address of NAME in the socket's directory: its path when that
+ * fits a sockaddr_un, else through the held directory in /proc, so a
+ * deep directory works too.  0, or -1 with err. */
+static int
+listen_addr(const struct listener *l, const char *name,
+    struct sockaddr_un *sa, char *err, size_t len)
+{
+	size_t dlen = strlen(l->path) - strlen(l->base);
+	int n;
+
+	*sa = (struct sockaddr_un){ .sun_family = AF_UNIX };
+	n = snprintf(sa->sun_path, sizeof sa->sun_path, "%.*s%s", (int)dlen,
+	    l->path, name);
+	if (n >= 0 && (size_t)n < sizeof sa->sun_path)
+		return 0;
+	n = snprintf(sa->sun_path, sizeof sa->sun_path, "/proc/self/fd/%d/%s",
+	    l->dirfd, name);
+	if (n >= 0 && (size_t)n < sizeof sa->sun_path)
+		return 0;
+	return err_set(err, len, "the listen socket's name %s is too long "
+	    "for a unix socket", l->base);
+}
+
+/* Something is at the path already: a stale socket of a coil that
+ * ended is replaced, anything else refused. */
+static int
+listen_clear(struct listener *l, const struct sockaddr_un *sa, char *err,
+    size_t len)
+{
+	struct stat st;
+	int fd, rc;
+
+	if (fstatat(l->dirfd, l->base, &st, AT_SYMLINK_NOFOLLOW) == -1)
+		return errno == ENOENT ? 0 : err_set(err, len, "%s: %s",
+		    l->path, strerror(errno));
+	if (!S_ISSOCK(st.st_mode))
+		return err_set(err, len, "%s exists and is not a socket",
+		    l->path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd == -1)
+		return err_set(err, len, "socket: %s", strerror(errno));
+	rc = connect(fd, (const struct sockaddr *)sa, sizeof *sa);
+	close(fd);
+	if (rc == 0)
+		return err_set(err, len, "another session listens on %s",
+		    l->path);
+	if (unlinkat(l->dirfd, l->base, 0) == -1)
+		return err_set(err, len, "cannot remove the stale socket %s: "
+		    "%s", l->path, strerror(errno));
+	return 0;
+}
+
+/* Bind and listen under a temporary name, then rename it into place:
+ * the socket appears only once it takes connections. */
+static int
+listen_bind(struct listener *l, char *err, size_t len)
+{
+	struct sockaddr_un sa, tmp;
+	char name[NAME_MAX + 1];
+	mode_t old;
+	int n, rc;
+
+	n = snprintf(name, sizeof name, "%s.%ld.tmp", l->base, (long)getpid());
+	if (n < 0 || (size_t)n >= sizeof name)
+		return err_set(err, len, "the listen socket's name %s is too "
+		    "long", l->base);
+	if (listen_addr(l, l->base, &sa, err, len) == -1 ||
+	    listen_addr(l, name, &tmp, err, len) == -1 ||
+	    listen_clear(l, &sa, err, len) == -1)
+		return -1;
+	unlinkat(l->dirfd, name, 0);
+	l->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (l->fd == -1)
+		return err_set(err, len, "socket: %s", strerror(errno));
+	old = umask(077);
+	rc = bind(l->fd, (struct sockaddr *)&tmp, sizeof tmp);
+	umask(old);
+	if (rc == -1)
+		return err_set(err, len, "cannot listen on %s: %s", l->path,
+		    strerror(errno));
+	if (fchmodat(l->dirfd, name, 0600, 0) == -1 || listen(l->fd, 16) == -1 ||
+	    renameat(l->dirfd, name, l->dirfd, l->base) == -1) {
+		rc = errno;
+		unlinkat(l->dirfd, name, 0);
+		return err_set(err, len, "cannot listen on %s: %s", l->path,
+		    strerror(rc));
+	}
+	l->placed = true;
+	return 0;
+}
+
+struct listener *
+listener_open(const char *path, struct session *s,
+    const struct coil_opts *opts, char *err, size_t len)
+{
+	struct listener *l = xcalloc(1, sizeof *l);
+
+	l->s = s;
+	l->opts = opts;
+	l->path = xstrdup(path);
+	l->base = strrchr(l->path, '/') != NULL ? strrchr(l->path, '/') + 1 :
+	    l->path;
+	l->dirfd = -1;
+	l->fd = -1;
+	if (listen_dir(l, err, len) == -1 || listen_bind(l, err, len) == -1) {
+		if (l->fd >= 0)
+			close(l->fd);
+		l->fd = -1;
+		listener_close(l, NULL, 0);
+		return NULL;
+	}
+	return l;
+}
+
+/* ---- clients -------------------------------------------------------- */
+
+/* Our own answers are response lines; everything else an event line. */
+static void
+lclient_on_event(void *ctx, const struct session_event *ev)
+{
+	struct lclient *c = ctx;
+
+	if (ev->kind == EV_RESPONSE && ev->client == c->client)
+		wire_send(&c->io, response_json(ev->resp, RESPONSE_SEQ));
+	else
+		wire_send(&c->io, session_event_json(ev));
+}
+
+static void
+lclient_line(void *ctx, const char *p, size_t n)
+{
+	struct lclient *c = ctx;
+
+	/* Not once detached, nor when the session takes no more. */
+	if (c->client != 0 && c->l->fd >= 0)
+		wire_line(c->l->s, c->client, p, n);
+}
+
+static void
+lclient_too_long(void *ctx, size_t bytes)
+{
+	struct lclient *c = ctx;
+
+	if (c->client != 0 && c->l->fd >= 0)
+		wire_too_long(c->l->s, c->client, bytes,
+		    c->l->opts->max_request);
+}
+
+static const struct conn_ops lclient_ops = { lclient_line, lclient_too_long };
+
+/* A peer of another user hears why and goes. */
+static bool
+listen_peer_ok(struct lclient *c, int fd)
+{
+	struct ucred cred;
+	socklen_t clen = sizeof cred;
+	char msg[200];
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0 &&
+	    cred.uid == geteuid())
+		return true;
+	snprintf(msg, sizeof msg, "this session belongs to uid %ld; uid %ld "
+	    "may not attach to it", (long)geteuid(), clen == sizeof cred ?
+	    (long)cred.uid : -1L);
+	wire_send(&c->io, json_pack("{s:s, s:s}", "event", "refused", "message",
+	    msg));
+	fprintf(stderr, "coil: refused an attach to %s: %s\n", c->l->path,
+	    msg);
+	c->refused = true;
+	return false;
+}
+
+static void
+listen_accept(struct listener *l)
+{
+	struct lclient *c;
+	int fd;
+
+	fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (fd == -1)
+		return;		/* EAGAIN, or a peer that left already */
+	c = xcalloc(1, sizeof *c);
+	c->l = l;
+	conn_init(&c->io, fd, fd, l->opts->max_request, opts_max_queue(
+	    l->opts));
+	l->c = xrealloc(l->c, (size_t)(l->n + 1) * sizeof *l->c);
+	l->c[l->n++] = c;
+	if (listen_peer_ok(c, fd))
+		c->client = session_attach(l->s, ORIGIN_PERSON, SESSION_OBSERVE,
+		    lclient_on_event, c);
+}
+
+static void
+lclient_free(struct lclient *c)
+{
+	conn_free(&c->io);
+	free(c);
+}
+
+/* Clients that left, stopped reading, or were refused and told. */
+static void
+listen_reap(struct listener *l)
+{
+	int i, n = 0;
+
+	for (i = 0; i < l->n; i++) {
+		struct lclient *c = l->c[i];
+		bool gone = conn_dropped(&c->io) != NULL || (c->io.eof &&
+		    conn_pending(&c->io) == 0) || (c->refused &&
+		    conn_pending(&c->io) == 0);
+
+		if (!gone) {
+			l->c[n++] = c;
+			continue;
+		}
+		if (conn_dropped(&c->io) != NULL && c->client != 0)
+			fprintf(stderr, "coil: an attached client was dropped: "
+			    "%s\n", conn_dropped(&c->io));
+		if (c->client != 0)
+			session_detach(l->s, c->client);
+		lclient_free(c);
+	}
+	l->n = n;
+}
+
+int
+listener_fds(const struct listener *l, struct pollfd *pfd, int max)
+{
+	int i, n = 1 + 2 * l->n;
+
+	if (max >= 1)
+		pfd[0] = (struct pollfd){ .fd = l->fd, .events = POLLIN };
+	for (i = 0; i < l->n && 1 + 2 * i + 1 < max; i++)
+		conn_pollfds(&l->c[i]->io, &pfd[1 + 2 * i]);
+	return n;
+}
+
+void
+listener_run(struct listener *l, const struct pollfd *pfd, int n)
+{
+	int i, have = (n - 1) / 2;
+
+	/* Clients first: listen_accept may grow l->c past what was polled. */
+	for (i = 0; i < l->n && i < have; i++) {
+		struct lclient *c = l->c[i];
+
+		if (pfd[1 + 2 * i].revents && !c->refused && l->fd >= 0)
+			conn_read(&c->io, &lclient_ops, c);
+		else if (pfd[1 + 2 * i].revents & (POLLHUP | POLLERR))
+			c->io.eof = true;
+		if (pfd[2 + 2 * i].revents)
+			conn_flush(&c->io);
+	}
+	if (n >= 1 && l->fd >= 0 && (pfd[0].revents & POLLIN))
+		listen_accept(l);
+	listen_reap(l);
+}
+
+void
+listener_quiet(struct listener *l)
+{
+	if (l->fd >= 0)
+		close(l->fd);
+	l->fd = -1;
+}
+
+void
+listener_close(struct listener *l, const char *reason, int timeout_ms)
+{
+	int64_t end = now_ms() + timeout_ms;
+	int i;
+
+	if (l == NULL)
+		return;
+	listener_quiet(l);
+	for (i = 0; i < l->n; i++) {
+		struct lclient *c = l->c[i];
+		int64_t left = end - now_ms();
+
+		if (c->client != 0)
+			session_detach(l->s, c->client);
+		if (reason != NULL && !c->refused)
+			wire_send(&c->io, json_pack("{s:s, s:s}", "event", "end",
+			    "reason", reason));
+		conn_drain(&c->io, left > 0 ? (int)left : 0);
+		lclient_free(c);
+	}
+	free(l->c);
+	if (l->placed)
+		unlinkat(l->dirfd, l->base, 0);
+	if (l->dirfd >= 0)
+		close(l->dirfd);
+	if (l->made_dir != NULL)
+		rmdir(l->made_dir);
+	free(l->made_dir);
+	free(l->path);
+	free(l);
+}

@@ -1,0 +1,55 @@
+/*
+ * listen.h - the attach socket: `coil --agent --listen PATH` serves the
+ * live session on a unix socket as well as on stdin and stdout, so that
+ * a person (coil --attach) or any tool can watch an agent's cells and
+ * run cells of its own.
+ *
+ * The socket is PATH, mode 0600, in a directory that only coil's user
+ * can enter: the directory is made (mode 0700) when it does not exist,
+ * and refused when it is another user's or open to others.  A stale
+ * socket (nobody answers on it) is replaced; a live one is refused.
+ * Each peer's uid is checked (SO_PEERCRED): another user gets one line
+ * saying why, and is closed.
+ *
+ * What the socket speaks: the agent protocol (one request a line, one
+ * response a line, each carrying "seq" and "origin"), plus the hub's
+ * observer events as lines {"event": NAME, "seq", "origin", "id", ...}
+ * for every client's requests (session_event_json): queued, started,
+ * output, response (another client's, whole), cancelled, background,
+ * worker, checkpoint, namespace, warning.  When the session ends the
+ * last line is {"event": "end", "reason": ...}.  A client's cells are
+ * marked with the origin "person".  A client that leaves, or stops
+ * reading (conn.h), is detached; the session and the others go on.
+ *
+ * Supervisor only; runs in the front end's loop (listener_fds, then
+ * listener_run with what poll found).
+ */
+#ifndef COIL_LISTEN_H
+#define COIL_LISTEN_H
+
+#include <poll.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "opts.h"
+#include "session.h"
+
+struct listener;
+
+/* Make the socket and listen.  NULL with a message in err. */
+struct listener *listener_open(const char *path, struct session *s,
+    const struct coil_opts *opts, char *err, size_t len);
+/* The listening socket and every client's two entries; fills at most
+ * max of pfd and returns how many there are. */
+int listener_fds(const struct listener *l, struct pollfd *pfd, int max);
+/* Accept, read and write as poll found; drop clients that left. */
+void listener_run(struct listener *l, const struct pollfd *pfd, int n);
+/* No more clients, no more requests (the agent's input ended): what
+ * is queued is still answered and written. */
+void listener_quiet(struct listener *l);
+/* Say "end" to every client with reason, write what is queued (at most
+ * timeout_ms in all), close them, remove the socket (and its directory
+ * when it was made here). */
+void listener_close(struct listener *l, const char *reason, int timeout_ms);
+
+#endif

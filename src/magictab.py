@@ -1,0 +1,501 @@
+# magictab.py - the magics themselves: each a function under _magic(),
+# which enters it in magics.py's table with its usage and help.  Run
+# once at start-up in the "_coil" module's namespace, after magics.py
+# (the table, the options reader, the door that calls these) and before
+# display.py.  Output formats are IPython 8's, word for word, as
+# tests/agent/magics.py checks against IPython itself.
+
+import sys
+import builtins
+
+
+# ---- timing: %time, %timeit, %prun ----------------------------------
+
+def _format_time(t, precision=3):
+    """IPython's _format_time: 1.23 ms, 4.5 µs, 2min 3s."""
+    import math
+    if t >= 60.0:
+        out, left = [], t
+        for suffix, length in (("d", 86400), ("h", 3600), ("min", 60),
+                               ("s", 1)):
+            v = int(left / length)
+            if v > 0:
+                left = left % length
+                out.append("%d%s" % (v, suffix))
+            if left < 1:
+                break
+        return " ".join(out)
+    units = ("s", "ms", "\u00b5s", "ns")
+    order = min(-int(math.floor(math.log10(t)) // 3), 3) if t > 0 else 3
+    return "%.*g %s" % (precision, t * (1, 1e3, 1e6, 1e9)[order],
+                        units[order])
+
+
+def _split_last(src, fname):
+    """(code of all but a last expression, code of that expression or
+    None), as the cell itself is run."""
+    import ast
+    tree = compile(src, fname, "exec", ast.PyCF_ONLY_AST)
+    last = None
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        last = ast.Expression(tree.body.pop().value)
+    return compile(tree, fname, "exec"), \
+        compile(last, fname, "eval") if last is not None else None
+
+
+@_magic("time", _BOTH, "%time STATEMENT  /  %%time",
+        "Time one run of a statement or of the cell: CPU times (user, "
+        "sys) and wall time, as IPython prints them; the value of a last "
+        "expression is the result.")
+def _m_time(arg, body, lineno, frame, **_):
+    import resource
+    import time
+    space = _caller_ns(frame)
+    code, last = _split_last(_stmt(arg, body, lineno), _cell_name())
+    r0, w0 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+    exec(code, space)
+    out = eval(last, space) if last is not None else None
+    w1, r1 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
+    user, syst = r1.ru_utime - r0.ru_utime, r1.ru_stime - r0.ru_stime
+    print("CPU times: user %s, sys: %s, total: %s" % (
+        _format_time(user), _format_time(syst), _format_time(user + syst)))
+    print("Wall time: %s" % _format_time(w1 - w0))
+    return out
+
+
+class TimeitResult:
+    """What %timeit -o returns, printed as IPython prints it."""
+
+    def __init__(self, loops, repeat, all_runs, precision):
+        self.loops, self.repeat, self.all_runs = loops, repeat, all_runs
+        self.timings = [t / loops for t in all_runs]
+        self.best, self.worst = min(self.timings), max(self.timings)
+        self.average = sum(self.timings) / len(self.timings)
+        self.stdev = (sum((t - self.average) ** 2 for t in self.timings) /
+                      len(self.timings)) ** 0.5
+        self._precision = precision
+
+    def __str__(self):
+        return ("%s \u00b1 %s per loop (mean \u00b1 std. dev. of %d run%s, "
+                "{:,} loop%s each)".format(self.loops)) % (
+            _format_time(self.average, self._precision),
+            _format_time(self.stdev, self._precision), self.repeat,
+            "" if self.repeat == 1 else "s",
+            "" if self.loops == 1 else "s")
+
+    def __repr__(self):
+        return "<TimeitResult : " + str(self) + ">"
+
+
+@_magic("timeit", _BOTH, "%timeit [-n N] [-r R] [-q] [-o] [-p P] STATEMENT  "
+        "/  %%timeit [options] [SETUP]",
+        "Time a statement (or the cell; %%timeit's own line is setup, not "
+        "timed) over R runs of N loops each: N grows by tens until a run "
+        "takes 0.2 s unless -n; R is 7 unless -r.  -q prints nothing, -o "
+        "returns the TimeitResult, -p sets the digits shown (3).")
+def _m_timeit(arg, body, lineno, frame, **_):
+    import timeit
+    opts, rest = _opts(arg, "n:r:qop:", "timeit")
+    stmt = rest if body is None else body
+    setup = "pass" if body is None else (rest or "pass")
+    if not stmt.strip():
+        raise UsageError("%timeit: nothing to time (usage: %s)"
+                         % _MAGICS["timeit"][1])
+    try:
+        number = int(opts.get("n", 0))
+        repeat = int(opts.get("r", max(timeit.default_repeat, 7)))
+        precision = int(opts.get("p", 3))
+    except ValueError as e:
+        raise UsageError("%%timeit: %s" % e) from None
+    if repeat < 1 or number < 0:
+        raise UsageError("%timeit: -n and -r must be positive")
+    t = timeit.Timer(stmt, setup, timer=timeit.default_timer,
+                     globals=_caller_ns(frame))
+    if number == 0:
+        for i in range(10):
+            number = 10 ** i
+            if t.timeit(number) >= 0.2:
+                break
+    res = TimeitResult(number, repeat, t.repeat(repeat, number), precision)
+    if res.worst > 4 * res.best and res.best > 0 and res.worst > 1e-6:
+        print("The slowest run took %0.2f times longer than the fastest. "
+              "This could mean that an intermediate result is being "
+              "cached." % (res.worst / res.best))
+    if "q" not in opts:
+        print(res)
+    return res if "o" in opts else None
+
+
+@_magic("prun", _BOTH, "%prun [-s KEY] [-l LIMIT] [-q] STATEMENT  /  %%prun",
+        "Run a statement (or the cell) under cProfile and print the "
+        "functions by cumulative time, the top 20 unless -l (a count, a "
+        "fraction or a regular expression); -s sorts by another pstats key "
+        "(tottime, ncalls, ...), -q prints nothing.")
+def _m_prun(arg, body, lineno, frame, **_):
+    import cProfile
+    import io
+    import pstats
+    opts, rest = _opts(arg, "s:l:q", "prun")
+    src = _stmt(rest, body, lineno)
+    space = _caller_ns(frame)
+    prof = cProfile.Profile()
+    prof.runctx(compile(src, _cell_name(), "exec"), space, space)
+    lim = opts.get("l", "20")
+    try:
+        lim = int(lim)
+    except ValueError:
+        try:
+            lim = float(lim)
+        except ValueError:
+            pass
+    buf = io.StringIO()
+    stats = pstats.Stats(prof, stream=buf).strip_dirs()
+    try:
+        stats.sort_stats(opts.get("s", "cumulative"))
+    except KeyError as e:
+        raise UsageError("%%prun: unknown sort key %s" % e) from None
+    stats.print_stats(lim)
+    if "q" not in opts:
+        print(buf.getvalue().rstrip())
+
+
+# ---- the namespace: %who, %whos, %reset ------------------------------
+
+def _who_names(arg):
+    types = set(arg.split())
+    out = [n for n in ns if not n.startswith("_") and
+           (not types or type(ns[n]).__name__ in types)]
+    return sorted(out)
+
+
+@_magic("who", _LINE, "%who [TYPE ...]",
+        "The names the cells defined, of the given types if any.")
+def _m_who(arg, **_):
+    names = _who_names(arg)
+    if not names:
+        print("No variables match your requested type." if arg.strip()
+              else "Interactive namespace is empty.")
+        return
+    for i, n in enumerate(names, 1):
+        print(n + "\t", end=" ")
+        if i % 9 == 0:
+            print()
+    print()
+
+
+@_magic("whos", _LINE, "%whos [TYPE ...]",
+        "The names the cells defined, as a table: name, type and value "
+        "(a length, a shape and size for arrays).")
+def _m_whos(arg, **_):
+    names = _who_names(arg)
+    if not names:
+        print("No variables match your requested type." if arg.strip()
+              else "Interactive namespace is empty.")
+        return
+    vals = [ns[n] for n in names]
+    types = [type(v).__name__ for v in vals]
+    vw = max(max(map(len, names)), len("Variable")) + 3
+    tw = max(max(map(len, types)), len("Type")) + 3
+    print("Variable".ljust(vw) + "Type".ljust(tw) + " Data/Info\n" +
+          "-" * (vw + tw + len("Data/Info") + 1))
+    for n, v, t in zip(names, vals, types):
+        print(n.ljust(vw) + t.ljust(tw), end=" ")
+        if t in ("dict", "list", "tuple"):
+            print("n=%d" % len(v))
+        elif t == "ndarray":
+            shape = str(v.shape).replace(",", "").replace(" ", "x")[1:-1]
+            print("%s: %s elems, type `%s`, %s bytes"
+                  % (shape, v.size, v.dtype, v.size * v.itemsize))
+        else:
+            try:
+                s = str(v)
+            except BaseException:
+                s = "<object with id %d (str() failed)>" % id(v)
+            s = s.replace("\n", "\\n")
+            print(s if len(s) < 50 else s[:25] + "<...>" + s[-25:])
+
+
+@_magic("reset", _LINE, "%reset -f",
+        "Delete every name the cells defined (as the reset request does). "
+        "-f is needed: there is no one to ask for confirmation.")
+def _m_reset(arg, **_):
+    opts, _ = _opts(arg, "fs", "reset")
+    if "f" not in opts:
+        raise UsageError("%reset deletes every variable and coil cannot ask "
+                         "for confirmation: write %reset -f")
+    op_reset({})
+
+
+# ---- history and files: %history, %save, %load, %run ----------------
+
+def _cells():
+    """[(cell number, source)] of the cells run so far, in order."""
+    out = []
+    for k, src in _sources.items():
+        if k.startswith("<cell ") and k[6:-1].isdigit():
+            out.append((int(k[6:-1]), src))
+    out.sort()
+    return out
+
+
+def _ranges(words):
+    """Cell numbers from IPython's range syntax: 3 4-6 8."""
+    picked = set()
+    for w in words:
+        a, dash, b = w.partition("-")
+        try:
+            lo = int(a)
+            hi = int(b) if dash else lo
+        except ValueError:
+            raise UsageError("not a cell range: %r (write 3, 4-6)" % w) \
+                from None
+        picked.update(range(lo, hi + 1))
+    return picked
+
+
+@_magic("history", _LINE, "%history [-n] [-l N] [RANGE ...]",
+        "The cells run so far (this one included); -n numbers them, -l N "
+        "shows the last N, RANGE picks cells (3 4-6).")
+def _m_history(arg, **_):
+    opts, rest = _opts(arg, "nl:", "history")
+    cells = _cells()
+    if rest:
+        pick = _ranges(rest.split())
+        cells = [c for c in cells if c[0] in pick]
+    if "l" in opts:
+        cells = cells[-int(opts["l"]):] if int(opts["l"]) > 0 else []
+    for n, src in cells:
+        src = src.expandtabs(4).rstrip()
+        if "n" in opts:
+            print("%s:%s" % (str(n).rjust(4), "\n" if "\n" in src else " "),
+                  end="")
+        print(src)
+
+
+@_magic("save", _LINE, "%save [-f] [-a] FILE [RANGE ...]",
+        "Write cells (all run so far unless RANGE) to FILE (.py added), "
+        "-a appending; an existing file is kept unless -f.")
+def _m_save(arg, **_):
+    import os
+    opts, rest = _opts(arg, "fra", "save")
+    rest = _words(rest)
+    if not rest:
+        raise UsageError("Missing filename.")
+    fname = rest[0] if rest[0].endswith((".py", ".ipy")) else rest[0] + ".py"
+    fname = os.path.expanduser(fname)
+    cells = _cells()
+    me = _cell_name()
+    if rest[1:]:
+        pick = _ranges(rest[1:])
+        cells = [c for c in cells if c[0] in pick]
+    else:
+        cells = [c for c in cells if "<cell %d>" % c[0] != me]
+    exists = os.path.isfile(fname)
+    if exists and "f" not in opts and "a" not in opts:
+        print("File `%s` exists. Use `%%save -f %s` to force overwrite"
+              % (fname, arg))
+        return
+    cmds = "\n".join(src for _, src in cells)
+    with open(fname, "a" if "a" in opts else "w", encoding="utf-8") as f:
+        if not exists or "a" not in opts:
+            f.write("# coding: utf-8\n")
+        f.write(cmds if cmds.endswith("\n") else cmds + "\n")
+    print("The following commands were written to file `%s`:" % fname)
+    print(cmds)
+
+
+@_magic("load", _LINE, "%load FILE",
+        "Show FILE's source as IPython would put it in the next cell; coil "
+        "has no next cell to fill, so run it with %run -i FILE or paste "
+        "it.")
+def _m_load(arg, **_):
+    import os
+    path = os.path.expanduser(arg.strip())
+    if not path:
+        raise UsageError("Missing filename. (usage: %load FILE)")
+    try:
+        with open(path, encoding="utf-8") as f:
+            src = f.read()
+    except OSError as e:
+        raise UsageError("%%load: cannot read %r: %s" % (path, e.strerror)) \
+            from None
+    print("# %load " + arg.strip())
+    print(src, end="" if src.endswith("\n") else "\n")
+
+
+@_magic("run", _LINE, "%run [-i] FILE [ARGS ...]",
+        "Run a Python file as __main__ with sys.argv = [FILE, ARGS...]; "
+        "its names then join the session's.  -i runs it in the session's "
+        "namespace itself, so it sees the names the cells defined.")
+def _m_run(arg, **_):
+    import os
+    opts, rest = _opts(arg, "i", "run")
+    rest = _words(rest)
+    if not rest:
+        raise UsageError("%run: missing file name (usage: %s)"
+                         % _MAGICS["run"][1])
+    path = os.path.expanduser(rest[0])
+    if not os.path.exists(path) and os.path.exists(path + ".py"):
+        path += ".py"
+    try:
+        with open(path, "rb") as f:
+            src = f.read()
+    except OSError as e:
+        raise UsageError("%%run: cannot read %r: %s" % (path, e.strerror)) \
+            from None
+    path = os.path.abspath(path)
+    code = compile(src, path, "exec")
+    saved = sys.argv[:]
+    sys.argv[:] = [rest[0]] + rest[1:]
+    if "i" in opts:
+        space = ns
+    else:
+        space = {"__name__": "__main__", "__file__": path,
+                 "__builtins__": builtins}
+    try:
+        exec(code, space)
+    finally:
+        sys.argv[:] = saved
+        if space is not ns:
+            ns.update({k: v for k, v in space.items()
+                       if k not in ("__name__", "__builtins__", "__file__")})
+
+
+# ---- the process: %pwd, %cd, %env, %matplotlib, %pip ----------------
+
+@_magic("pwd", _LINE, "%pwd", "The current working directory.")
+def _m_pwd(arg, **_):
+    import os
+    return os.getcwd()
+
+
+_dirs = []
+
+
+@_magic("cd", _LINE, "%cd [DIR | -]",
+        "Change the working directory (home without DIR, the previous one "
+        "with -) and print it.")
+def _m_cd(arg, **_):
+    import os
+    opts, rest = _opts(arg, "q", "cd")
+    target = rest.strip()
+    if not target:
+        target = os.path.expanduser("~")
+    elif target == "-":
+        if not _dirs:
+            raise UsageError("%cd -: no previous directory")
+        target = _dirs[-1]
+    before = os.getcwd()
+    try:
+        os.chdir(os.path.expanduser(target))
+    except OSError as e:
+        raise UsageError("%%cd: %s: %s" % (target, e.strerror)) from None
+    _dirs.append(before)
+    if "q" not in opts:
+        print(os.getcwd())
+
+
+@_magic("env", _LINE, "%env [VAR | VAR=VALUE | VAR VALUE]",
+        "The environment as a dict, one variable's value, or set one.")
+def _m_env(arg, **_):
+    import os
+    arg = arg.strip()
+    if not arg:
+        return dict(os.environ)
+    if "=" in arg or " " in arg:
+        sep = "=" if "=" in arg and (" " not in arg or
+                                     arg.index("=") < arg.index(" ")) else " "
+        k, _, v = arg.partition(sep)
+        k, v = k.strip(), v.strip()
+        os.environ[k] = v
+        print("env: %s=%s" % (k, v))
+        return None
+    try:
+        return os.environ[arg]
+    except KeyError:
+        raise UsageError("Environment does not have key: %s" % arg) \
+            from None
+
+
+@_magic("matplotlib", _LINE, "%matplotlib [inline]",
+        "Accepted for notebooks' sake: coil already saves every open "
+        "figure as a PNG at the end of the cell (listed in display).")
+def _m_matplotlib(arg, **_):
+    gui = arg.strip() or "inline"
+    if gui not in ("inline", "agg", "notebook", "widget", "ipympl"):
+        print("coil shows figures as PNG files: the %r backend has no window "
+              "here, figures stay inline" % gui)
+    if "matplotlib.pyplot" not in sys.modules:
+        try:
+            import matplotlib
+            matplotlib.use("Agg")
+        except ImportError:
+            raise UsageError("%matplotlib: matplotlib is not installed") \
+                from None
+
+
+def _no_installer(tool):
+    def refuse(arg, **_):
+        raise UsageError(
+            "%%%s cannot install from a cell: coil's worker runs Python "
+            "%d.%d (%s) in a sandbox that lets it write only the work "
+            "directory, and a package installed mid-session would not be "
+            "seen by modules already imported; install outside coil (apt "
+            "install python3-NAME, or %s -m pip install --user NAME), then "
+            "restart coil" % (tool, sys.version_info[0], sys.version_info[1],
+                              sys.executable, sys.executable))
+    return refuse
+
+
+_magic("pip", _LINE, "%pip ...", "Refused, with what to do instead: a "
+       "cell cannot install packages.")(_no_installer("pip"))
+_magic("conda", _LINE, "%conda ...", "Refused, with what to do instead: a "
+       "cell cannot install packages.")(_no_installer("conda"))
+
+
+def _supervisor_only(name):
+    def refuse(arg, **_):
+        raise UsageError("%%%s is done by coil's supervisor, not in a cell's "
+                         "code: send %s as a cell of its own (one line, "
+                         "nothing else)" % (name, _MAGICS[name][1]))
+    return refuse
+
+
+_magic("snapshot", _LINE, "%snapshot [NAME]", "Pin a checkpoint of the "
+       "session as it is now under NAME (snapN without one).")(_supervisor_only("snapshot"))
+_magic("rollback", _LINE, "%rollback NAME|CELL", "Go back to a snapshot, or "
+       "to the state after a cell.")(_supervisor_only("rollback"))
+_magic("snapshots", _LINE, "%snapshots", "List the checkpoints, the cell "
+       "each stands at and its memory.")(_supervisor_only("snapshots"))
+
+
+@_magic("debug", _LINE, "%debug",
+        "Enter the debugger (pdb) at the frame where the last error was "
+        "raised, as pdb.pm() does.  At a terminal only: an agent's cell has "
+        "no one to type pdb's commands, and its pdb ends at once.")
+def _m_debug(arg, **_):
+    if not sys.stdin.isatty():
+        raise UsageError("%debug needs a terminal to type pdb's commands at "
+                         "(coil --plain on one); here, print or inspect the "
+                         "names instead")
+    if getattr(sys, "last_traceback", None) is None:
+        raise UsageError("No traceback has been produced, nothing to debug.")
+    import pdb
+    pdb.post_mortem(sys.last_traceback)
+
+
+@_magic("lsmagic", _LINE, "%lsmagic", "List the magics coil knows.")
+def _m_lsmagic(arg, **_):
+    print("Available line magics:\n%s\n\nAvailable cell magics:\n%s\n\n"
+          "Type %%NAME? for a magic's usage."
+          % ("  ".join("%" + n for n in _names(_LINE)),
+             "  ".join("%%" + n for n in _names(_CELL))))
+
+
+def _magic_help(name):
+    kind = _CELL if name.startswith("%%") else _LINE
+    bare = name.lstrip("%")
+    _find(bare, "cell" if kind == _CELL else "line")
+    kinds, usage, text, _ = _MAGICS[bare]
+    import textwrap
+    print("Usage: %s\n\n%s" % (usage, textwrap.fill(text, 72)))

@@ -1,0 +1,347 @@
+/*
+ * record.c - transcripts written as the session goes (see record.h), the
+ * directory of default ones, and coil --transcripts.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "options.h"
+#include "record.h"
+#include "util.h"
+
+struct record {
+	FILE *f;
+	char *path;
+	bool broken;		/* a write failed: nothing more is written */
+};
+
+void
+record_now(char *buf, size_t len)
+{
+	struct timespec ts;
+	struct tm tm;
+	char day[24];
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(day, sizeof day, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf, len, "%s.%03ldZ", day, ts.tv_nsec / 1000000);
+}
+
+/* Write one object as a line (stolen); flush when asked.  A failure is
+ * said once and ends the recording, not the session. */
+static void
+record_write(struct record *r, json_t *o, bool flush)
+{
+	char *line;
+	bool ok;
+
+	if (r->broken) {
+		json_decref(o);
+		return;
+	}
+	/* One string, one fwrite: jansson's dumpf writes piece by piece. */
+	line = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6));
+	json_decref(o);
+	if (line == NULL)
+		fatal("cannot encode a transcript line");
+	ok = fputs(line, r->f) != EOF && putc('\n', r->f) != EOF &&
+	    (!flush || fflush(r->f) == 0);
+	free(line);
+	if (ok)
+		return;
+	fprintf(stderr, "coil: warning: transcript '%s' not written on: %s\n",
+	    r->path, strerror(errno));
+	r->broken = true;
+}
+
+static json_t *
+record_header(const struct coil_opts *opts)
+{
+	char now[32];
+	const char *mode = opts->replay != NULL ? "replay" :
+	    opts->mode == MODE_AGENT ? "agent" : "plain";
+
+	record_now(now, sizeof now);
+	return json_pack("{s:i, s:s, s:s, s:s, s:I, s:s, s:s, s:o}",
+	    "coil_transcript", RECORD_FORMAT, "coil", PACKAGE_VERSION,
+	    "python", PYTHON_EMBED_VERSION, "started", now, "pid",
+	    (json_int_t)getpid(), "mode", mode, "sandbox",
+	    sandbox_profile_name(opts->sbx.profile), "options",
+	    options_json(opts));
+}
+
+struct record *
+record_open(const struct coil_opts *opts, char *err, size_t errlen)
+{
+	struct record *r;
+	FILE *f = fopen(opts->record, "ae");
+
+	if (f == NULL) {
+		err_set(err, errlen, "cannot write the transcript '%s': %s",
+		    opts->record, strerror(errno));
+		return NULL;
+	}
+	/* Lines go out whole or not at all where a flush is due; the
+	 * buffer holds the queued and started lines of a cell until its
+	 * output or response flushes them. */
+	setvbuf(f, NULL, _IOFBF, 1 << 16);
+	r = xcalloc(1, sizeof *r);
+	r->f = f;
+	r->path = xstrdup(opts->record);
+	record_write(r, record_header(opts), true);
+	return r;
+}
+
+/* Which events a transcript keeps: not the namespace (it holds the
+ * values' reprs, and replay does not need them) nor checkpoints. */
+static bool
+record_keeps(enum session_ev kind)
+{
+	return kind != EV_NAMESPACE && kind != EV_CHECKPOINT;
+}
+
+void
+record_event(void *ctx, const struct session_event *ev)
+{
+	struct record *r = ctx;
+	char now[32];
+	json_t *o, *e;
+
+	if (!record_keeps(ev->kind) || r->broken)
+		return;
+	record_now(now, sizeof now);
+	o = json_pack("{s:s}", "t", now);
+	e = session_event_json(ev);
+	json_object_update(o, e);
+	json_decref(e);
+	if (ev->cell > 0 && json_object_get(o, "cell") == NULL)
+		json_object_set_new(o, "cell", json_integer(ev->cell));
+	/* A cell's lines reach the disk with its answer, or sooner when
+	 * the buffer fills: nothing answered is lost. */
+	record_write(r, o, ev->kind != EV_QUEUED && ev->kind != EV_STARTED &&
+	    ev->kind != EV_OUTPUT);
+}
+
+void
+record_close(struct record *r)
+{
+	if (r == NULL)
+		return;
+	if (fclose(r->f) != 0 && !r->broken)
+		fprintf(stderr, "coil: warning: transcript '%s': %s\n",
+		    r->path, strerror(errno));
+	free(r->path);
+	free(r);
+}
+
+/* ---- the directory of default transcripts --------------------------- */
+
+/* mkdir -p, each new directory 0700: transcripts hold what cells saw. */
+static int
+record_mkdirs(char *path, char *err, size_t errlen)
+{
+	char *p, c;
+
+	for (p = path + 1; ; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		c = *p;
+		*p = '\0';
+		if (mkdir(path, 0700) == -1 && errno != EEXIST) {
+			err_set(err, errlen, "cannot create '%s': %s", path,
+			    strerror(errno));
+			*p = c;
+			return -1;
+		}
+		*p = c;
+		if (c == '\0')
+			return 0;
+	}
+}
+
+char *
+record_dir(char *err, size_t errlen)
+{
+	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	char *dir;
+
+	/* The XDG rule: a relative XDG_STATE_HOME is to be ignored. */
+	if (state != NULL && *state == '/')
+		xasprintf(&dir, "%s/coil/transcripts", state);
+	else if (home != NULL && *home == '/')
+		xasprintf(&dir, "%s/.local/state/coil/transcripts", home);
+	else {
+		err_set(err, errlen, "neither XDG_STATE_HOME nor HOME is an "
+		    "absolute path: set one, or pass --no-record");
+		return NULL;
+	}
+	if (record_mkdirs(dir, err, errlen) == -1) {
+		free(dir);
+		return NULL;
+	}
+	return dir;
+}
+
+/* Ours: the names record_default_path gives. */
+static int
+record_ours(const struct dirent *d)
+{
+	size_t n = strlen(d->d_name);
+
+	return n > 6 && d->d_name[0] >= '0' && d->d_name[0] <= '9' &&
+	    strcmp(d->d_name + n - 6, ".jsonl") == 0;
+}
+
+char *
+record_default_path(char *err, size_t errlen)
+{
+	struct dirent **names;
+	char *dir = record_dir(err, errlen), *path, stamp[32];
+	int n, i;
+	time_t t = time(NULL);
+	struct tm tm;
+
+	if (dir == NULL)
+		return NULL;
+	n = scandir(dir, &names, record_ours, alphasort);
+	for (i = 0; i < n; i++) {
+		/* The names sort by start time: the oldest go, leaving
+		 * room for this one.  One already gone is no matter. */
+		if (i < n - (RECORD_KEEP - 1)) {
+			xasprintf(&path, "%s/%s", dir, names[i]->d_name);
+			unlink(path);
+			free(path);
+		}
+		free(names[i]);
+	}
+	if (n >= 0)
+		free(names);
+	gmtime_r(&t, &tm);
+	strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+	xasprintf(&path, "%s/%s-%ld.jsonl", dir, stamp, (long)getpid());
+	free(dir);
+	return path;
+}
+
+/* ---- coil --transcripts --------------------------------------------- */
+
+/* Milliseconds since the epoch of a time as record_now writes it, or
+ * -1. */
+static int64_t
+record_parse_time(const char *s)
+{
+	struct tm tm = { 0 };
+	const char *p;
+
+	if (s == NULL || (p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)) == NULL)
+		return -1;
+	return (int64_t)timegm(&tm) * 1000 + (*p == '.' ? atoi(p + 1) : 0);
+}
+
+struct record_sum {
+	char started[32];
+	int cells, errors, crashes;
+	int64_t t0, t1;
+};
+
+static void
+record_sum_line(struct record_sum *sum, json_t *o)
+{
+	json_t *resp = json_object_get(o, "response");
+	const char *st = json_string_value(json_object_get(resp, "status"));
+	int64_t t = record_parse_time(json_string_value(json_object_get(o,
+	    "t")));
+
+	if (t >= 0)
+		sum->t1 = t;
+	if (!json_is_object(resp) || st == NULL ||
+	    json_object_get(resp, "output") == NULL)
+		return;		/* only exec answers are cells */
+	sum->cells++;
+	if (strcmp(st, "error") == 0)
+		sum->errors++;
+	if (strcmp(st, "crashed") == 0 || strcmp(st, "timeout") == 0)
+		sum->crashes++;
+}
+
+/* Sum one transcript up; -1 when its first line is no header. */
+static int
+record_sum(const char *path, struct record_sum *sum)
+{
+	FILE *f = fopen(path, "re");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	json_t *o;
+	int lineno = 0;
+
+	memset(sum, 0, sizeof *sum);
+	if (f == NULL)
+		return -1;
+	while ((n = getline(&line, &cap, f)) > 0) {
+		o = json_loadb(line, (size_t)n, 0, NULL);
+		if (++lineno == 1) {
+			const char *s = json_string_value(json_object_get(o,
+			    "started"));
+
+			if (s == NULL) {
+				json_decref(o);
+				break;
+			}
+			snprintf(sum->started, sizeof sum->started, "%s", s);
+			sum->t0 = sum->t1 = record_parse_time(s);
+		} else if (json_is_object(o)) {
+			record_sum_line(sum, o);
+		}
+		json_decref(o);
+	}
+	free(line);
+	fclose(f);
+	return sum->started[0] != '\0' ? 0 : -1;
+}
+
+int
+record_list(FILE *out)
+{
+	struct dirent **names;
+	struct record_sum sum;
+	char err[512], *dir = record_dir(err, sizeof err), *path;
+	int n, i;
+
+	if (dir == NULL) {
+		fprintf(stderr, "coil: %s\n", err);
+		return 2;
+	}
+	n = scandir(dir, &names, record_ours, alphasort);
+	if (n < 0) {
+		fprintf(stderr, "coil: cannot list '%s': %s\n", dir,
+		    strerror(errno));
+		free(dir);
+		return 2;
+	}
+	if (n == 0)
+		fprintf(out, "no transcripts in %s\n", dir);
+	else
+		fprintf(out, "%-24s %6s %6s %7s %9s  %s\n", "started", "cells",
+		    "errors", "crashes", "duration", "transcript");
+	for (i = 0; i < n; i++) {
+		xasprintf(&path, "%s/%s", dir, names[i]->d_name);
+		if (record_sum(path, &sum) == 0)
+			fprintf(out, "%-24s %6d %6d %7d %8.1fs  %s\n",
+			    sum.started, sum.cells, sum.errors, sum.crashes,
+			    (double)(sum.t1 - sum.t0) / 1000, path);
+		free(path);
+		free(names[i]);
+	}
+	free(names);
+	free(dir);
+	return 0;
+}

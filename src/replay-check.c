@@ -1,0 +1,380 @@
+/*
+ * replay-check.c - comparing a replayed cell with its recording (see
+ * replay-int.h): the outcome as lines, the noise in them replaced, and
+ * a unified diff of two outcomes.  Pure: no I/O, no session.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay-int.h"
+
+/*
+ * What changes from run to run without meaning anything.  A pattern
+ * marked word matches only where a word ends ("12 s" but not "12 sets"):
+ * POSIX regexes have no \b.
+ */
+static const struct {
+	const char *re, *with;
+	bool word;
+} check_builtin[] = {
+	{ "0x[0-9a-fA-F]{4,}", "0x?", false },
+	{ "[0-9]+(\\.[0-9]+)? ?(ns|us|µs|ms|s|sec|secs|seconds)", "<time>",
+	  true },
+	{ "[0-9]+(\\.[0-9]+)? ?([KMGT]i?B|kB|bytes)", "<memory>", true },
+	{ "(/var)?/tmp/[^] \t\n'\":,)]+", "<tmp>", false },
+};
+
+int
+check_noise_init(struct check_noise *nz, const char *const *extra,
+    char *err, size_t errlen)
+{
+	size_t nextra = 0, i;
+	int rc;
+
+	while (extra != NULL && extra[nextra] != NULL)
+		nextra++;
+	nz->n = nitems(check_builtin) + nextra;
+	nz->re = xcalloc(nz->n, sizeof *nz->re);
+	nz->with = xcalloc(nz->n, sizeof *nz->with);
+	for (i = 0; i < nz->n; i++) {
+		bool own = i < nitems(check_builtin);
+
+		rc = regcomp(&nz->re[i], own ? check_builtin[i].re :
+		    extra[i - nitems(check_builtin)], REG_EXTENDED | REG_NEWLINE);
+		if (rc != 0) {
+			nz->n = i;
+			check_noise_free(nz);
+			return err_set(err, errlen, "--ignore '%s' is not a "
+			    "regular expression", extra[i - nitems(
+			    check_builtin)]);
+		}
+		nz->with[i] = own ? check_builtin[i].with : "<ignored>";
+	}
+	return 0;
+}
+
+void
+check_noise_free(struct check_noise *nz)
+{
+	size_t i;
+
+	for (i = 0; i < nz->n; i++)
+		regfree(&nz->re[i]);
+	free(nz->re);
+	free(nz->with);
+	nz->re = NULL;
+	nz->n = 0;
+}
+
+static bool
+check_wordch(char c)
+{
+	return isalnum((unsigned char)c) || c == '_';
+}
+
+/* text with every match of pattern i replaced; a new string. */
+static char *
+check_replace(const struct check_noise *nz, size_t i, const char *text)
+{
+	bool word = i < nitems(check_builtin) && check_builtin[i].word;
+	const char *p = text;
+	struct buf b;
+	regmatch_t m;
+	int flags = 0;
+
+	buf_init(&b);
+	while (*p != '\0' && regexec(&nz->re[i], p, 1, &m, flags) == 0) {
+		const char *end = p + m.rm_eo;
+
+		if (m.rm_eo == m.rm_so) {	/* empty: step over a char */
+			buf_add(&b, p, (size_t)m.rm_so + 1);
+			p += m.rm_so + 1;
+		} else if (word && (check_wordch(*end) || (p + m.rm_so > text &&
+		    check_wordch(p[m.rm_so - 1])))) {
+			buf_add(&b, p, (size_t)m.rm_so + 1);
+			p += m.rm_so + 1;
+		} else {
+			buf_add(&b, p, (size_t)m.rm_so);
+			buf_addstr(&b, nz->with[i]);
+			p = end;
+		}
+		flags = REG_NOTBOL;
+	}
+	buf_addstr(&b, p);
+	return buf_take(&b);
+}
+
+char *
+check_normalise(const struct check_noise *nz, const char *text)
+{
+	char *s = xstrdup(text), *t;
+	size_t i;
+
+	for (i = 0; i < nz->n; i++) {
+		t = check_replace(nz, i, s);
+		free(s);
+		s = t;
+	}
+	return s;
+}
+
+/* ---- outcomes as lines --------------------------------------------- */
+
+/* "name:" and then the text, each line indented; null as "name: null". */
+static void
+check_text(const struct check_noise *nz, const char *name, json_t *v,
+    struct buf *out)
+{
+	char *norm, *p, *nl;
+
+	if (!json_is_string(v)) {
+		buf_printf(out, "%s: %s\n", name, json_is_null(v) || v == NULL ?
+		    "null" : "(not text)");
+		return;
+	}
+	buf_printf(out, "%s:\n", name);
+	norm = check_normalise(nz, json_string_value(v));
+	for (p = norm; *p != '\0'; p = nl + 1) {
+		nl = strchr(p, '\n');
+		if (nl == NULL) {
+			buf_printf(out, "  %s\n  \\ no newline at the end\n", p);
+			break;
+		}
+		buf_printf(out, "  %.*s\n", (int)(nl - p), p);
+	}
+	free(norm);
+}
+
+/* A chat tool sees one text: output, stderr, the result, the error;
+ * where its harness ended it with a newline or not is no difference. */
+static json_t *
+check_flatten(json_t *got)
+{
+	json_t *err = json_object_get(got, "error");
+	const char *keys[] = { "output", "stderr" }, *s;
+	struct buf b;
+	size_t i;
+
+	buf_init(&b);
+	buf_addstr(&b, "");
+	if ((s = json_string_value(json_object_get(got, "text"))) != NULL) {
+		buf_addstr(&b, s);
+		goto out;
+	}
+	for (i = 0; i < nitems(keys); i++)
+		if ((s = json_string_value(json_object_get(got, keys[i]))) !=
+		    NULL)
+			buf_addstr(&b, s);
+	if ((s = json_string_value(json_object_get(got, "result"))) != NULL)
+		buf_printf(&b, "%s\n", s);
+	if (json_is_object(err))
+		buf_printf(&b, "%s: %s\n", json_string_value(json_object_get(err,
+		    "type")), json_string_value(json_object_get(err,
+		    "message")));
+out:
+	while (b.len > 0 && strchr(" \t\r\n", b.p[b.len - 1]) != NULL)
+		b.p[--b.len] = '\0';
+	got = json_string(b.p);
+	buf_free(&b);
+	return got;
+}
+
+/* The error's type and message; a type written without its module
+ * (a notebook's ename) is compared without the module. */
+static void
+check_error(const struct check_noise *nz, json_t *want, json_t *got,
+    struct buf *out)
+{
+	const char *wt = json_string_value(json_object_get(want, "type"));
+	const char *t = json_string_value(json_object_get(got, "type"));
+	json_t *msg;
+
+	if (!json_is_object(got)) {
+		buf_addstr(out, "error: null\n");
+		return;
+	}
+	if (t != NULL && wt != NULL && strchr(wt, '.') == NULL &&
+	    strrchr(t, '.') != NULL)
+		t = strrchr(t, '.') + 1;
+	buf_printf(out, "error: %s\n", t != NULL ? t : "?");
+	if (json_object_get(want, "message") != NULL) {
+		msg = json_object_get(got, "message");
+		check_text(nz, "message", msg, out);
+	}
+}
+
+void
+check_view(const struct check_noise *nz, json_t *fields, json_t *got,
+    struct buf *out)
+{
+	static const char *const texts[] = { "output", "stderr", "result" };
+	const char *st;
+	json_t *v;
+	size_t i;
+
+	if ((st = json_string_value(json_object_get(fields, "status"))) !=
+	    NULL)
+		buf_printf(out, "status: %s\n", json_string_value(
+		    json_object_get(got, "status")) ? json_string_value(
+		    json_object_get(got, "status")) : "?");
+	for (i = 0; i < nitems(texts); i++)
+		if (json_object_get(fields, texts[i]) != NULL)
+			check_text(nz, texts[i], json_object_get(got, texts[i]),
+			    out);
+	if ((v = json_object_get(fields, "error")) != NULL)
+		check_error(nz, v, json_object_get(got, "error"), out);
+	if (json_object_get(fields, "text") != NULL) {
+		v = check_flatten(got);
+		check_text(nz, "text", v, out);
+		json_decref(v);
+	}
+}
+
+/* ---- unified diff ---------------------------------------------------- */
+
+#define DIFF_CONTEXT 3
+/* Above this many line pairs the table would be too big: the texts are
+ * shown as one change, whole. */
+#define DIFF_MAX_CELLS (4u << 20)
+
+struct lines {
+	char **v;	/* into a copy of the text */
+	size_t n;
+	char *copy;
+};
+
+static void
+lines_split(struct lines *l, const char *text)
+{
+	char *p;
+
+	l->copy = xstrdup(text);
+	l->v = NULL;
+	l->n = 0;
+	for (p = l->copy; *p != '\0'; ) {
+		char *nl = strchr(p, '\n');
+
+		l->v = xrealloc(l->v, (l->n + 1) * sizeof *l->v);
+		l->v[l->n++] = p;
+		if (nl == NULL)
+			break;
+		*nl = '\0';
+		p = nl + 1;
+	}
+}
+
+static void
+lines_free(struct lines *l)
+{
+	free(l->v);
+	free(l->copy);
+}
+
+/*
+ * The edit script as one op a line of the merged sequence: ' ' both, '-'
+ * a only, '+' b only; a new string of *n ops.  From the table of the
+ * longest common subsequence of every pair of suffixes.
+ */
+static char *
+diff_script(const struct lines *a, const struct lines *b, size_t *n)
+{
+	size_t i, j, k = 0, w = b->n + 1;
+	unsigned *t;
+	char *ops = xmalloc(a->n + b->n + 1);
+
+	if ((a->n + 1) * w > DIFF_MAX_CELLS) {
+		memset(ops, '-', a->n);
+		memset(ops + a->n, '+', b->n);
+		*n = a->n + b->n;
+		return ops;
+	}
+	t = xcalloc((a->n + 1) * w, sizeof *t);
+	for (i = a->n; i-- > 0; )
+		for (j = b->n; j-- > 0; )
+			t[i * w + j] = strcmp(a->v[i], b->v[j]) == 0 ?
+			    t[(i + 1) * w + j + 1] + 1 :
+			    t[(i + 1) * w + j] > t[i * w + j + 1] ?
+			    t[(i + 1) * w + j] : t[i * w + j + 1];
+	for (i = j = 0; i < a->n || j < b->n; ) {
+		if (i < a->n && j < b->n && strcmp(a->v[i], b->v[j]) == 0) {
+			ops[k++] = ' ';
+			i++, j++;
+		} else if (j == b->n || (i < a->n &&
+		    t[(i + 1) * w + j] >= t[i * w + j + 1])) {
+			ops[k++] = '-';
+			i++;
+		} else {
+			ops[k++] = '+';
+			j++;
+		}
+	}
+	free(t);
+	*n = k;
+	return ops;
+}
+
+/* One hunk: ops[from..to) of the script, starting at lines ai, bi. */
+static void
+diff_hunk(const struct lines *a, const struct lines *b, const char *ops,
+    size_t from, size_t to, size_t ai, size_t bi, struct buf *out)
+{
+	size_t k, na = 0, nb = 0;
+
+	for (k = from; k < to; k++) {
+		na += ops[k] != '+';
+		nb += ops[k] != '-';
+	}
+	buf_printf(out, "@@ -%zu,%zu +%zu,%zu @@\n", na ? ai + 1 : ai, na,
+	    nb ? bi + 1 : bi, nb);
+	for (k = from; k < to; k++) {
+		const char *s = ops[k] == '+' ? b->v[bi] : a->v[ai];
+
+		buf_printf(out, "%c%s\n", ops[k], s);
+		if (ops[k] != '+')
+			ai++;
+		if (ops[k] != '-')
+			bi++;
+	}
+}
+
+bool
+check_diff(const char *ta, const char *tb, const char *label_a,
+    const char *label_b, struct buf *out)
+{
+	struct lines a, b;
+	size_t n, k, start, end, ai = 0, bi = 0, sa, sb, m;
+	char *ops;
+
+	if (strcmp(ta, tb) == 0)
+		return false;
+	lines_split(&a, ta);
+	lines_split(&b, tb);
+	ops = diff_script(&a, &b, &n);
+	buf_printf(out, "--- %s\n+++ %s\n", label_a, label_b);
+	for (k = 0; k < n; ) {
+		if (ops[k] == ' ') {
+			ai++, bi++, k++;
+			continue;
+		}
+		/* A change: its hunk runs back DIFF_CONTEXT lines, and on
+		 * until DIFF_CONTEXT * 2 equal lines in a row (or the end). */
+		start = k > DIFF_CONTEXT ? k - DIFF_CONTEXT : 0;
+		sa = ai - (k - start), sb = bi - (k - start);
+		for (end = k, m = 0; end < n && m <= 2 * DIFF_CONTEXT; end++)
+			m = ops[end] == ' ' ? m + 1 : 0;
+		if (m > DIFF_CONTEXT)
+			end -= m - DIFF_CONTEXT;
+		diff_hunk(&a, &b, ops, start, end, sa, sb, out);
+		for (; k < end; k++) {
+			ai += ops[k] != '+';
+			bi += ops[k] != '-';
+		}
+	}
+	free(ops);
+	lines_free(&a);
+	lines_free(&b);
+	return true;
+}

@@ -1,0 +1,103 @@
+/*
+ * replay-int.h - the parts of coil --replay (replay.h) and what each
+ * owns.  Supervisor only; nothing here runs a cell: the cells go to the
+ * session's sandboxed worker like any client's.
+ *
+ *   replay-src.c    the file read as cells, whatever its kind (chosen
+ *                   by content); a transcript streamed a line at a time
+ *   replay-forms.c  notebooks, "# %%" files and chat logs, read whole
+ *   replay-check.c  an outcome as text, its noise normalised, and the
+ *                   unified diff of two (pure: tests/unit/check-test.c)
+ *   replay.c        the front end: options, session, printing, status
+ *
+ * Ownership: a struct rcell's members belong to it (rcell_clear frees
+ * them); rsrc_next fills one the caller has cleared.
+ */
+#ifndef COIL_REPLAY_INT_H
+#define COIL_REPLAY_INT_H
+
+#include <jansson.h>
+#include <regex.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "util.h"
+
+/* The kinds of file replay reads. */
+enum rsrc_kind { RS_TRANSCRIPT, RS_NOTEBOOK, RS_PERCENT, RS_OPENAI,
+	RS_ANTHROPIC };
+extern const char *const rsrc_kind_names[];
+
+/* One cell to run again. */
+struct rcell {
+	int n;			/* its number in the file: the recorded
+				   cell, the notebook's code cell, ... */
+	int line;		/* its line in the file; 0: none */
+	json_t *req;		/* the request to submit (op filled in) */
+	json_t *expect;		/* what it gave then, as check_view reads
+				   it; NULL: nothing to compare */
+};
+
+void rcell_clear(struct rcell *c);
+
+struct rsrc;
+
+/* Open path and tell its kind from its content: NULL with a message
+ * when it cannot be read, is no kind replay knows, or is refused (a
+ * newer transcript format, a chat log without Python calls).  code_key
+ * and tool choose a chat log's calls (NULL: "code", any tool). */
+struct rsrc *rsrc_open(const char *path, const char *code_key,
+    const char *tool, char *err, size_t errlen);
+enum rsrc_kind rsrc_kind(const struct rsrc *src);
+/* A transcript's recorded options (options_json's shape), borrowed;
+ * NULL for other kinds. */
+json_t *rsrc_options(const struct rsrc *src);
+/* The next cell: 1, 0 at the end, -1 when the file goes bad (err says
+ * where); a cut last line of a transcript is the end, and rsrc_note
+ * says so. */
+int rsrc_next(struct rsrc *src, struct rcell *c, char *err, size_t errlen);
+/* A remark on the file for the person (a cut last line), or NULL. */
+const char *rsrc_note(const struct rsrc *src);
+void rsrc_close(struct rsrc *src);
+
+/* ---- the kinds read whole (replay-forms.c) ---- */
+
+/* Every cell of a notebook, "# %%" file or chat log open as f, as a
+ * list of {"n", "line", "req", "expect"?}, and its kind: a new
+ * reference, or NULL with a message (not one of these kinds, not JSON,
+ * no cell to run). */
+json_t *rforms_read(FILE *f, const char *path, const char *code_key,
+    const char *tool, enum rsrc_kind *kind, char *err, size_t errlen);
+
+/* ---- checks (replay-check.c) ---- */
+
+/* The noise an outcome's text is freed of before comparing: object
+ * addresses, durations, memory figures, temp paths, and the --ignore
+ * patterns. */
+struct check_noise {
+	regex_t *re;
+	const char **with;	/* what each match becomes */
+	size_t n;
+};
+
+/* The built-in patterns and then each of extra (NULL-ended; checked
+ * by options.c already): 0, or -1 with a message. */
+int check_noise_init(struct check_noise *nz, const char *const *extra,
+    char *err, size_t errlen);
+void check_noise_free(struct check_noise *nz);
+/* text with the noise replaced; a new string. */
+char *check_normalise(const struct check_noise *nz, const char *text);
+
+/* An outcome as lines to compare: the fields expect holds (status,
+ * output, stderr, result, error.type, error.message; "text" for a chat
+ * tool result), taken from got (a response object, or for "text" the
+ * response flattened as a chat tool sees it).  Normalised.  Appends to
+ * out. */
+void check_view(const struct check_noise *nz, json_t *fields, json_t *got,
+    struct buf *out);
+/* The unified diff of two texts (3 lines of context) under the labels,
+ * appended to out; false when they are equal (nothing appended). */
+bool check_diff(const char *a, const char *b, const char *label_a,
+    const char *label_b, struct buf *out);
+
+#endif

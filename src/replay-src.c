@@ -1,0 +1,327 @@
+/*
+ * replay-src.c - the file a replay reads, as cells (see replay-int.h).
+ *
+ * The kind is told from the content, not the name: a first line that
+ * is a transcript header, a JSON object with "cells" and "nbformat", a
+ * JSON list of chat messages (or an object holding "messages"), text
+ * with "# %%" lines.  A transcript is streamed: one line in memory at a
+ * time, and the requests still waiting for their response, so a huge
+ * one replays in bounded memory.  The other kinds are small and are
+ * read whole into a list of cells first.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "record.h"
+#include "replay-int.h"
+
+const char *const rsrc_kind_names[] = {
+	[RS_TRANSCRIPT] = "transcript", [RS_NOTEBOOK] = "notebook",
+	[RS_PERCENT] = "# %% file", [RS_OPENAI] = "OpenAI chat log",
+	[RS_ANTHROPIC] = "Anthropic chat log",
+};
+
+/* A request of the transcript still waiting for its response. */
+struct rpending {
+	json_int_t seq;
+	int line;
+	json_t *req;
+};
+
+struct rsrc {
+	enum rsrc_kind kind;
+	char *path;
+	/* a transcript */
+	FILE *f;
+	char *line;
+	size_t cap;
+	int lineno;
+	json_t *options;
+	struct rpending *pending;
+	size_t npending;
+	char note[256];
+	/* the other kinds: every cell, read first */
+	json_t *cells;
+	size_t next;
+};
+
+/* The ops a replay runs again: those that change the namespace. */
+static bool
+rsrc_replayed(const char *op)
+{
+	return op != NULL && (strcmp(op, "exec") == 0 ||
+	    strcmp(op, "reset") == 0 || strcmp(op, "snapshot") == 0 ||
+	    strcmp(op, "rollback") == 0);
+}
+
+void
+rcell_clear(struct rcell *c)
+{
+	json_decref(c->req);
+	json_decref(c->expect);
+	memset(c, 0, sizeof *c);
+}
+
+/* An exec answer's fields a check compares. */
+static json_t *
+rsrc_expect(json_t *resp)
+{
+	json_t *e = json_object_get(resp, "error"), *x;
+
+	x = json_pack("{s:O?, s:O?, s:O?, s:O?}", "status",
+	    json_object_get(resp, "status"), "output", json_object_get(resp,
+	    "output"), "stderr", json_object_get(resp, "stderr"), "result",
+	    json_object_get(resp, "result"));
+	json_object_set_new(x, "error", json_is_object(e) ?
+	    json_pack("{s:O?, s:O?}", "type", json_object_get(e, "type"),
+	    "message", json_object_get(e, "message")) : json_null());
+	return x;
+}
+
+/* ---- transcripts --------------------------------------------------- */
+
+/* Whether obj is a header; a newer format than ours is refused. */
+static int
+rsrc_header(struct rsrc *src, json_t *obj, bool *is, char *err,
+    size_t errlen)
+{
+	json_t *v = json_object_get(obj, "coil_transcript");
+
+	*is = v != NULL;
+	if (v == NULL)
+		return 0;
+	if (!json_is_integer(v) || json_integer_value(v) < 1)
+		return err_set(err, errlen, "'%s' line %d: the transcript "
+		    "format is not a positive number", src->path, src->lineno);
+	if (json_integer_value(v) > RECORD_FORMAT)
+		return err_set(err, errlen, "'%s' is a transcript of format "
+		    "%lld, newer than this coil reads (%d): replay it with the "
+		    "coil that wrote it (%s) or a newer one", src->path,
+		    (long long)json_integer_value(v), RECORD_FORMAT,
+		    json_string_value(json_object_get(obj, "coil")) ?
+		    json_string_value(json_object_get(obj, "coil")) : "?");
+	if (src->options == NULL && json_is_object(json_object_get(obj,
+	    "options")))
+		src->options = json_incref(json_object_get(obj, "options"));
+	return 0;
+}
+
+/* The next line as JSON: 1, 0 at the end (a cut last line is an end
+ * with a note), -1 on a line that is not a JSON object. */
+static int
+rsrc_line(struct rsrc *src, json_t **obj, char *err, size_t errlen)
+{
+	ssize_t n;
+	json_error_t je;
+
+	errno = 0;
+	if ((n = getline(&src->line, &src->cap, src->f)) <= 0) {
+		if (errno != 0)
+			return err_set(err, errlen, "cannot read '%s': %s",
+			    src->path, strerror(errno));
+		return 0;
+	}
+	src->lineno++;
+	*obj = json_loadb(src->line, (size_t)n, 0, &je);
+	if (*obj != NULL && json_is_object(*obj))
+		return 1;
+	json_decref(*obj);
+	*obj = NULL;
+	if (src->line[n - 1] != '\n') {
+		snprintf(src->note, sizeof src->note, "line %d of '%s' was cut "
+		    "short (the recording ended mid-line): replayed up to line "
+		    "%d", src->lineno, src->path, src->lineno - 1);
+		return 0;
+	}
+	return err_set(err, errlen, "'%s' line %d is not a JSON object%s%s",
+	    src->path, src->lineno, je.text[0] ? ": " : "", je.text);
+}
+
+static void
+rsrc_pend(struct rsrc *src, json_t *o)
+{
+	json_t *req = json_object_get(o, "request"),
+	    *seq = json_object_get(o, "seq");
+
+	if (!json_is_object(req) || !json_is_integer(seq) ||
+	    !rsrc_replayed(json_string_value(json_object_get(req, "op"))))
+		return;
+	src->pending = xrealloc(src->pending, (src->npending + 1) *
+	    sizeof *src->pending);
+	src->pending[src->npending++] = (struct rpending){
+		json_integer_value(seq), src->lineno, json_incref(req) };
+}
+
+/* The pending request seq answers, taken out of the list; -1: none. */
+static int
+rsrc_unpend(struct rsrc *src, json_t *seq, struct rpending *out)
+{
+	size_t i;
+
+	for (i = 0; json_is_integer(seq) && i < src->npending; i++)
+		if (src->pending[i].seq == json_integer_value(seq)) {
+			*out = src->pending[i];
+			memmove(&src->pending[i], &src->pending[i + 1],
+			    (src->npending - i - 1) * sizeof *src->pending);
+			src->npending--;
+			return 0;
+		}
+	return -1;
+}
+
+static int
+rsrc_next_transcript(struct rsrc *src, struct rcell *c, char *err,
+    size_t errlen)
+{
+	struct rpending p;
+	json_t *o = NULL, *resp;
+	const char *ev;
+	bool is;
+	int rc;
+
+	while ((rc = rsrc_line(src, &o, err, errlen)) == 1) {
+		ev = json_string_value(json_object_get(o, "event"));
+		if (rsrc_header(src, o, &is, err, errlen) == -1) {
+			json_decref(o);
+			return -1;
+		}
+		if (ev != NULL && strcmp(ev, "queued") == 0)
+			rsrc_pend(src, o);
+		if (ev != NULL && (strcmp(ev, "response") == 0 ||
+		    strcmp(ev, "cancelled") == 0) &&
+		    rsrc_unpend(src, json_object_get(o, "seq"), &p) == 0) {
+			resp = json_object_get(o, "response");
+			if (!json_is_object(resp)) {
+				json_decref(p.req);	/* cancelled */
+				json_decref(o);
+				continue;
+			}
+			/* An exec's recorded cell, else (another op, a cell
+			 * that never ran) its seq. */
+			c->n = json_object_get(resp, "output") != NULL &&
+			    json_is_integer(json_object_get(resp, "cell")) ?
+			    (int)json_integer_value(json_object_get(resp,
+			    "cell")) : (int)p.seq;
+			c->line = p.line;
+			c->req = p.req;
+			if (json_object_get(resp, "output") != NULL)
+				c->expect = rsrc_expect(resp);
+			json_decref(o);
+			return 1;
+		}
+		json_decref(o);
+	}
+	return rc;
+}
+
+/* Read the first line: 1 when it is a transcript header (src is then
+ * one), 0 when it is not (the file is rewound for rforms_read), -1 on a
+ * header refused. */
+static int
+rsrc_try_transcript(struct rsrc *src, char *err, size_t errlen)
+{
+	ssize_t n = getline(&src->line, &src->cap, src->f);
+	json_t *o = n > 0 ? json_loadb(src->line, (size_t)n, 0, NULL) : NULL;
+	bool is = false;
+	int rc;
+
+	src->lineno = 1;
+	rc = json_is_object(o) ? rsrc_header(src, o, &is, err, errlen) : 0;
+	json_decref(o);
+	if (rc == -1)
+		return -1;
+	if (is) {
+		src->kind = RS_TRANSCRIPT;
+		return 1;
+	}
+	src->lineno = 0;
+	rewind(src->f);
+	return 0;
+}
+
+/* ---- the source ---------------------------------------------------- */
+
+struct rsrc *
+rsrc_open(const char *path, const char *code_key, const char *tool,
+    char *err, size_t errlen)
+{
+	struct rsrc *src = xcalloc(1, sizeof *src);
+	enum rsrc_kind kind;
+	int rc;
+
+	src->path = xstrdup(path);
+	if ((src->f = fopen(path, "re")) == NULL) {
+		err_set(err, errlen, "cannot read '%s': %s", path,
+		    strerror(errno));
+		rsrc_close(src);
+		return NULL;
+	}
+	if ((rc = rsrc_try_transcript(src, err, errlen)) == 1)
+		return src;
+	if (rc == 0 && (src->cells = rforms_read(src->f, path, code_key, tool,
+	    &kind, err, errlen)) != NULL) {
+		src->kind = kind;
+		fclose(src->f);
+		src->f = NULL;
+		return src;
+	}
+	rsrc_close(src);
+	return NULL;
+}
+
+enum rsrc_kind
+rsrc_kind(const struct rsrc *src)
+{
+	return src->kind;
+}
+
+json_t *
+rsrc_options(const struct rsrc *src)
+{
+	return src->options;
+}
+
+const char *
+rsrc_note(const struct rsrc *src)
+{
+	return src->note[0] != '\0' ? src->note : NULL;
+}
+
+int
+rsrc_next(struct rsrc *src, struct rcell *c, char *err, size_t errlen)
+{
+	json_t *cell;
+
+	if (src->kind == RS_TRANSCRIPT)
+		return rsrc_next_transcript(src, c, err, errlen);
+	if (src->next >= json_array_size(src->cells))
+		return 0;
+	cell = json_array_get(src->cells, src->next++);
+	c->n = (int)json_integer_value(json_object_get(cell, "n"));
+	c->line = (int)json_integer_value(json_object_get(cell, "line"));
+	c->req = json_incref(json_object_get(cell, "req"));
+	c->expect = json_incref(json_object_get(cell, "expect"));
+	return 1;
+}
+
+void
+rsrc_close(struct rsrc *src)
+{
+	size_t i;
+
+	if (src == NULL)
+		return;
+	if (src->f != NULL)
+		fclose(src->f);
+	for (i = 0; i < src->npending; i++)
+		json_decref(src->pending[i].req);
+	free(src->pending);
+	free(src->line);
+	free(src->path);
+	json_decref(src->options);
+	json_decref(src->cells);
+	free(src);
+}

@@ -1,0 +1,296 @@
+/*
+ * replay.c - coil --replay (see replay.h): the front end that feeds a
+ * file's cells to a fresh session one at a time, prints each with its
+ * new outcome and, with --check, compares it with the file's.
+ *
+ * One client of the session (origin "replay"), submitting a cell only
+ * once the one before it is answered, so each cell meets the state the
+ * recording's met.  A request is checked by request_parse like a line
+ * on stdin: a transcript is data, not trusted.  SIGINT, SIGTERM and
+ * SIGHUP end the replay through a signalfd, so the session is torn
+ * down as after any end.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "options.h"
+#include "replay-int.h"
+#include "replay.h"
+#include "session.h"
+
+/* The file replay_prepare opened, for replay_main. */
+static struct rsrc *replay_src;
+
+struct replay {
+	const struct coil_opts *opts;
+	struct session *s;
+	int client;
+	int sfd;		/* the signals that end the replay */
+	int signo;
+	struct check_noise noise;
+	struct response *resp;	/* the answer waited for */
+	int cells, differ, skipped;
+};
+
+int
+replay_prepare(struct coil_opts *o)
+{
+	char err[1024];
+	struct buf warn;
+
+	if (o->replay == NULL)
+		return 0;
+	replay_src = rsrc_open(o->replay, o->code_key, o->tool, err,
+	    sizeof err);
+	if (replay_src == NULL) {
+		fprintf(stderr, "coil: %s\n", err);
+		return 2;
+	}
+	if (rsrc_options(replay_src) != NULL) {
+		buf_init(&warn);
+		buf_addstr(&warn, "");
+		options_replay(o, rsrc_options(replay_src), &warn);
+		if (warn.len > 0) {
+			/* each line of it a warning */
+			char *p, *nl;
+
+			for (p = warn.p; (nl = strchr(p, '\n')) != NULL;
+			    p = nl + 1)
+				fprintf(stderr, "coil: warning: %.*s\n",
+				    (int)(nl - p), p);
+		}
+		buf_free(&warn);
+	}
+	return 0;
+}
+
+static void
+replay_on_event(void *ctx, const struct session_event *ev)
+{
+	struct replay *rp = ctx;
+
+	if (ev->kind == EV_RESPONSE && rp->resp == NULL)
+		rp->resp = response_ref(ev->resp);
+}
+
+/* Submit c's request as if it were a line on stdin: 0, or -1 when the
+ * file's request is not one (it is skipped, said). */
+static int
+replay_submit(struct replay *rp, const struct rcell *c)
+{
+	char *line, err[512];
+	json_t *req, *id;
+	enum op op;
+	int rc;
+
+	json_object_del(c->req, "id");
+	line = json_dumps(c->req, JSON_COMPACT);
+	rc = request_parse(line, strlen(line), &req, &id, &op, err,
+	    sizeof err);
+	free(line);
+	if (rc == -1) {
+		json_decref(id);
+		printf("cell %d: skipped: %s\n", c->n, err);
+		rp->skipped++;
+		return -1;
+	}
+	json_decref(id);
+	session_submit(rp->s, rp->client, req, json_integer(c->n), op);
+	return 0;
+}
+
+/* Run the session until the answer comes: 0, or -1 when the session
+ * failed or a signal came. */
+static int
+replay_wait(struct replay *rp)
+{
+	struct pollfd sig = { .fd = rp->sfd, .events = POLLIN };
+	struct signalfd_siginfo si;
+
+	while (rp->resp == NULL) {
+		if (session_poll(rp->s, &sig, 1, -1) == -1) {
+			fprintf(stderr, "coil: %s\n", session_failure(rp->s));
+			return -1;
+		}
+		if ((sig.revents & POLLIN) &&
+		    read(rp->sfd, &si, sizeof si) == sizeof si) {
+			rp->signo = (int)si.ssi_signo;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Each line of text after prefix (then blanks as wide), or nothing. */
+static void
+replay_lines(const char *prefix, const char *text)
+{
+	const char *p = text, *nl;
+	int w = (int)strlen(prefix);
+
+	for (; p != NULL && *p != '\0'; p = nl != NULL ? nl + 1 : NULL) {
+		nl = strchr(p, '\n');
+		printf("%-*s%.*s\n", w, p == text ? prefix : "",
+		    nl != NULL ? (int)(nl - p) : (int)strlen(p), p);
+	}
+}
+
+/* The cell and its new outcome, as a person reads a REPL. */
+static void
+replay_print(const struct rcell *c, json_t *got)
+{
+	json_t *err = json_object_get(got, "error");
+	const char *st = json_string_value(json_object_get(got, "status")),
+	    *op = json_string_value(json_object_get(c->req, "op")),
+	    *code = json_string_value(json_object_get(c->req, "code"));
+	char in[32];
+
+	snprintf(in, sizeof in, "In [%d]: ", c->n);
+	if (op != NULL && strcmp(op, "exec") != 0) {
+		printf("[%s: %s]\n\n", op, st);
+		return;
+	}
+	replay_lines(in, code != NULL && *code != '\0' ? code : "\n");
+	fputs(json_string_value(json_object_get(got, "output")) ?: "", stdout);
+	fputs(json_string_value(json_object_get(got, "stderr")) ?: "", stdout);
+	if (json_is_string(json_object_get(got, "result"))) {
+		snprintf(in, sizeof in, "Out[%d]: ", c->n);
+		replay_lines(in, json_string_value(json_object_get(got,
+		    "result")));
+	}
+	if (json_is_object(err))
+		printf("%s: %s\n", json_string_value(json_object_get(err,
+		    "type")), json_string_value(json_object_get(err,
+		    "message")));
+	if (st != NULL && strcmp(st, "ok") != 0 && strcmp(st, "error") != 0)
+		printf("[%s]\n", st);
+	putchar('\n');
+}
+
+/* Compare the new outcome with what the file expects; print a diff. */
+static void
+replay_check(struct replay *rp, const struct rcell *c, json_t *got)
+{
+	struct buf was, now, diff;
+	char la[64], lb[64];
+
+	if (c->expect == NULL || !json_is_object(c->expect))
+		return;
+	buf_init(&was);
+	buf_init(&now);
+	buf_init(&diff);
+	buf_addstr(&was, "");
+	buf_addstr(&now, "");
+	check_view(&rp->noise, c->expect, c->expect, &was);
+	check_view(&rp->noise, c->expect, got, &now);
+	snprintf(la, sizeof la, "cell %d recorded", c->n);
+	snprintf(lb, sizeof lb, "cell %d replayed", c->n);
+	if (check_diff(was.p, now.p, la, lb, &diff)) {
+		rp->differ++;
+		printf("cell %d differs:\n%s\n", c->n, diff.p);
+	}
+	buf_free(&was);
+	buf_free(&now);
+	buf_free(&diff);
+}
+
+/* One cell: submit, wait, print, check.  -1 when the replay must stop. */
+static int
+replay_cell(struct replay *rp, const struct rcell *c)
+{
+	json_t *got;
+
+	if (replay_submit(rp, c) == -1)
+		return 0;
+	if (replay_wait(rp) == -1)
+		return -1;
+	got = response_json(rp->resp, 0);
+	response_free(rp->resp);
+	rp->resp = NULL;
+	rp->cells++;
+	replay_print(c, got);
+	if (rp->opts->check)
+		replay_check(rp, c, got);
+	fflush(stdout);
+	json_decref(got);
+	return 0;
+}
+
+/* Every cell of the file; the exit status. */
+static int
+replay_all(struct replay *rp)
+{
+	struct rcell c = { 0 };
+	char err[1024];
+	int rc;
+
+	while ((rc = rsrc_next(replay_src, &c, err, sizeof err)) == 1) {
+		if (replay_cell(rp, &c) == -1) {
+			rcell_clear(&c);
+			return rp->signo != 0 ? 128 + rp->signo : 1;
+		}
+		rcell_clear(&c);
+	}
+	if (rsrc_note(replay_src) != NULL)
+		fprintf(stderr, "coil: warning: %s\n", rsrc_note(replay_src));
+	if (rp->opts->check)
+		printf("%d cells replayed from %s (%s), %d differ%s\n",
+		    rp->cells, rp->opts->replay, rsrc_kind_names[rsrc_kind(
+		    replay_src)], rp->differ, rp->differ == 1 ? "s" : "");
+	if (rc == -1) {
+		fprintf(stderr, "coil: %s\n", err);
+		return 2;
+	}
+	return rp->differ > 0 ? 1 : 0;
+}
+
+static int
+replay_signals(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1)
+		return -1;
+	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+int
+replay_main(const struct coil_opts *opts)
+{
+	struct replay rp = { .opts = opts };
+	char err[512];
+	int rc = 1;
+
+	if (check_noise_init(&rp.noise, opts->ignore, err, sizeof err) == -1) {
+		fprintf(stderr, "coil: %s\n", err);
+		rsrc_close(replay_src);
+		return 2;
+	}
+	if ((rp.sfd = replay_signals()) == -1)
+		fprintf(stderr, "coil: signalfd: %s\n", strerror(errno));
+	else if ((rp.s = session_new(opts, err, sizeof err)) == NULL)
+		fprintf(stderr, "coil: %s\n", err);
+	else {
+		rp.client = session_attach(rp.s, ORIGIN_REPLAY, 0,
+		    replay_on_event, &rp);
+		rc = replay_all(&rp);
+		session_free(rp.s);
+	}
+	if (rp.sfd >= 0)
+		close(rp.sfd);
+	check_noise_free(&rp.noise);
+	rsrc_close(replay_src);
+	replay_src = NULL;
+	return rc;
+}

@@ -1,0 +1,724 @@
+/*
+ * session-answer.c - the session's answers (see session-int.h): an exec
+ * response from the captured streams and the worker's reply, the words
+ * for a worker that died or was replaced, ping.
+ *
+ * A reply's fields are the worker's word about its own request (link.h):
+ * they go into that request's answer, checked for type, and nowhere else.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sandbox.h"
+#include "session-int.h"
+
+static enum status
+status_of(json_t *reply)
+{
+	const char *st = json_string_value(json_object_get(reply, "status"));
+
+	if (st != NULL && strcmp(st, "ok") == 0)
+		return ST_OK;
+	if (st != NULL && strcmp(st, "incomplete") == 0)
+		return ST_INCOMPLETE;
+	return ST_ERROR;
+}
+
+/* Say in resp what was cut of one of its fields: truncated sums the
+ * bytes of every marker, cut has each field's {lines, bytes}. */
+static void
+session_count_cut(struct response *resp, const char *field,
+    const struct outbuf_cut *cut)
+{
+	json_t *all;
+
+	if (cut->bytes == 0)
+		return;
+	resp->truncated += cut->bytes;
+	if ((all = json_object_get(resp->fields, "cut")) == NULL) {
+		all = json_object();
+		response_set(resp, "cut", all);
+	}
+	json_object_set_new(all, field, json_pack("{s:I, s:I}", "lines",
+	    (json_int_t)cut->lines, "bytes", (json_int_t)cut->bytes));
+}
+
+/* The captured streams into r, capped; what was left out counted. */
+static void
+session_take_streams(struct session *s, struct response *resp)
+{
+	struct outbuf_cut cut;
+	char *text;
+	size_t len;
+
+	text = outbuf_render(&s->ob_out, &len, &cut);
+	response_set_output(resp, text, len);
+	free(text);
+	session_count_cut(resp, "output", &cut);
+	text = outbuf_render(&s->ob_err, &len, &cut);
+	response_set_stderr(resp, text, len);
+	free(text);
+	session_count_cut(resp, "stderr", &cut);
+	outbuf_reset(&s->ob_out);
+	outbuf_reset(&s->ob_err);
+}
+
+/* What the worker cut of a text before sending it (worker.py's _cut):
+ * [bytes, lines], or nothing. Its word about its own text: the marker
+ * then counts it, so a wrong word only makes its own answer wrong. */
+static void
+session_pre_cut(json_t *v, struct outbuf_cut *pre)
+{
+	json_t *b = json_array_get(v, 0), *l = json_array_get(v, 1);
+
+	pre->bytes = pre->lines = 0;
+	if (json_is_integer(b) && json_integer_value(b) > 0)
+		pre->bytes = (unsigned long long)json_integer_value(b);
+	if (json_is_integer(l) && json_integer_value(l) > 0)
+		pre->lines = (unsigned long long)json_integer_value(l);
+}
+
+/* A text from the worker capped as output is, into a new string
+ * (caller frees); pre is its own {key}_cut, the cut counted as field. */
+static char *
+session_cap_text(struct session *s, struct response *resp, const char *field,
+    const char *p, size_t n, json_t *pre, size_t *len)
+{
+	struct outbuf_cut before, cut;
+	char *text;
+
+	session_pre_cut(pre, &before);
+	text = utf8_cap(p, n, s->ob_out.cap, &before, len, &cut);
+	session_count_cut(resp, field, &cut);
+	return text;
+}
+
+/* The reply's result, capped as output is. */
+static void
+session_take_result(struct session *s, json_t *reply, struct response *resp)
+{
+	json_t *v = json_object_get(reply, "result");
+	char *text;
+	size_t len;
+
+	if (!json_is_string(v))
+		return;
+	text = session_cap_text(s, resp, "result", json_string_value(v),
+	    json_string_length(v), json_object_get(reply, "result_cut"), &len);
+	response_set_result(resp, text, len);
+	free(text);
+}
+
+/* The worker's error (err, read into e) with its message and traceback
+ * capped as output is: a message can be as long as the exception made
+ * it. A NUL ends e's strings (response_error_from_json), so strlen is
+ * what the response shows. */
+static void
+session_cap_error(struct session *s, json_t *err, struct response_error *e,
+    struct response *resp)
+{
+	char *text;
+
+	text = session_cap_text(s, resp, "message", e->message,
+	    strlen(e->message), json_object_get(err, "message_cut"), NULL);
+	free(e->message);
+	e->message = text;
+	if (e->traceback == NULL)
+		return;
+	text = session_cap_text(s, resp, "traceback", e->traceback,
+	    strlen(e->traceback), json_object_get(err, "traceback_cut"), NULL);
+	free(e->traceback);
+	e->traceback = text;
+}
+
+/* The worker's usage handle, opened once a worker.  A new worker's
+ * high-water mark is its own: it began when it was forked. */
+struct usage_proc *
+session_usage(struct session *s)
+{
+	if (s->usage.pid == 0 && usage_open(&s->usage, s->pidfd))
+		s->hwm_clean = true;
+	return &s->usage;
+}
+
+/* Whether the worker's reply says it reaped no child during the cell:
+ * its count of their CPU the same at both ends.  Its word, so only its
+ * own cell's figure can suffer from a lie: it could zero that figure
+ * with cpu0_kids_ns anyway. */
+static bool
+session_no_kids(json_t *reply)
+{
+	json_t *k0 = json_object_get(reply, "cpu0_kids_ns");
+	json_t *k1 = json_object_get(reply, "cpu1_kids_ns");
+
+	return json_is_integer(k0) && json_is_integer(k1) &&
+	    json_integer_value(k0) == json_integer_value(k1);
+}
+
+/* The worker's usage at the end of run r, read while it still lives:
+ * when it replied (reply), or right before we kill it (NULL). */
+void
+session_usage_end(struct session *s, struct sreq *r, json_t *reply)
+{
+	if (r->op == OP_EXEC && !r->u1.ok)
+		usage_read(session_usage(s), &r->u1,
+		    reply == NULL || !session_no_kids(reply));
+}
+
+void
+session_reset_peak(struct session *s)
+{
+	if (!s->hwm_due)
+		return;
+	s->hwm_due = false;
+	s->hwm_clean = usage_reset_peak(session_usage(s));
+}
+
+/* A figure of the worker's (ns), as ms brought within [lo, hi]; lo
+ * when it gave none. */
+static double
+session_bounded(json_t *v, double lo, double hi)
+{
+	double ms = (double)json_integer_value(v) / 1e6;
+
+	if (!json_is_integer(v) || ms < lo)
+		return lo;
+	return ms > hi ? hi : ms;
+}
+
+/* What the cell cost; added to the totals.  Nothing when the worker
+ * died before the end could be read.  The end is our reading (usage.h);
+ * where the cell began is the worker's word, read when it took the
+ * request (cpu0_ns, cpu0_kids_ns: what it did before, a checkpoint's
+ * fork, is not the cell's), used only within bounds: from our last
+ * reading of its clock (at the end of the cell before; reading it at
+ * every start would cost each round trip 20 us), its children's from 0.
+ * So a lie can only move this cell's figure between 0 and the worker's
+ * real totals.  The children's total is read only when the worker's
+ * figures at the cell's two ends differ (cpu1_kids_ns: one /proc read
+ * less a cell); a lie there, too, only leaves them out of this cell. */
+static void
+session_take_usage(struct session *s, struct sreq *r, json_t *reply,
+    struct response *resp)
+{
+	double ms;
+
+	resp->memory_peak = -1;
+	s->total_duration_ms += resp->duration_ms;
+	if (!r->u1.ok)
+		return;
+	ms = r->u1.self_ms - session_bounded(json_object_get(reply,
+	    "cpu0_ns"), r->floor_ms, r->u1.self_ms);
+	if (r->u1.kids_read)
+		ms += r->u1.kids_ms - session_bounded(json_object_get(reply,
+		    "cpu0_kids_ns"), 0, r->u1.kids_ms);
+	resp->has |= RESP_COST;
+	resp->cpu_ms = ms > 0 ? round(ms * 100) / 100.0 : 0;
+	s->total_cpu_ms += resp->cpu_ms;
+	/* Without a reset the mark is the worker's life's, not the cell's:
+	 * unknown, rather than a figure that misleads. */
+	if (r->peak_reset) {
+		resp->memory_peak = r->u1.peak;
+		if (r->u1.peak > s->total_peak)
+			s->total_peak = r->u1.peak;
+	}
+}
+
+/* The session's totals, for ping and vars: time and CPU summed over the
+ * cells, the highest peak of any (null before one was measured). */
+json_t *
+session_totals(const struct session *s)
+{
+	return json_pack("{s:i, s:f, s:f, s:o}", "cells", s->cells,
+	    "duration_ms", round(s->total_duration_ms * 100) / 100.0,
+	    "cpu_ms", round(s->total_cpu_ms * 100) / 100.0, "memory_peak",
+	    s->total_peak > 0 ? json_integer(s->total_peak) : json_null());
+}
+
+/* The worker's list of what the cell touched (effects.py's Effects), as
+ * far as it is believable: at most EFFECTS_MAX objects, each with a
+ * known kind and short strings; anything else in it is dropped and
+ * counted with the rest. */
+#define EFFECTS_MAX 20
+#define EFFECT_TEXT_MAX 1024
+
+static bool
+effect_ok(json_t *e)
+{
+	static const char *const kinds[] = { "create", "write", "delete",
+	    "rename", "process", "connect" };
+	static const char *const texts[] = { "path", "to", "cmd" };
+	const char *kind = json_string_value(json_object_get(e, "kind"));
+	const char *key;
+	json_t *v;
+	size_t i;
+
+	if (kind == NULL)
+		return false;
+	for (i = 0; i < nitems(kinds) && strcmp(kind, kinds[i]) != 0; i++)
+		;
+	if (i == nitems(kinds))
+		return false;
+	json_object_foreach(e, key, v) {
+		if (strcmp(key, "kind") == 0)
+			continue;
+		if (strcmp(key, "denied") == 0) {
+			if (!json_is_true(v))
+				return false;
+			continue;
+		}
+		for (i = 0; i < nitems(texts) && strcmp(key, texts[i]) != 0;
+		    i++)
+			;
+		if (i == nitems(texts) || !json_is_string(v) ||
+		    json_string_length(v) > EFFECT_TEXT_MAX ||
+		    strlen(json_string_value(v)) != json_string_length(v))
+			return false;
+	}
+	return true;
+}
+
+static void
+session_take_effects(json_t *reply, struct response *resp)
+{
+	json_t *list = json_object_get(reply, "effects");
+	json_t *more = json_object_get(reply, "effects_more");
+	json_t *e;
+	size_t i;
+
+	json_array_foreach(list, i, e) {
+		if (json_array_size(resp->effects) < EFFECTS_MAX &&
+		    effect_ok(e)) {
+			if (resp->effects == NULL)
+				resp->effects = json_array();
+			json_array_append(resp->effects, e);
+		} else {
+			resp->effects_more++;
+		}
+	}
+	if (json_is_integer(more) && json_integer_value(more) > 0 &&
+	    json_integer_value(more) < (json_int_t)1 << 40)
+		resp->effects_more += (unsigned long long)
+		    json_integer_value(more);
+}
+
+/* An exec response: the captured streams and the worker's reply (NULL
+ * when the worker died); error (stolen) replaces the reply's, restored
+ * (stolen) is added when not NULL. */
+struct response *
+session_exec_response(struct session *s, struct sreq *r, enum status status,
+    json_t *reply, struct response_error *error, json_t *restored)
+{
+	struct response *resp = response_new(status);
+	json_t *v;
+	size_t i;
+
+	resp->has = RESP_EXEC;
+	if (status != ST_INCOMPLETE)
+		resp->has |= RESP_CELL;
+	resp->cell = r->cell;
+	session_take_streams(s, resp);
+	if (reply != NULL)
+		session_take_result(s, reply, resp);
+	if (error == NULL && reply != NULL &&
+	    (error = response_error_from_json(json_object_get(reply,
+	    "error"))) != NULL)
+		session_cap_error(s, json_object_get(reply, "error"), error,
+		    resp);
+	if (error == NULL && status == ST_ERROR)
+		error = response_error("ProtocolError", "the worker's answer "
+		    "to cell %d carries no usable error", r->cell);
+	resp->error = error;
+	v = reply != NULL ? json_object_get(reply, "display") : NULL;
+	resp->display = json_is_array(v) ? json_incref(v) : json_array();
+	resp->duration_ms = round((double)(now_ns() - r->t0) / 1e4) / 100.0;
+	if (reply != NULL) {
+		session_usage_end(s, r, reply);
+		session_take_effects(reply, resp);
+	}
+	session_take_usage(s, r, reply, resp);
+	resp->restored = restored;
+	v = reply != NULL ? json_object_get(reply, "warnings") : NULL;
+	for (i = 0; i < json_array_size(v); i++)
+		if (json_is_string(json_array_get(v, i)))
+			response_warn(resp, json_string_value(
+			    json_array_get(v, i)));
+	return resp;
+}
+
+enum status
+session_stop_status(const struct sreq *r)
+{
+	return r->interrupted ? ST_INTERRUPTED : ST_TIMEOUT;
+}
+
+/* Append to buf what cells holds, in runs: "5-9, 12"; "..." when the
+ * rest does not fit. */
+static void
+session_cells_text(json_t *cells, char *buf, size_t len)
+{
+	size_t i = 0, n = json_array_size(cells), at;
+	json_int_t first, last;
+
+	while (i < n) {
+		first = last = json_integer_value(json_array_get(cells, i++));
+		while (i < n && json_integer_value(json_array_get(cells, i)) ==
+		    last + 1)
+			last = json_integer_value(json_array_get(cells, i++));
+		at = strlen(buf);
+		if (len - at < 32) {
+			snprintf(buf + at, len - at, ", ...");
+			return;
+		}
+		snprintf(buf + at, len - at, first == last ? "%s%lld" :
+		    "%s%lld-%lld", at > 0 && buf[at - 1] != ' ' ? ", " : "",
+		    (long long)first, (long long)last);
+	}
+}
+
+/* Where a restore left the namespace, for messages: "the namespace is
+ * back at the state after cell 4; cells 5-7 ran after that checkpoint
+ * and are lost: run them again if you need what they did; 1 thread did
+ * not survive". */
+const char *
+session_where(json_t *restored, char *buf, size_t len)
+{
+	json_t *cell = json_object_get(restored, "cell");
+	json_t *lost = json_object_get(restored, "lost");
+	int threads = (int)json_integer_value(json_object_get(restored,
+	    "threads_lost"));
+	size_t n = json_array_size(lost);
+
+	if (!json_is_integer(cell))
+		snprintf(buf, len, "nothing could be restored, so a fresh "
+		    "namespace started");
+	else
+		snprintf(buf, len, "the namespace is back at the state after "
+		    "cell %d", (int)json_integer_value(cell));
+	if (n > 0) {
+		snprintf(buf + strlen(buf), len - strlen(buf), "; cell%s ",
+		    n > 1 ? "s" : "");
+		session_cells_text(lost, buf, len);
+		snprintf(buf + strlen(buf), len - strlen(buf), " %s lost: run "
+		    "%s again if you need what %s did", n > 1 ? "are" : "is",
+		    n > 1 ? "them" : "it", n > 1 ? "they" : "it");
+	}
+	if (threads > 0)
+		snprintf(buf + strlen(buf), len - strlen(buf), "; %d thread%s "
+		    "did not survive", threads, threads > 1 ? "s" : "");
+	return buf;
+}
+
+/* An answer to vars, inspect or complete: the worker's fields as they
+ * are (its word about its own request), its error checked. */
+struct response *
+session_worker_answer(json_t *reply)
+{
+	static const char *const internal[] = { "status", "error", "t", "seq",
+	    "ran", "cpu0_ns", "cpu0_kids_ns", "cpu1_kids_ns" };
+	enum status st = status_of(reply);
+	struct response *resp = response_new(st == ST_INCOMPLETE ? ST_ERROR :
+	    st);
+	const char *key;
+	json_t *v;
+	size_t i;
+
+	json_object_foreach(reply, key, v) {
+		for (i = 0; i < nitems(internal); i++)
+			if (strcmp(key, internal[i]) == 0)
+				break;
+		if (i == nitems(internal))
+			response_set(resp, key, json_incref(v));
+	}
+	if (resp->status == ST_ERROR) {
+		resp->error = response_error_from_json(json_object_get(reply,
+		    "error"));
+		if (resp->error == NULL)
+			resp->error = response_error("ProtocolError", "the "
+			    "worker's answer carries no usable error");
+	}
+	return resp;
+}
+
+/* A cell stopped by its deadline or an interrupt request that ended in
+ * KeyboardInterrupt: say which, in the protocol's words. */
+static struct response_error *
+session_stop_error(struct sreq *r, json_t *reply)
+{
+	struct response_error *e;
+
+	e = response_error_from_json(json_object_get(reply, "error"));
+	if (e == NULL || strcmp(e->type, "KeyboardInterrupt") != 0) {
+		response_error_free(e);
+		return NULL;
+	}
+	free(e->message);
+	if (r->timed_out) {
+		free(e->type);
+		e->type = xstrdup("TimeoutError");
+		xasprintf(&e->message, "cell %d ran past its %g s timeout and "
+		    "was interrupted", r->cell, r->timeout);
+	} else {
+		e->message = xstrdup("interrupted by an interrupt request");
+	}
+	return e;
+}
+
+/* A cell interrupted (its deadline, an interrupt request) that finished
+ * all the same: at a terminal that is os.system's way, whose command
+ * gets the Ctrl-C and which returns its status.  Say so, or the answer
+ * would look like a cell that never met its deadline. */
+static void
+session_stop_survived(struct sreq *r, struct response *resp)
+{
+	char *msg;
+
+	xasprintf(&msg, "cell %d %s, and went on to finish: the programs it "
+	    "ran got the interrupt too (os.system returns their status, 2 "
+	    "for SIGINT), or it caught KeyboardInterrupt", r->cell,
+	    r->timed_out ? "ran past its timeout and was interrupted" :
+	    "was interrupted by an interrupt request");
+	response_warn(resp, msg);
+	free(msg);
+}
+
+/* Observers see the namespace after each cell, as the worker summed it
+ * up in its reply (asked for in session_start_exec). */
+static void
+session_namespace(struct session *s, struct sreq *r, json_t *reply)
+{
+	json_t *vars = json_object_get(reply, "namespace");
+
+	if (json_is_array(vars))
+		session_note_for(s, r, EV_NAMESPACE, json_pack("{s:i, s:O}",
+		    "cell", r->cell, "vars", vars));
+	json_object_del(reply, "namespace");
+}
+
+/* A failed atomic cell: the worker goes, the state before the cell
+ * comes back (session_worker_died), then resp is sent.  False when that
+ * checkpoint is gone. */
+static bool
+session_undo_atomic(struct session *s, struct sreq *r, struct response *resp)
+{
+	if (r->pre == NULL || !ckpt_alive(r->pre)) {
+		session_warn(s, "cell %d was atomic, but the checkpoint of the "
+		    "state before it is gone (killed from outside coil), so "
+		    "what it did stays", r->cell);
+		return false;
+	}
+	r->pending = resp;
+	r->after = AFTER_ATOMIC;
+	r->target = r->pre;
+	r->pre = NULL;
+	r->target->held = true;
+	r->deadline = r->kill_at = 0;
+	s->run = r;
+	s->state = WK_BUSY;
+	session_signal(s, SIGKILL);
+	return true;
+}
+
+/* The worker answered the exec in flight (session_reply). */
+void
+session_exec_replied(struct session *s, struct sreq *r, json_t *reply)
+{
+	enum status status = status_of(reply);
+	bool ran = json_is_true(json_object_get(reply, "ran"));
+	struct response_error *error = NULL;
+	struct response *resp;
+
+	session_namespace(s, r, reply);
+	if (status != ST_INCOMPLETE)
+		s->cells = r->cell;
+	if (ran) {
+		session_set_node(s, ckpt_node_new(r->cell, s->node));
+		s->current = NULL;
+	} else if (r->pre != NULL) {
+		s->current = r->pre;
+	}
+	if ((r->timed_out || r->interrupted) && status == ST_ERROR &&
+	    (error = session_stop_error(r, reply)) != NULL)
+		status = session_stop_status(r);
+	resp = session_exec_response(s, r, status, reply, error,
+	    status == ST_TIMEOUT || status == ST_INTERRUPTED ? json_null() :
+	    NULL);
+	if ((r->timed_out || r->interrupted) && status == ST_OK)
+		session_stop_survived(r, resp);
+	if (r->atomic && ran && status != ST_OK &&
+	    session_undo_atomic(s, r, resp))
+		return;
+	/* The state after the cell, now or once the session is quiet (the
+	 * policy, session-ckpt.c); an order now comes before anyone can see
+	 * the answer and send more. */
+	if (ran && s->opts->checkpoints > 0)
+		session_ckpt_after(s, r);
+	if (r->pre != NULL && r->pre->kind == CKPT_ATOMIC &&
+	    s->current != r->pre) {
+		/* r is no longer s->run: on_drop cannot forget it for us. */
+		struct ckpt *tmp = r->pre;
+
+		r->pre = NULL;
+		ckpt_drop(&s->ck, tmp);
+	}
+	session_answer(r, resp);
+}
+
+/* The worker answered the request in flight (link.c checked that this
+ * reply was owed, with the request's seq). */
+void
+session_reply(struct session *s, struct link_frame *f)
+{
+	struct sreq *r = s->run;
+	struct response *resp;
+
+	if (r == NULL || s->state != WK_BUSY || r->after != AFTER_NONE) {
+		/* Owed, yet nothing waits for it: a run killed meanwhile. */
+		return;
+	}
+	s->state = WK_READY;
+	/* The end of a cell is read now; the high-water mark is reset for
+	 * the next before the worker is sent anything (session_reset_peak):
+	 * it waits for us then and holds no lock of its memory map, where
+	 * a write to clear_refs during a checkpoint's fork would wait. */
+	session_usage_end(s, r, f->msg);
+	s->hwm_clean = false;
+	s->hwm_due = true;
+	if (r->op == OP_SNAPSHOT) {
+		session_snapshot_done(s, r, f->msg);
+		return;
+	}
+	if (r->op == OP_EXEC) {
+		/* Everything the cell wrote is in the pipes by now: read it
+		 * while the run is still its own, or it would count as
+		 * background. */
+		session_drain_both(s, SIZE_MAX);
+		s->run = NULL;
+		session_exec_replied(s, r, f->msg);
+		return;
+	}
+	s->run = NULL;
+	resp = session_worker_answer(f->msg);
+	/* ours, over any field of that name the worker put in its reply */
+	if (r->op == OP_VARS)
+		response_set(resp, "totals", session_totals(s));
+	session_answer(r, resp);
+}
+
+/* The answer to a run whose worker died under it (AFTER_DIED). */
+static struct response *
+session_died_answer(struct session *s, struct sreq *r, const char *tail,
+    json_t *restored)
+{
+	struct response *resp;
+	const char *op = request_ops[r->op].name;
+
+	if (r->op != OP_EXEC) {
+		resp = response_new(ST_CRASHED);
+		resp->error = r->broke ? response_error("ProtocolError", "the "
+		    "worker broke protocol while serving '%s': %s, so it was "
+		    "killed; %s", op, r->how, tail) : response_error(
+		    "WorkerDied", "the worker died (%s) while serving '%s'; %s",
+		    r->how, op, tail);
+		resp->restored = json_incref(restored);
+		return resp;
+	}
+	resp = r->pending;
+	r->pending = NULL;
+	response_error_free(resp->error);
+	if (r->broke)
+		resp->error = response_error("ProtocolError", "the worker broke "
+		    "protocol while running cell %d: %s, so it was killed; %s",
+		    r->cell, r->how, tail);
+	else if (r->killed)
+		resp->error = response_error(r->timed_out ? "TimeoutError" :
+		    "KeyboardInterrupt", "cell %d %s and did not stop within "
+		    "%g s of the interrupt, so its worker was killed; %s",
+		    r->cell, r->timed_out ? "ran past its timeout" :
+		    "was interrupted", s->opts->grace, tail);
+	else
+		resp->error = response_error("WorkerDied", "the worker died (%s) "
+		    "while running cell %d; %s", r->how, r->cell, tail);
+	resp->restored = json_incref(restored);
+	return resp;
+}
+
+/* The new worker is up: answer the run that waited for it.  ck is the
+ * checkpoint it was resumed from, NULL when it was spawned fresh. */
+void
+session_restored(struct session *s, struct ckpt *ck, json_t *restored)
+{
+	struct sreq *r = s->run;
+	struct response *resp = NULL;
+	char tail[400];
+
+	s->run = NULL;
+	session_where(restored, tail, sizeof tail);
+	switch (r->after) {
+	case AFTER_DIED:
+		resp = session_died_answer(s, r, tail, restored);
+		break;
+	case AFTER_ROLLBACK:
+		if (ck == NULL || ck != r->target) {
+			resp = response_failed(response_error("CheckpointError",
+			    "the checkpoint died before it could be resumed; %s",
+			    tail));
+			resp->restored = json_incref(restored);
+			break;
+		}
+		resp = r->pending;
+		r->pending = NULL;
+		response_set(resp, "threads_lost", json_incref(
+		    json_object_get(restored, "threads_lost")));
+		break;
+	case AFTER_RESET:
+		resp = response_new(ST_OK);
+		response_set(resp, "from", json_string(ck != NULL ?
+		    "pristine checkpoint" : "new interpreter"));
+		break;
+	case AFTER_ATOMIC:
+		resp = r->pending;
+		r->pending = NULL;
+		resp->restored = json_incref(restored);
+		if (ck == NULL || ck != r->target)
+			session_warn(s, "cell %d was atomic, but the checkpoint "
+			    "before it could not be resumed; %s", r->cell, tail);
+		break;
+	default:
+		resp = response_new(ST_OK);
+	}
+	session_answer(r, resp);
+}
+
+struct response *
+session_ping(struct session *s)
+{
+	struct response *resp = response_new(ST_OK);
+
+	/* ping is answered at once, so the smaps of every checkpoint are
+	 * read at most once a second for it; snapshots reads them fresh. */
+	if (s->ping_mem_at == 0 || now_ms() - s->ping_mem_at > 1000) {
+		s->ping_mem = ckpt_memory(&s->ck, s->pidfd);
+		s->ping_mem_at = now_ms();
+	}
+	response_set(resp, "version", json_string(PACKAGE_VERSION));
+	if (s->python != NULL)
+		response_set(resp, "python", json_string(s->python));
+	response_set(resp, "sandbox", s->sandbox != NULL ?
+	    json_incref(s->sandbox) : json_pack("{s:s, s:b}", "profile",
+	    sandbox_profile_name(s->opts->sbx.profile), "starting", 1));
+	response_set(resp, "cell", json_integer(s->cells));
+	response_set(resp, "running", json_boolean(s->run != NULL &&
+	    s->run->op == OP_EXEC));
+	response_set(resp, "totals", session_totals(s));
+	response_set(resp, "checkpoints", json_pack("{s:i, s:o, s:i}",
+	    "count", s->ck.count, "memory", s->ping_mem >= 0 ?
+	    json_integer(s->ping_mem) : json_null(), "max_auto",
+	    s->opts->checkpoints));
+	return resp;
+}

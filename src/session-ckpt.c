@@ -1,0 +1,642 @@
+/*
+ * session-ckpt.c - checkpoint policy and the ops served with it (see
+ * session-int.h): ordering a checkpoint (ours to decide, never the
+ * worker's) and when (--checkpoint-policy), what a restore lost, taking
+ * in what arrives, the strict profile's fork gate, and the snapshot,
+ * snapshots, rollback and shutdown ops.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "chan.h"
+#include "sandbox.h"
+#include "session-int.h"
+
+/* ckpt_set's on_drop: forget every pointer to a checkpoint that goes. */
+void
+session_ckpt_dropped(void *ctx, struct ckpt *ck)
+{
+	struct session *s = ctx;
+
+	/* Still the worker's child until it reaps it: not a stray. */
+	if (s->gate_fd >= 0 && ck->pidfd >= 0)
+		s->dropped[s->ndropped++ % nitems(s->dropped)] =
+		    ckpt_pid_of(ck->pidfd);
+	if (s->current == ck)
+		s->current = NULL;
+	if (s->resuming == ck)
+		s->resuming = NULL;
+	if (s->rearm == ck)
+		s->rearm = NULL;
+	if (s->run != NULL && s->run->target == ck)
+		s->run->target = NULL;
+	if (s->run != NULL && s->run->pre == ck)
+		s->run->pre = NULL;
+}
+
+void
+session_set_node(struct session *s, struct ckpt_node *n)
+{
+	ckpt_node_unref(s->node);
+	s->node = n;
+}
+
+/* A snapshot name must not look like a cell number (the plain mode's
+ * %rollback 3 means cell 3) and must print on one line. */
+static bool
+session_name_ok(const char *name, char *why, size_t len)
+{
+	size_t n = strlen(name), i, digits = 0;
+
+	if (n == 0 || n > 64)
+		return err_set(why, len, "a snapshot name must be 1 to 64 "
+		    "characters long"), false;
+	for (i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)name[i];
+
+		if (c < 0x20 || c == 0x7f || c == ' ')
+			return err_set(why, len, "a snapshot name must not hold "
+			    "spaces or control characters"), false;
+		if (c >= '0' && c <= '9')
+			digits++;
+	}
+	if (digits == n)
+		return err_set(why, len, "'%s' is a cell number, not a snapshot "
+		    "name: use a name with a letter in it", name), false;
+	return true;
+}
+
+/* "snapshot 'base' (cell 3); cells 5, 6, 7; the pristine one (0)" */
+static char *
+session_ckpt_names(struct session *s)
+{
+	struct buf b;
+	struct ckpt *ck;
+	bool first = true, pristine = false;
+
+	buf_init(&b);
+	for (ck = s->ck.head; ck != NULL; ck = ck->next)
+		if (ck->name != NULL && ck->sock >= 0)
+			buf_printf(&b, "%ssnapshot '%s' (cell %d)", b.len ? ", " :
+			    "", ck->name, ck->node->cell);
+	for (ck = s->ck.head; ck != NULL; ck = ck->next) {
+		if (ck->sock < 0 || ck->name != NULL)
+			continue;
+		if (ck->kind == CKPT_PRISTINE) {
+			pristine = true;
+			continue;
+		}
+		buf_printf(&b, "%s%d", first ? (b.len ? "; cells " : "cells ") :
+		    ", ", ck->node->cell);
+		first = false;
+	}
+	if (pristine)
+		buf_printf(&b, "%sthe pristine one (0)", b.len ? "; " : "");
+	if (b.len == 0)
+		buf_addstr(&b, "none");
+	return buf_take(&b);
+}
+
+/* Order a checkpoint of the worker as it is now: ours to decide, never
+ * the worker's.  kind explicit is also answered with a reply. */
+void
+session_order_ckpt(struct session *s, enum link_ckpt kind, int cell)
+{
+	uint64_t seq;
+
+	session_reset_peak(s);
+	seq = link_owe(&s->ctl, LINK_CKPT, kind, 0, -1);
+	if (kind == LINK_CK_EXPLICIT)
+		link_owe(&s->ctl, LINK_REPLY, 0, seq, -1);
+	session_ckpt_kept(s);
+	if (kind == LINK_CK_AUTO)
+		s->ckpt_ordered_ns = now_ns();
+	session_send(s, json_pack("{s:s, s:s, s:i, s:I}", "op", "ckpt",
+	    "kind", link_ckpt_names[kind], "cell", cell, "seq",
+	    (json_int_t)seq));
+}
+
+/*
+ * The policy.  A checkpoint costs the worker a fork (a copy of its page
+ * tables) and the next cell the copy-on-write faults of the pages it
+ * writes again: about a millisecond for a bare interpreter, several for
+ * one holding numpy and pandas, more than a trivial cell itself.  Under
+ * "idle", the default, the state after a cell that ran code is kept
+ *
+ *  - when the session is quiet: nothing runs or waits, and no request
+ *    came for CKPT_IDLE_MS (a timer, through session_next_deadline), so
+ *    that back-to-back cells get one checkpoint, after the last;
+ *  - at once, before the answer goes out, when the cells run since the
+ *    state was last kept took long next to a checkpoint (CKPT_WORK_RATIO
+ *    times what the newest one cost, and at least CKPT_WORK_MS): a crash
+ *    then never loses much work, and the checkpoints stay a bounded
+ *    share of it;
+ *  - but an idle one no sooner than CKPT_SPACING times that cost after
+ *    the previous one, so a client that sends a trivial cell every few
+ *    milliseconds does not pay a fork for each.
+ *
+ * The cost is what we can time ourselves: from the order to the
+ * checkpoint's arrival.  It is the fork, not all of it: on a 2-CPU VM a
+ * session holding numpy, pandas and 100 MB of frames took 4 to 10 ms
+ * that way, while each checkpoint cost the process tree about 30 ms of
+ * CPU all told (the pages copied after it, the exit of the one it
+ * displaced); a bare interpreter 1 to 2 ms.  Hence the large ratios.
+ *
+ * "every" orders one after each such cell, before its answer.  Atomic
+ * cells and snapshots fork their own before they run, whatever the
+ * policy.  What a restore lost is the supervisor's own record (the
+ * lineage of cells, session_lost), so a lazier policy costs no truth.
+ */
+#define CKPT_IDLE_MS		5
+#define CKPT_WORK_MS		100.0
+#define CKPT_WORK_RATIO		50.0
+#define CKPT_SPACING		200.0
+
+/* A checkpoint of the worker's state as it is now is on its way. */
+void
+session_ckpt_kept(struct session *s)
+{
+	s->ckpt_wanted = false;
+	s->ckpt_due = 0;
+	s->ckpt_work_ms = 0;
+}
+
+/* The exec r ran code and was answered: keep the state now or later. */
+void
+session_ckpt_after(struct session *s, const struct sreq *r)
+{
+	double long_ms = CKPT_WORK_RATIO * s->ckpt_cost_ms;
+
+	s->ckpt_work_ms += (double)(now_ns() - r->t0) / 1e6;
+	if (s->opts->checkpoint_policy == CKPT_POLICY_EVERY ||
+	    (s->ckpt_work_ms >= CKPT_WORK_MS && s->ckpt_work_ms >= long_ms)) {
+		session_order_ckpt(s, LINK_CK_AUTO, r->cell);
+		return;
+	}
+	s->ckpt_wanted = true;
+	s->ckpt_due = 0;
+}
+
+/* Nothing runs, waits or is owed: an order now delays nobody. */
+static bool
+session_ckpt_quiet(const struct session *s)
+{
+	return s->run == NULL && s->queue == NULL && s->state == WK_READY &&
+	    !link_ckpt_owed(&s->ctl) && !s->done && !s->failed;
+}
+
+/* Each turn of the loop: start the quiet timer, or order when it ran
+ * out.  A request that comes stops it (session_submit clears due). */
+void
+session_ckpt_tick(struct session *s)
+{
+	int64_t now, spaced;
+
+	if (!s->ckpt_wanted)
+		return;
+	if (!session_ckpt_quiet(s)) {
+		s->ckpt_due = 0;
+		return;
+	}
+	now = now_ms();
+	if (s->ckpt_due == 0) {
+		spaced = s->ckpt_taken_ms + (int64_t)(CKPT_SPACING *
+		    s->ckpt_cost_ms);
+		s->ckpt_due = now + CKPT_IDLE_MS > spaced ? now + CKPT_IDLE_MS :
+		    spaced;
+	}
+	if (now >= s->ckpt_due)
+		session_order_ckpt(s, LINK_CK_AUTO, s->node->cell);
+}
+
+/* The quiet timer for session_next_deadline: -1 when none runs, 0 when
+ * it must be started at once. */
+int64_t
+session_ckpt_deadline(const struct session *s)
+{
+	if (!s->ckpt_wanted || !session_ckpt_quiet(s))
+		return -1;
+	return s->ckpt_due;
+}
+
+/* The cells whose effects a restore to the state to undoes: those on
+ * the worker's line since to, not counting the exec in flight (its
+ * answer is about it).  The supervisor's own lineage, built from the
+ * answers it read: a new array. */
+json_t *
+session_lost(struct session *s, struct ckpt_node *to)
+{
+	json_t *undone, *redone, *lost = json_array(), *v;
+	int skip = s->run != NULL && s->run->op == OP_EXEC ? s->run->cell : -1;
+	size_t i;
+
+	ckpt_node_diff(s->node, to, &undone, &redone);
+	json_array_foreach(undone, i, v)
+		if (json_integer_value(v) != skip)
+			json_array_append(lost, v);
+	json_decref(undone);
+	json_decref(redone);
+	return lost;
+}
+
+/*
+ * strict: the gate let one fork through for the checkpoint just answered,
+ * and only from the worker's main thread.  Cell code can still run there
+ * at that moment - a Python signal handler, an os.register_at_fork hook
+ * calling libc's fork through ctypes - and spend the pass; the worker's
+ * own fork is then refused.  Forks are off under strict, so every child
+ * of the worker is one of our checkpoints: any other dies here.
+ */
+static void
+session_gate_sweep(struct session *s)
+{
+	pid_t kids[256], w = s->pidfd >= 0 ? ckpt_pid_of(s->pidfd) : 0;
+	int n, i, j, killed = 0;
+	struct ckpt *ck;
+
+	for (ck = s->ck.head; ck != NULL; ck = ck->next)
+		if (ck->sock >= 0 && ck->pidfd < 0)
+			return;		/* one we could not tell from a stray */
+	if (w <= 0 || (n = link_children(w, kids, (int)nitems(kids))) <= 0)
+		return;
+	for (i = 0; i < n; i++) {
+		for (ck = s->ck.head; ck != NULL; ck = ck->next)
+			if (ck->pidfd >= 0 && ckpt_pid_of(ck->pidfd) == kids[i])
+				break;
+		for (j = 0; ck == NULL && j < (int)nitems(s->dropped); j++)
+			if (s->dropped[j] == kids[i])
+				break;
+		if (ck == NULL && j == (int)nitems(s->dropped) &&
+		    link_kill_child(w, kids[i]) == 0)
+			killed++;
+	}
+	if (killed > 0)
+		session_warn(s, "a process forked by the cell's code while a "
+		    "checkpoint was being taken was killed: the strict sandbox "
+		    "starts no processes");
+}
+
+/* A checkpoint we ordered arrived (link.c checked its socket, its pidfd
+ * and that it was owed); f->kind is the kind we asked for. */
+void
+session_ckpt_arrived(struct session *s, struct link_frame *f)
+{
+	int threads = (int)json_integer_value(json_object_get(f->msg,
+	    "threads"));
+	double fork_ms = json_number_value(json_object_get(f->msg, "fork_ms"));
+	struct sreq *r = s->run;
+	bool exec_running = r != NULL && r->op == OP_EXEC &&
+	    s->state == WK_BUSY;
+	int sock = f->fds[0], pidfd = f->fds[1];
+	struct ckpt *ck;
+	enum ckpt_kind k;
+
+	f->fds[0] = f->fds[1] = -1;	/* the checkpoint's now */
+	if (threads < 0)
+		threads = 0;
+	if (f->kind == LINK_CK_AUTO && s->ckpt_ordered_ns != 0) {
+		s->ckpt_cost_ms = (double)(now_ns() - s->ckpt_ordered_ns) / 1e6;
+		s->ckpt_taken_ms = now_ms();
+		s->ckpt_ordered_ns = 0;
+	}
+	if (f->kind == LINK_CK_REARM && s->rearm != NULL) {
+		ck = s->rearm;
+		s->rearm = NULL;
+		ck->sock = sock;
+		ck->pidfd = pidfd;
+		ck->pid = f->pid;
+		ck->threads = threads;
+		ck->fork_ms = fork_ms;
+	} else {
+		if (f->kind == LINK_CK_PRISTINE) {
+			k = CKPT_PRISTINE;
+			while ((ck = ckpt_pristine(&s->ck)) != NULL)
+				ckpt_drop(&s->ck, ck);
+		} else if (f->kind == LINK_CK_EXPLICIT) {
+			k = CKPT_PINNED;
+		} else if (f->kind == LINK_CK_BEFORE) {
+			k = s->opts->checkpoints > 0 ? CKPT_AUTO : CKPT_ATOMIC;
+		} else {
+			k = CKPT_AUTO;
+		}
+		ck = ckpt_add(&s->ck, k, s->node, sock, pidfd, f->pid, threads,
+		    fork_ms);
+	}
+	if (s->gate_spent)
+		session_gate_sweep(s);
+	s->gate_spent = false;
+	if (exec_running) {
+		/* The state before the running cell: the previous cell's
+		 * checkpoint, or one the atomic cell asked for. */
+		if (r->pre != NULL)
+			r->pre->held = false;
+		r->pre = ck;
+		ck->held = r->atomic;
+	} else {
+		s->current = ck;
+	}
+	if (r != NULL && r->op == OP_SNAPSHOT && f->kind == LINK_CK_EXPLICIT)
+		r->target = ck;
+	session_note(s, EV_CHECKPOINT, json_pack("{s:s, s:i, s:s}", "state",
+	    "taken", "cell", ck->node->cell, "kind", ckpt_kind_name(ck->kind)));
+	if (ckpt_limit(&s->ck, ck, s->pidfd) == -1 && !s->warned_memory) {
+		s->warned_memory = true;
+		session_warn(s, "--checkpoint-memory is not enforced: the "
+		    "checkpoints' memory cannot be read from "
+		    "/proc/PID/smaps_rollup here");
+	}
+}
+
+/* A checkpoint we ordered could not be taken: say so on the next
+ * response. */
+void
+session_ckpt_failed(struct session *s, struct link_frame *f)
+{
+	const char *error = json_string_value(json_object_get(f->msg,
+	    "error"));
+	int cell = s->node->cell;
+	struct ckpt *ck;
+
+	if (s->gate_spent)
+		session_gate_sweep(s);
+	s->gate_spent = false;
+	if (error == NULL)
+		error = "unknown error";
+	session_note(s, EV_CHECKPOINT, json_pack("{s:s, s:i, s:s, s:s}",
+	    "state", "failed", "cell", cell, "kind", link_ckpt_names[f->kind],
+	    "error", error));
+	switch (f->kind) {
+	case LINK_CK_AUTO:
+		ck = ckpt_nearest(&s->ck, s->node, session_warnings(s));
+		if (ck != NULL && ck->kind != CKPT_PRISTINE)
+			session_warn(s, "no checkpoint could be taken after cell "
+			    "%d (%.160s): if the worker dies now, the namespace "
+			    "goes back to cell %d", cell, error, ck->node->cell);
+		else
+			session_warn(s, "no checkpoint could be taken after cell "
+			    "%d (%.160s): if the worker dies now, the namespace "
+			    "is lost", cell, error);
+		break;
+	case LINK_CK_PRISTINE:
+		session_warn(s, "the pristine checkpoint could not be taken "
+		    "(%.160s): reset will start a new interpreter", error);
+		break;
+	case LINK_CK_REARM:
+		if (s->rearm != NULL) {
+			session_warn(s, "the checkpoint at cell %d%s%s%s was used "
+			    "by the restore and could not be taken again "
+			    "(%.160s)", s->rearm->node->cell, s->rearm->name ?
+			    " ('" : "", s->rearm->name ? s->rearm->name : "",
+			    s->rearm->name ? "')" : "", error);
+			ckpt_drop(&s->ck, s->rearm);
+		}
+		break;
+	default:
+		/* explicit and before: the reply to the request says it. */
+		break;
+	}
+}
+
+/* strict: the new worker's fork listener (link.c checked that it is
+ * one), sent before its Python started. */
+void
+session_gate_arrived(struct session *s, struct link_frame *f)
+{
+	if (s->gate_fd >= 0)
+		close(s->gate_fd);
+	s->gate_fd = f->fds[0];
+	f->fds[0] = -1;
+	s->gate_spent = false;
+}
+
+/* strict: a fork of the worker waits for our answer (see gate_fd). */
+void
+session_gate(struct session *s)
+{
+	pid_t main_tid = s->pidfd >= 0 ? ckpt_pid_of(s->pidfd) : 0;
+	bool allow = main_tid > 0 && !s->gate_spent &&
+	    link_ckpt_owed(&s->ctl);
+	int rc = sandbox_gate_answer(s->gate_fd, main_tid, allow);
+
+	if (rc == 1) {
+		s->gate_spent = true;
+	} else if (rc == -1 && errno != ENOENT && errno != EAGAIN &&
+	    errno != EINTR) {
+		/* The listener is broken: forks now fail, checkpoints too. */
+		session_warn(s, "the checkpoint gate failed (%s); checkpoints "
+		    "are off", strerror(errno));
+		close(s->gate_fd);
+		s->gate_fd = -1;
+	}
+}
+
+static void
+session_snapshot(struct session *s, struct sreq *r)
+{
+	json_t *jn = json_object_get(r->req, "name");
+	struct response *msg;
+	struct ckpt *ck = s->current, *old;
+	char why[200], gen[32];
+	const char *name;
+
+	if (json_is_string(jn)) {
+		name = json_string_value(jn);
+		if (strlen(name) != json_string_length(jn))
+			err_set(why, sizeof why, "a snapshot name must not "
+			    "hold NUL characters");
+		if (strlen(name) != json_string_length(jn) ||
+		    !session_name_ok(name, why, sizeof why)) {
+			session_answer(r, response_invalid("%s", why));
+			return;
+		}
+	} else {
+		do
+			snprintf(gen, sizeof gen, "snap%d", ++s->nsnap);
+		while (ckpt_find_name(&s->ck, gen) != NULL);
+		name = gen;
+	}
+	msg = response_new(ST_OK);
+	response_set(msg, "name", json_string(name));
+	if (r->waited_for > 0)
+		response_set(msg, "waited_for_cell", json_integer(r->waited_for));
+	if (ck != NULL && ckpt_alive(ck) && (ck->name == NULL ||
+	    strcmp(ck->name, name) == 0)) {
+		/* The worker has not changed since this one: pin it. */
+		old = ckpt_find_name(&s->ck, name);
+		if (old != NULL && old != ck) {
+			response_set(msg, "replaced", json_integer(
+			    old->node->cell));
+			ckpt_drop(&s->ck, old);
+		}
+		if (ck->name == NULL)
+			ck->name = xstrdup(name);
+		if (ck->kind == CKPT_AUTO || ck->kind == CKPT_ATOMIC)
+			ckpt_set_kind(&s->ck, ck, CKPT_PINNED);
+		response_set(msg, "cell", json_integer(ck->node->cell));
+		session_answer(r, msg);
+		return;
+	}
+	/* Fork one now: the worker answers once it has. */
+	r->pending = msg;
+	r->t0 = now_ns();
+	s->run = r;
+	s->state = WK_BUSY;
+	session_order_ckpt(s, LINK_CK_EXPLICIT, s->node->cell);
+}
+
+void
+session_snapshot_done(struct session *s, struct sreq *r, json_t *reply)
+{
+	struct response *msg = r->pending, *answer;
+	const char *name = json_string_value(json_object_get(msg->fields,
+	    "name"));
+
+	r->pending = NULL;
+	s->run = NULL;
+	if (json_is_string(json_object_get(reply, "status")) &&
+	    strcmp(json_string_value(json_object_get(reply, "status")), "ok")
+	    == 0 && r->target != NULL) {
+		struct ckpt *old = ckpt_find_name(&s->ck, name);
+
+		if (old != NULL && old != r->target) {
+			response_set(msg, "replaced", json_integer(
+			    old->node->cell));
+			ckpt_drop(&s->ck, old);
+		}
+		r->target->name = xstrdup(name);
+		response_set(msg, "cell", json_integer(r->target->node->cell));
+		session_answer(r, msg);
+		return;
+	}
+	response_free(msg);
+	answer = session_worker_answer(reply);
+	if (answer->status == ST_OK) {
+		/* ok, yet no checkpoint came: not the worker's to say. */
+		answer->status = ST_ERROR;
+		answer->error = response_error("CheckpointError", "no "
+		    "checkpoint could be taken");
+	}
+	session_answer(r, answer);
+}
+
+static void
+session_rollback(struct session *s, struct sreq *r)
+{
+	json_t *to = json_object_get(r->req, "to"), *undone, *redone;
+	struct response *msg;
+	struct ckpt *ck = ckpt_find(&s->ck, to);
+	char what[96], *names;
+
+	if (json_is_string(to))
+		snprintf(what, sizeof what, "snapshot '%.64s'",
+		    json_string_value(to));
+	else if (json_integer_value(to) == 0)
+		snprintf(what, sizeof what, "pristine checkpoint (cell 0)");
+	else
+		snprintf(what, sizeof what, "checkpoint at cell %lld",
+		    (long long)json_integer_value(to));
+	if (ck != NULL && !ckpt_alive(ck)) {
+		ckpt_drop(&s->ck, ck);
+		names = session_ckpt_names(s);
+		session_answer(r, response_invalid("the %s is gone: its process "
+		    "was killed from outside coil; nothing changed; the "
+		    "checkpoints are: %s", what, names));
+		free(names);
+		return;
+	}
+	if (ck == NULL) {
+		names = session_ckpt_names(s);
+		session_answer(r, response_invalid("there is no %s%s; nothing "
+		    "changed; the checkpoints are: %s", what,
+		    json_is_integer(to) && json_integer_value(to) > s->cells ?
+		    " (no such cell has run)" : json_is_integer(to) ?
+		    " (it was dropped, the cell ran no code, or it ran back to "
+		    "back with the next: --checkpoint-policy every keeps each)" :
+		    "", names));
+		free(names);
+		return;
+	}
+	ckpt_node_diff(s->node, ck->node, &undone, &redone);
+	msg = response_new(ST_OK);
+	response_set(msg, "cell", json_integer(ck->kind == CKPT_PRISTINE ? 0 :
+	    ck->node->cell));
+	if (ck->name != NULL)
+		response_set(msg, "name", json_string(ck->name));
+	response_set(msg, "rolled_back", undone);
+	if (json_array_size(redone) > 0)
+		response_set(msg, "redone", redone);
+	else
+		json_decref(redone);
+	if (!s->noted_rollback) {
+		s->noted_rollback = true;
+		response_set(msg, "note", json_string("only the Python state "
+		    "goes back: files the undone cells wrote and processes "
+		    "they started stay as they are"));
+	}
+	if (r->waited_for > 0)
+		response_set(msg, "waited_for_cell", json_integer(r->waited_for));
+	r->pending = msg;
+	r->target = ck;
+	r->t0 = now_ns();
+	session_replace(s, r, AFTER_ROLLBACK);
+}
+
+static void
+session_snapshots(struct session *s, struct sreq *r)
+{
+	struct response *msg = response_new(ST_OK);
+	struct ckpt *ck;
+
+	ckpt_prune(&s->ck, session_warnings(s));
+	json_decref(msg->fields);
+	msg->fields = ckpt_list(&s->ck, s->node, s->pidfd);
+	response_set(msg, "cell", json_integer(s->node != NULL ?
+	    s->node->cell : 0));
+	/* What a crash now would lose: the cells since the newest
+	 * checkpoint on this line (snapshots waits until none is owed). */
+	ck = ckpt_nearest(&s->ck, s->node, session_warnings(s));
+	response_set(msg, "unkept", session_lost(s, ck != NULL ? ck->node :
+	    NULL));
+	response_set(msg, "policy", json_string(ckpt_policy_names[
+	    s->opts->checkpoint_policy]));
+	/* What the policy weighs work against (null until timed once). */
+	response_set(msg, "cost_ms", s->ckpt_cost_ms > 0 ? json_real(
+	    round(s->ckpt_cost_ms * 100) / 100) : json_null());
+	session_answer(r, msg);
+}
+
+void
+session_serve_supervisor(struct session *s, struct sreq *r)
+{
+	switch (r->op) {
+	case OP_SHUTDOWN:
+		s->done = true;
+		session_answer(r, response_new(ST_OK));
+		/* What came after the shutdown is answered, not dropped. */
+		while ((r = s->queue) != NULL) {
+			s->queue = r->next;
+			session_answer(r, response_invalid("the session was shut "
+			    "down before this request ran"));
+		}
+		s->queue_tail = &s->queue;
+		break;
+	case OP_SNAPSHOT:
+		session_snapshot(s, r);
+		break;
+	case OP_SNAPSHOTS:
+		session_snapshots(s, r);
+		break;
+	case OP_ROLLBACK:
+		session_rollback(s, r);
+		break;
+	default:
+		session_answer(r, response_invalid("op '%s' cannot be served "
+		    "here", request_ops[r->op].name));
+	}
+}

@@ -1,0 +1,461 @@
+/*
+ * session-hub.c - the session's clients and what reaches them (see
+ * session.h): attach and detach, the event queue and its delivery, the
+ * cells' output shaped for JSON, warnings and background output routed
+ * to the client that caused them, answers, and events as protocol lines.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "session-int.h"
+
+const char *const session_ev_names[] = {
+	[EV_QUEUED] = "queued", [EV_STARTED] = "started",
+	[EV_OUTPUT] = "output", [EV_RESPONSE] = "response",
+	[EV_CANCELLED] = "cancelled", [EV_BACKGROUND] = "background",
+	[EV_WORKER] = "worker", [EV_CHECKPOINT] = "checkpoint",
+	[EV_NAMESPACE] = "namespace", [EV_WARNING] = "warning",
+	[EV_INPUT] = "input",
+};
+
+/* ---- clients ------------------------------------------------------- */
+
+struct sclient *
+session_client(const struct session *s, int id)
+{
+	int i;
+
+	for (i = 0; i < s->nclients; i++)
+		if (s->clients[i]->id == id && !s->clients[i]->gone)
+			return s->clients[i];
+	return NULL;
+}
+
+int
+session_attach(struct session *s, enum origin origin, unsigned flags,
+    session_fn fn, void *ctx)
+{
+	struct sclient *c = xcalloc(1, sizeof *c);
+
+	c->id = ++s->next_client;
+	c->origin = origin;
+	c->flags = flags;
+	c->fn = fn;
+	c->ctx = ctx;
+	c->warnings = json_array();
+	outbuf_init(&c->bg_out, s->opts->max_output);
+	outbuf_init(&c->bg_err, s->opts->max_output);
+	buf_init(&c->bg_shape[0].carry);
+	buf_init(&c->bg_shape[1].carry);
+	c->bg_shape[0].cap = c->bg_shape[1].cap = s->opts->max_output;
+	s->clients = xrealloc(s->clients, (size_t)(s->nclients + 1) *
+	    sizeof *s->clients);
+	s->clients[s->nclients++] = c;
+	if (flags & SESSION_OBSERVE)
+		s->observers++;
+	if ((flags & SESSION_OBSERVE) && (flags & SESSION_RAW))
+		s->raw_observers++;
+	if ((flags & SESSION_OBSERVE) && !(flags & SESSION_NO_NS))
+		s->ns_observers++;
+	return c->id;
+}
+
+void
+sclient_free(struct sclient *c)
+{
+	json_decref(c->warnings);
+	outbuf_free(&c->bg_out);
+	outbuf_free(&c->bg_err);
+	buf_free(&c->bg_shape[0].carry);
+	buf_free(&c->bg_shape[1].carry);
+	free(c);
+}
+
+/* Forget the clients that left; not while events are being delivered
+ * (the loop over s->clients would skip one). */
+static void
+session_reap_clients(struct session *s)
+{
+	int i, n = 0;
+
+	for (i = 0; i < s->nclients; i++) {
+		if (s->clients[i]->gone)
+			sclient_free(s->clients[i]);
+		else
+			s->clients[n++] = s->clients[i];
+	}
+	s->nclients = n;
+}
+
+void
+session_detach(struct session *s, int client)
+{
+	struct sclient *c = session_client(s, client);
+	struct sreq **pp = &s->queue, *r;
+
+	if (c == NULL)
+		return;
+	c->gone = true;
+	if (c->flags & SESSION_OBSERVE)
+		s->observers--;
+	if ((c->flags & SESSION_OBSERVE) && (c->flags & SESSION_RAW))
+		s->raw_observers--;
+	if ((c->flags & SESSION_OBSERVE) && !(c->flags & SESSION_NO_NS))
+		s->ns_observers--;
+	while ((r = *pp) != NULL) {
+		if (r->client == client) {
+			*pp = r->next;
+			session_drop(s, r, "its client left");
+		} else {
+			pp = &r->next;
+		}
+	}
+	s->queue_tail = pp;
+}
+
+/* ---- warnings ------------------------------------------------------ */
+
+/* Where a warning goes: to the client whose cell caused it, or, once
+ * that client has left, to whoever is answered next. */
+json_t *
+session_warnings(struct session *s)
+{
+	struct sclient *c = session_client(s, s->cause);
+
+	return c != NULL ? c->warnings : s->orphan_warnings;
+}
+
+/* Keep a warning for the next response of the client it concerns;
+ * observers hear it at once. */
+void
+session_warn(struct session *s, const char *fmt, ...)
+{
+	va_list ap;
+	char msg[1024];
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	json_array_append_new(session_warnings(s), json_string(msg));
+	session_note(s, EV_WARNING, json_pack("{s:s}", "message", msg));
+}
+
+/* ---- events -------------------------------------------------------- */
+
+/* True when someone beyond a request's own client listens. */
+bool
+session_watched(const struct session *s)
+{
+	return s->observers > 0;
+}
+
+struct sevent *
+session_event_new(enum session_ev kind, const struct sreq *r)
+{
+	struct sevent *e = xcalloc(1, sizeof *e);
+
+	e->ev.kind = kind;
+	if (r != NULL) {
+		e->ev.seq = r->seq;
+		e->ev.client = r->client;
+		e->ev.origin = r->origin;
+		e->ev.id = json_incref(r->id);
+		e->ev.streaming = r->stream;
+		e->ev.cell = r->cell;
+	}
+	return e;
+}
+
+void
+session_post(struct session *s, struct sevent *e)
+{
+	*s->events_tail = e;
+	s->events_tail = &e->next;
+}
+
+/* An event for observers only, about request r (NULL: the session's
+ * own, as a worker's or a checkpoint's change), so nothing is built when
+ * nobody watches.  Steals info. */
+void
+session_note_for(struct session *s, const struct sreq *r,
+    enum session_ev kind, json_t *info)
+{
+	struct sevent *e;
+
+	if (!session_watched(s)) {
+		json_decref(info);
+		return;
+	}
+	e = session_event_new(kind, r);
+	e->ev.info = info;
+	session_post(s, e);
+}
+
+/* An event about what runs now, if anything. */
+void
+session_note(struct session *s, enum session_ev kind, json_t *info)
+{
+	session_note_for(s, s->run, kind, info);
+}
+
+void
+sevent_free(struct sevent *e)
+{
+	free(e->data);
+	free(e->text);
+	json_decref(e->ev.id);
+	json_decref(e->ev.req);
+	json_decref(e->ev.info);
+	response_free(e->ev.resp);
+	free(e);
+}
+
+/* Hand every queued event to its client and the observers.  A callback
+ * may submit or detach: what it queues is delivered in this same call,
+ * after what came before it. */
+void
+session_deliver(struct session *s)
+{
+	struct sevent *e;
+	int i;
+
+	while ((e = s->events) != NULL) {
+		s->events = e->next;
+		if (s->events == NULL)
+			s->events_tail = &s->events;
+		for (i = 0; i < s->nclients; i++) {
+			struct sclient *c = s->clients[i];
+
+			if (!c->gone && (c->id == e->ev.client ||
+			    (c->flags & SESSION_OBSERVE)))
+				c->fn(c->ctx, &e->ev);
+		}
+		sevent_free(e);
+	}
+	session_reap_clients(s);
+}
+
+/* ---- output -------------------------------------------------------- */
+
+/* Shape n more bytes for JSON (final: the stream ended); a new string,
+ * or NULL when nothing can go out yet or the cap was reached before. */
+static char *
+shape(struct shaper *sh, const char *p, size_t n, bool final, size_t *len)
+{
+	size_t ok;
+	char *text, *more;
+
+	if (sh->stopped)
+		return NULL;
+	buf_add(&sh->carry, p, n);
+	ok = final ? sh->carry.len : utf8_complete_prefix(sh->carry.p,
+	    sh->carry.len);
+	if (ok == 0)
+		return NULL;
+	if (sh->sent + ok > sh->cap)
+		ok = sh->cap - sh->sent;
+	text = utf8_escape(sh->carry.p, ok, len);
+	sh->sent += ok;
+	buf_consume(&sh->carry, ok);
+	if (sh->sent >= sh->cap) {
+		sh->stopped = true;
+		buf_free(&sh->carry);
+		xasprintf(&more, "%s\n[... coil: streaming stopped after %zu "
+		    "bytes; the response keeps the head and the tail ...]\n",
+		    text, sh->cap);
+		free(text);
+		text = more;
+		*len = strlen(text);
+	}
+	return text;
+}
+
+static void
+shaper_reset(struct shaper *sh, size_t cap)
+{
+	buf_free(&sh->carry);
+	sh->sent = 0;
+	sh->cap = cap;
+	sh->stopped = false;
+}
+
+static void
+session_post_output(struct session *s, enum session_ev kind,
+    const struct sreq *r, int client, struct shaper *sh, int stream,
+    const char *p, size_t n, bool shaped)
+{
+	struct sclient *owner = session_client(s, client);
+	bool raw = s->raw_observers > 0 || (owner != NULL &&
+	    (owner->flags & SESSION_RAW));
+	struct sevent *e;
+
+	if (!raw && !shaped)
+		return;		/* nobody would read it */
+	e = session_event_new(kind, r);
+	e->ev.client = client;
+	e->ev.stream = stream;
+	if (raw && n > 0) {
+		e->data = xmalloc(n);
+		memcpy(e->data, p, n);
+	}
+	e->ev.data = e->data;
+	e->ev.len = n;
+	if (shaped) {
+		e->text = shape(sh, p, n, n == 0, &e->ev.text_len);
+		e->ev.text = e->text;
+	}
+	if (n == 0 && e->text == NULL) {
+		sevent_free(e);		/* an end with nothing held back */
+		return;
+	}
+	session_post(s, e);
+}
+
+/* Bytes read from the worker's fd 1 (stream 1) or 2: the running cell's,
+ * or the background's, which belongs to the client of the last cell. */
+void
+session_output(struct session *s, int stream, const char *p, size_t n)
+{
+	struct sreq *r = s->run;
+	struct sclient *c;
+
+	if (s->state == WK_STARTING) {
+		if (s->start_err.len < 65536)
+			buf_add(&s->start_err, p, n);
+		return;
+	}
+	if (r != NULL && r->op == OP_EXEC) {
+		outbuf_append(stream == 2 ? &s->ob_err : &s->ob_out, p, n);
+		session_post_output(s, EV_OUTPUT, r, r->client,
+		    &r->shape[stream - 1], stream, p, n, r->stream ||
+		    session_watched(s));
+		return;
+	}
+	c = session_client(s, s->cause);
+	if (c != NULL && !(c->flags & SESSION_LIVE_BG))
+		outbuf_append(stream == 2 ? &c->bg_err : &c->bg_out, p, n);
+	if (c == NULL && !session_watched(s))
+		return;
+	session_post_output(s, EV_BACKGROUND, NULL, c != NULL ? c->id : 0,
+	    c != NULL ? &c->bg_shape[stream - 1] : NULL, stream, p, n,
+	    c != NULL && session_watched(s));
+}
+
+/* The background a client's next exec response carries, if any. */
+static void
+session_take_background(struct session *s, struct sreq *r,
+    struct response *resp)
+{
+	struct sclient *c = session_client(s, r->client);
+	char *text;
+	size_t len;
+
+	if (c == NULL || (outbuf_empty(&c->bg_out) && outbuf_empty(&c->bg_err)))
+		return;
+	resp->background = json_object();
+	text = outbuf_render(&c->bg_out, &len, NULL);
+	json_object_set_new(resp->background, "output", json_stringn(text,
+	    len));
+	free(text);
+	text = outbuf_render(&c->bg_err, &len, NULL);
+	json_object_set_new(resp->background, "stderr", json_stringn(text,
+	    len));
+	free(text);
+	outbuf_reset(&c->bg_out);
+	outbuf_reset(&c->bg_err);
+	shaper_reset(&c->bg_shape[0], s->opts->max_output);
+	shaper_reset(&c->bg_shape[1], s->opts->max_output);
+}
+
+/* ---- answers ------------------------------------------------------- */
+
+static void
+session_take_warnings(json_t *from, struct response *resp)
+{
+	size_t i;
+
+	for (i = 0; i < json_array_size(from); i++)
+		response_warn(resp, json_string_value(json_array_get(from, i)));
+	json_array_clear(from);
+}
+
+/* Answer a request and free it; steals resp.  The warnings kept for
+ * its client go with it, and an exec answer takes its background. */
+void
+session_answer(struct sreq *r, struct response *resp)
+{
+	struct session *s = r->s;
+	struct sclient *c = session_client(s, r->client);
+	struct sevent *e;
+	int i;
+
+	json_decref(resp->id);
+	resp->id = json_incref(r->id);
+	resp->seq = r->seq;
+	resp->origin = r->origin;
+	resp->client = r->client;
+	resp->op = r->op;
+	if (r->op == OP_EXEC && (r->stream || session_watched(s))) {
+		/* What the streams held back goes before the answer. */
+		for (i = 0; i < 2; i++)
+			session_post_output(s, EV_OUTPUT, r, r->client,
+			    &r->shape[i], i + 1, "", 0, true);
+	}
+	if (r->warnings != NULL)
+		session_take_warnings(r->warnings, resp);
+	if (c != NULL)
+		session_take_warnings(c->warnings, resp);
+	session_take_warnings(s->orphan_warnings, resp);
+	if (resp->has & RESP_EXEC)
+		session_take_background(s, r, resp);
+	e = session_event_new(EV_RESPONSE, r);
+	e->ev.resp = resp;
+	session_post(s, e);
+	sreq_free(r);
+}
+
+/* A request leaves the queue unanswered (cancelled, or its client left):
+ * its client and the observers hear so. */
+void
+session_drop(struct session *s, struct sreq *r, const char *reason)
+{
+	struct sevent *e = session_event_new(EV_CANCELLED, r);
+
+	e->ev.info = json_pack("{s:s}", "reason", reason);
+	session_post(s, e);
+	sreq_free(r);
+}
+
+/* ---- events as protocol lines --------------------------------------- */
+
+json_t *
+session_event_json(const struct session_event *ev)
+{
+	json_t *o = json_pack("{s:s}", "event", session_ev_names[ev->kind]);
+
+	if (ev->seq > 0) {
+		json_object_set(o, "id", ev->id);
+		json_object_set_new(o, "seq", json_integer((json_int_t)ev->seq));
+		json_object_set_new(o, "origin",
+		    json_string(origin_names[ev->origin]));
+	}
+	if (ev->kind == EV_STARTED && ev->cell > 0)
+		json_object_set_new(o, "cell", json_integer(ev->cell));
+	if (ev->kind == EV_QUEUED)
+		json_object_set(o, "request", ev->req);
+	if (ev->kind == EV_OUTPUT || ev->kind == EV_BACKGROUND) {
+		json_object_set_new(o, "stream", json_string(ev->stream == 2 ?
+		    "stderr" : "stdout"));
+		json_object_set_new(o, "data", ev->text != NULL ?
+		    json_stringn(ev->text, ev->text_len) : json_string(""));
+	}
+	if (ev->kind == EV_RESPONSE)
+		json_object_set_new(o, "response", response_json(ev->resp,
+		    RESPONSE_SEQ));
+	if (ev->info != NULL)
+		json_object_update_missing(o, ev->info);
+	return o;
+}

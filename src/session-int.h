@@ -1,0 +1,293 @@
+/*
+ * session-int.h - what the parts of the session share (session.h is the
+ * contract; this is the inside).  Supervisor only.
+ *
+ *   session.c         the requests: the queue, cancel and interrupt,
+ *                     and the loop (descriptors, deadlines), life, end
+ *   session-hub.c     the clients and what reaches them: attach,
+ *                     detach, the event queue, output shaped for JSON,
+ *                     warnings and background routed to their cause
+ *   session-link.c    the worker: its channels, spawn and resume, the
+ *                     frames it sends (a table of handlers after link.c's
+ *                     checks), its output, its death, init's reports
+ *   session-ckpt.c    checkpoint policy and the ops served with them:
+ *                     ordering one and when (idle or every), what a
+ *                     restore lost, the strict fork gate, snapshot,
+ *                     snapshots, rollback
+ *   session-answer.c  the answers: exec responses from the captured
+ *                     streams and the worker's reply, the words for a
+ *                     restore, ping
+ *
+ * One request is in flight at a time (s->run).  A worker-bound request
+ * is written to the control socket; the worker's reply comes back on it.
+ * The worker flushes its stdio before replying, so when the reply is
+ * read, draining the stdout and stderr pipes until they are empty gives
+ * exactly the output of that cell: nothing written before the reply can
+ * still be missing, and anything read later belongs to the background.
+ */
+#ifndef COIL_SESSION_INT_H
+#define COIL_SESSION_INT_H
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ckpt.h"
+#include "init.h"
+#include "link.h"
+#include "outbuf.h"
+#include "session.h"
+#include "usage.h"
+#include "util.h"
+
+/* What a run waits for once its worker is gone. */
+enum sreq_after {
+	AFTER_NONE,
+	AFTER_DIED,		/* it died under the run: restore the newest */
+	AFTER_ROLLBACK,		/* killed to resume run->target */
+	AFTER_RESET,		/* killed to resume the pristine one, or spawn */
+	AFTER_ATOMIC,		/* an atomic cell failed: resume run->pre */
+};
+
+/* Output shaped for JSON as it streams: bytes held back because they
+ * may start a UTF-8 character, and how much went out (capped). */
+struct shaper {
+	struct buf carry;
+	size_t sent, cap;
+	bool stopped;
+};
+
+struct session;
+
+struct sreq {
+	struct sreq *next;
+	struct session *s;
+	json_t *req, *id;
+	enum op op;
+	uint64_t seq;
+	int client;
+	enum origin origin;
+	bool stream;		/* the request asked for output events */
+	int waited_for;		/* the cell running when this came, or 0 */
+	/* set when it runs */
+	int cell;
+	uint64_t t0;
+	int64_t deadline, kill_at;	/* ms, 0 when unset */
+	double timeout;
+	bool timed_out, interrupted, killed;
+	bool atomic;
+	bool broke;		/* its worker broke protocol (how says so) */
+	enum sreq_after after;
+	struct ckpt *pre;	/* exec: a checkpoint of the state before it */
+	struct ckpt *target;	/* what to resume (held) */
+	struct response *pending;	/* the answer, once the new worker is up */
+	struct response *ready;	/* answered as is in its turn (invalid) */
+	json_t *warnings;	/* about the request itself, or NULL */
+	char how[400];		/* how the worker died */
+	/* exec: the worker's usage at the end (read by us, never its
+	 * word: usage.h), while it lives; its CPU clock when we read it
+	 * last before the cell, the least the cell's start can be */
+	struct usage u1;
+	double floor_ms;
+	bool peak_reset;	/* the high-water mark was the cell's own */
+	struct shaper shape[2];	/* stdout, stderr */
+};
+
+struct sclient {
+	int id;
+	enum origin origin;
+	unsigned flags;
+	session_fn fn;
+	void *ctx;
+	bool gone;
+	json_t *warnings;	/* for its next response */
+	struct outbuf bg_out, bg_err;	/* background, for its next exec */
+	struct shaper bg_shape[2];
+};
+
+struct sevent {
+	struct sevent *next;
+	struct session_event ev;
+	char *data, *text;	/* owned copies */
+};
+
+enum wk_state { WK_NONE, WK_STARTING, WK_READY, WK_BUSY };
+
+struct session {
+	const struct coil_opts *opts;
+	json_t *worker_conf;
+	struct init init;
+
+	/* the hub */
+	struct sclient **clients;
+	int nclients;
+	int next_client;
+	int observers;		/* clients with SESSION_OBSERVE */
+	int raw_observers;	/* and SESSION_RAW */
+	int ns_observers;	/* and not SESSION_NO_NS */
+	struct record *rec;	/* --record's writer, an observer; or NULL */
+	struct export *export;	/* --export's notebook, an observer; or NULL */
+	uint64_t next_seq;
+	struct sevent *events, **events_tail;
+	int cause;		/* the client of the newest run: owns its
+				   warnings and the background output */
+	json_t *orphan_warnings;	/* a cause that left: the next answer's */
+
+	enum wk_state state;
+	pid_t pid;		/* worker, in init's view */
+	int pidfd;
+	struct usage_proc usage;	/* the worker's, opened when first
+					   asked; closed with pidfd */
+	bool hwm_clean;		/* its high-water mark was reset after its
+				   last reply, or it is new since */
+	bool hwm_due;		/* that reset is owed (session_reset_peak) */
+	struct link ctl;	/* what the worker owes, and its socket */
+	int spawns;		/* spawns init has not said "spawned" to */
+	char broke[320];	/* the worker's protocol violation, if any */
+	int out, err;		/* read ends of the worker's fd 1 and 2 */
+	int failed_starts;
+	struct buf start_err;	/* stderr of a worker that has not said hello */
+
+	struct sreq *run;	/* in flight */
+	struct sreq *queue, **queue_tail;
+	int cells;		/* cells run so far */
+	char *python;		/* the worker's Py_GetVersion, first word */
+
+	struct outbuf ob_out, ob_err;	/* the running cell's streams */
+	bool done;
+
+	struct ckpt_set ck;
+	struct ckpt_node *node;	/* the state the worker is in */
+	struct ckpt *current;	/* a checkpoint of exactly that state */
+	struct ckpt *resuming;	/* becoming the worker (WK_STARTING) */
+	struct ckpt *rearm;	/* used up by a resume; replacement due */
+	bool reap_orphans;	/* init died: its orphans are our children */
+	/* The policy (session-ckpt.c): the worker's state has no automatic
+	 * checkpoint yet and wants one, ckpt_due ms (0: not before the
+	 * session is quiet); the wall time of the cells run since the
+	 * state was last kept; what the newest automatic checkpoint cost
+	 * (ordered to arrived, ms, our clock) and when it arrived. */
+	bool ckpt_wanted;
+	int64_t ckpt_due;
+	double ckpt_work_ms;
+	uint64_t ckpt_ordered_ns;
+	double ckpt_cost_ms;
+	int64_t ckpt_taken_ms;
+	/* strict: seccomp hands every fork of the worker to us (gate_fd).
+	 * One is let through for each checkpoint we ordered and the worker
+	 * still owes (link_ckpt_owed: our record, never its word), and only
+	 * from its main thread, which runs no cell code until the checkpoint
+	 * is taken; gate_spent until the ckpt or ckpt_failed arrives. */
+	int gate_fd;
+	bool gate_spent;
+	pid_t dropped[64];	/* strict: checkpoints killed lately (ours) */
+	unsigned ndropped;
+	json_t *sandbox;	/* the worker's report, for ping */
+	int64_t resume_deadline;
+	char *died_idle;	/* how a worker died between requests */
+	bool noted_rollback;
+	bool warned_memory;	/* --checkpoint-memory cannot be enforced */
+	int nsnap;		/* for generated snapshot names */
+	/* What the cells cost, summed (CPU) or the highest (memory): ping
+	 * and vars report it as "totals". */
+	double total_cpu_ms, total_duration_ms;
+	long long total_peak;
+	long long ping_mem;	/* ping's memory figure, and when it was read */
+	int64_t ping_mem_at;
+	/* The session cannot go on (init cannot be started or reached, the
+	 * worker never starts): session_run returns -1 from now on and the
+	 * front end tears down; failure says why. */
+	bool failed;
+	char failure[2048];
+	int init_early_deaths;	/* in a row, before a worker said hello */
+};
+
+/* How long a resumed checkpoint has to say hello: it is already running
+ * Python, so this is only ever reached when it was stopped or wedged. */
+#define SESSION_RESUME_MS 5000
+
+/* What one turn of the loop reads of a flooding cell's pipe before it
+ * delivers what it read and looks at its deadlines and clients again. */
+#define SESSION_DRAIN_BUDGET (1 << 20)
+/* The worker's stdout and stderr pipes: 1 MiB, the drain budget. */
+#define SESSION_PIPE_SIZE (1 << 20)
+
+/* session-hub.c: clients and events */
+struct sclient *session_client(const struct session *s, int id);
+void sclient_free(struct sclient *c);
+void sevent_free(struct sevent *e);
+void session_deliver(struct session *s);
+void session_drop(struct session *s, struct sreq *r, const char *reason);
+
+/* session.c and session-hub.c */
+void session_fail(struct session *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void session_warn(struct session *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+json_t *session_warnings(struct session *s);
+void session_post(struct session *s, struct sevent *e);
+struct sevent *session_event_new(enum session_ev kind, const struct sreq *r);
+void session_note(struct session *s, enum session_ev kind, json_t *info);
+void session_note_for(struct session *s, const struct sreq *r,
+    enum session_ev kind, json_t *info);
+bool session_watched(const struct session *s);
+void session_answer(struct sreq *r, struct response *resp);
+void session_output(struct session *s, int stream, const char *p, size_t n);
+void sreq_free(struct sreq *r);
+void session_dispatch(struct session *s);
+
+/* session-link.c: the worker */
+void session_spawn(struct session *s);
+void session_restore(struct session *s);
+void session_from_worker(struct session *s);
+void session_from_init(struct session *s);
+void session_signal(struct session *s, int sig);
+void session_send(struct session *s, json_t *msg);
+void session_close_worker(struct session *s);
+bool session_drain(struct session *s, bool is_err, size_t budget);
+void session_drain_both(struct session *s, size_t budget);
+void session_replace(struct session *s, struct sreq *r,
+    enum sreq_after after);
+void session_start_run(struct session *s, struct sreq *r);
+void session_worker_died(struct session *s, int status);
+void session_hello(struct session *s, struct link_frame *f);
+void session_reply(struct session *s, struct link_frame *f);
+
+/* session-ckpt.c: checkpoints */
+void session_order_ckpt(struct session *s, enum link_ckpt kind, int cell);
+void session_ckpt_after(struct session *s, const struct sreq *r);
+void session_ckpt_kept(struct session *s);
+void session_ckpt_tick(struct session *s);
+int64_t session_ckpt_deadline(const struct session *s);
+json_t *session_lost(struct session *s, struct ckpt_node *to);
+void session_gate(struct session *s);
+void session_gate_arrived(struct session *s, struct link_frame *f);
+void session_ckpt_arrived(struct session *s, struct link_frame *f);
+void session_ckpt_failed(struct session *s, struct link_frame *f);
+void session_ckpt_dropped(void *ctx, struct ckpt *ck);
+void session_set_node(struct session *s, struct ckpt_node *n);
+void session_serve_supervisor(struct session *s, struct sreq *r);
+void session_snapshot_done(struct session *s, struct sreq *r,
+    json_t *reply);
+
+/* session-answer.c: answers */
+struct response *session_exec_response(struct session *s, struct sreq *r,
+    enum status status, json_t *reply, struct response_error *error,
+    json_t *restored);
+void session_exec_replied(struct session *s, struct sreq *r, json_t *reply);
+void session_restored(struct session *s, struct ckpt *ck,
+    json_t *restored);
+const char *session_where(json_t *restored, char *buf, size_t len);
+enum status session_stop_status(const struct sreq *r);
+struct response *session_ping(struct session *s);
+struct usage_proc *session_usage(struct session *s);
+void session_usage_end(struct session *s, struct sreq *r, json_t *reply);
+/* The reset of the worker's high-water mark owed since its reply:
+ * before the worker is sent anything (a fork in the worker would make
+ * the write wait), else once the answer is out, off its path. */
+void session_reset_peak(struct session *s);
+json_t *session_totals(const struct session *s);
+struct response *session_worker_answer(json_t *reply);
+
+#endif

@@ -1,0 +1,442 @@
+/*
+ * ui-input.c - the curses UI's keys (see ui-int.h): readline, through
+ * its callback interface, edits the cell in the input window (curses
+ * owns the terminal: readline neither reads it nor draws; keys are fed
+ * to it byte by byte and its line is drawn by ui-draw.c), so emacs and
+ * vi keys from ~/.inputrc, the history shared with plain mode, Ctrl-R
+ * and bracketed paste all work as at a shell; everything else is one
+ * table of bindings and one of :-commands (ui-keys.c), which F1 lists.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ncurses.h>
+#include <readline/history.h>
+#include <readline/readline.h>
+
+#include "plain.h"
+#include "ui-int.h"
+
+#define UI_ESC(c)	(0x10000 | (c))	/* Esc, then c: as ui-keys.c */
+
+static struct ui *ui_self;	/* for readline's callbacks */
+static unsigned char ui_q[256];	/* bytes waiting for readline */
+static size_t ui_qn, ui_qi;
+static char *ui_restore;	/* a line to give back to readline */
+
+static void ui_next_typed(struct ui *u);
+
+/* ---- what answers to our requests do ------------------------------- */
+
+static void
+ui_inspect_reply(struct ui *u, json_t *r)
+{
+	struct buf b;
+	const char *sig = json_string_value(json_object_get(r, "signature"));
+	const char *doc = json_string_value(json_object_get(r, "doc"));
+	char *title;
+
+	buf_init(&b);
+	buf_printf(&b, "type: %s\n", json_string_value(json_object_get(r,
+	    "type")));
+	if (sig != NULL)
+		buf_printf(&b, "signature: %s%s\n", json_string_value(
+		    json_object_get(r, "name")), sig);
+	if (doc != NULL)
+		buf_printf(&b, "\n%s\n", doc);
+	buf_printf(&b, "\nrepr:\n%s\n", json_string_value(json_object_get(r,
+	    "repr")));
+	xasprintf(&title, " inspect: %s", json_string_value(json_object_get(r,
+	    "name")) != NULL ? json_string_value(json_object_get(r, "name")) :
+	    "?");
+	ui_overlay(u, title, b.p);
+	free(title);
+	buf_free(&b);
+}
+
+static void
+ui_op_reply(struct ui *u, json_t *r)
+{
+	json_t *cell = json_object_get(r, "cell");
+
+	if (json_is_integer(cell) && json_object_get(r, "output") == NULL)
+		snprintf(u->note, sizeof u->note, "done: the namespace is at "
+		    "cell %lld%s%s", (long long)json_integer_value(cell),
+		    json_is_string(json_object_get(r, "name")) ? ", snapshot " :
+		    "", json_is_string(json_object_get(r, "name")) ?
+		    json_string_value(json_object_get(r, "name")) : "");
+	else
+		snprintf(u->note, sizeof u->note, "done");
+	ui_submit(u, json_pack("{s:s}", "op", "vars"), W_VARS);
+}
+
+void
+ui_own_reply(struct ui *u, enum ui_why why, json_t *r)
+{
+	const char *st = json_string_value(json_object_get(r, "status"));
+	json_t *err = json_object_get(r, "error");
+
+	if (why == W_EXEC) {
+		u->waiting = false;
+		u->incomplete = st != NULL && strcmp(st, "incomplete") == 0;
+		if (!u->incomplete)
+			buf_free(&u->cell);
+		ui_next_typed(u);
+	}
+	if (st != NULL && strcmp(st, "ok") != 0 && why != W_EXEC) {
+		snprintf(u->note, sizeof u->note, "%s", json_is_object(err) ?
+		    json_string_value(json_object_get(err, "message")) : st);
+		u->dirty = true;
+		return;
+	}
+	if (st != NULL && strcmp(st, "invalid") == 0)
+		snprintf(u->note, sizeof u->note, "%s", json_string_value(
+		    json_object_get(err, "message")));
+	if (why == W_VARS)
+		ui_set_vars(u, json_object_get(r, "vars"), u->vars_cell);
+	else if (why == W_PING)
+		snprintf(u->profile, sizeof u->profile, "%s", json_string_value(
+		    json_object_get(json_object_get(r, "sandbox"), "profile")));
+	else if (why == W_INSPECT)
+		ui_inspect_reply(u, r);
+	else if (why == W_OP)
+		ui_op_reply(u, r);
+	u->dirty = true;
+}
+
+/* ---- the cell being typed -------------------------------------------- */
+
+const char *
+ui_prompt(const struct ui *u)
+{
+	return u->incomplete || u->cell.len > 0 ? "... " : ">>> ";
+}
+
+int
+ui_input_lines(struct ui *u)
+{
+	const char *p;
+	int n = 1;
+
+	for (p = u->cell.p; u->cell.len > 0 && p != NULL; n++) {
+		p = strchr(p, '\n');
+		if (p != NULL)
+			p++;
+	}
+	for (p = rl_line_buffer; p != NULL && (p = strchr(p, '\n')) != NULL;
+	    p++)
+		n++;
+	return n;
+}
+
+static void ui_add_line(struct ui *u, const char *line);
+
+/* Lines typed (or pasted) while our cell was in flight go on in order,
+ * one at a time, as each needs the answer to the one before. */
+static void
+ui_next_typed(struct ui *u)
+{
+	char *nl, *line;
+
+	if (u->typed.len == 0 || u->ended != NULL)
+		return;
+	nl = memchr(u->typed.p, '\n', u->typed.len);
+	line = xstrndup(u->typed.p, (size_t)(nl - u->typed.p));
+	buf_consume(&u->typed, (size_t)(nl - u->typed.p) + 1);
+	ui_add_line(u, line);
+	free(line);
+}
+
+/* A line of the cell, as plain mode takes it: run what is there, and
+ * let the worker say whether it needs more. */
+static void
+ui_add_line(struct ui *u, const char *line)
+{
+	const char *c;
+
+	if (u->cell.len == 0 && !u->incomplete && line[0] == ':') {
+		ui_command(u, line + 1);
+		return;
+	}
+	if (u->cell.len > 0 || u->incomplete)
+		buf_add(&u->cell, "\n", 1);
+	buf_addstr(&u->cell, line);
+	for (c = u->cell.p; c != NULL && (*c == ' ' || *c == '\t' ||
+	    *c == '\n'); c++)
+		;
+	if (!u->incomplete && (c == NULL || *c == '\0')) {
+		buf_free(&u->cell);
+		return;
+	}
+	u->waiting = true;
+	u->scroll = 0;
+	ui_submit(u, json_pack("{s:s, s:s%}", "op", "exec", "code", u->cell.p,
+	    u->cell.len), W_EXEC);
+}
+
+static void
+ui_on_line(char *line)
+{
+	struct ui *u = ui_self;
+
+	if (line == NULL) {
+		u->quit = true;
+		return;
+	}
+	if (u->ended != NULL) {
+		snprintf(u->note, sizeof u->note, "the session has ended: "
+		    "Ctrl-D leaves");
+		free(ui_restore);
+		ui_restore = line;
+		return;
+	}
+	u->note[0] = '\0';
+	if (*line != '\0') {
+		add_history(line);
+		if (u->history != NULL)
+			append_history(1, u->history);
+	}
+	if (u->waiting) {
+		buf_addstr(&u->typed, line);
+		buf_add(&u->typed, "\n", 1);
+	} else {
+		ui_add_line(u, line);
+	}
+	free(line);
+}
+
+/* Readline's input: the bytes fed to it, or (inside a paste, which it
+ * reads to its end in one call) the next key from the terminal. */
+static int
+ui_rl_getc(FILE *f)
+{
+	int c;
+
+	(void)f;
+	if (ui_qi < ui_qn)
+		return ui_q[ui_qi++];
+	timeout(1000);
+	c = getch();
+	timeout(0);
+	return c == ERR ? EOF : c & 0xff;
+}
+
+static void
+ui_rl_redisplay(void)
+{
+	ui_self->dirty = true;
+}
+
+static void
+ui_rl_prep(int meta)
+{
+	(void)meta;
+}
+
+static void
+ui_rl_deprep(void)
+{
+}
+
+static void
+ui_feed(struct ui *u, const char *p, size_t n)
+{
+	ui_qi = 0;
+	ui_qn = n < sizeof ui_q ? n : sizeof ui_q;
+	memcpy(ui_q, p, ui_qn);
+	while (ui_qi < ui_qn && !u->quit)
+		rl_callback_read_char();
+	if (ui_restore != NULL) {
+		rl_replace_line(ui_restore, 0);
+		rl_point = rl_end;
+		free(ui_restore);
+		ui_restore = NULL;
+	}
+	u->dirty = true;
+}
+
+/* ---- completion ------------------------------------------------------ */
+
+static void
+ui_free_matches(struct ui *u)
+{
+	size_t i;
+
+	for (i = 0; u->matches != NULL && u->matches[i] != NULL; i++)
+		free(u->matches[i]);
+	free(u->matches);
+	u->matches = NULL;
+}
+
+/* The list readline would print under the prompt goes to the result
+ * pane instead. */
+static void
+ui_show_matches(char **m, int n, int longest)
+{
+	struct ui *u = ui_self;
+	int i;
+
+	(void)longest;
+	ui_free_matches(u);
+	u->matches = xcalloc((size_t)n + 1, sizeof *u->matches);
+	for (i = 0; i < n; i++)
+		u->matches[i] = xstrdup(m[i + 1]);
+	u->dirty = true;
+}
+
+static char **
+ui_complete(const char *text, int start, int end)
+{
+	struct ui *u = ui_self;
+	json_t *reply, *m;
+	char **out;
+	size_t i, n;
+	int cursor = 0, k;
+
+	(void)start;
+	(void)end;
+	rl_attempted_completion_over = 1;
+	if (u->running != 0 || u->ended != NULL) {
+		snprintf(u->note, sizeof u->note, "no completion while a cell "
+		    "runs");
+		return NULL;
+	}
+	for (k = 0; k < rl_point; k++)
+		if ((rl_line_buffer[k] & 0xc0) != 0x80)
+			cursor++;
+	reply = ui_call(u, json_pack("{s:s, s:s, s:i}", "op", "complete",
+	    "code", rl_line_buffer, "cursor", cursor), 3000);
+	m = json_object_get(reply, "matches");
+	n = json_array_size(m);
+	if (n == 0) {
+		json_decref(reply);
+		return NULL;
+	}
+	out = xcalloc(n + 2, sizeof *out);
+	for (i = 0; i < n; i++) {
+		const char *s = json_string_value(json_array_get(m, i));
+
+		out[i + 1] = xstrdup(s != NULL ? s : text);
+	}
+	json_decref(reply);
+	/* An ambiguous Tab lists the choices at once, in the result pane. */
+	if (n > 1)
+		ui_show_matches(out, (int)n, 0);
+	return plain_matches_done(out, n);
+}
+/* ---- dispatch -------------------------------------------------------- */
+
+static void
+ui_key_readline(struct ui *u, int key)
+{
+	static const struct { int key; const char *seq; } seqs[] = {
+		{ KEY_UP, "\033[A" }, { KEY_DOWN, "\033[B" },
+		{ KEY_RIGHT, "\033[C" }, { KEY_LEFT, "\033[D" },
+		{ KEY_HOME, "\033[H" }, { KEY_END, "\033[F" },
+		{ KEY_DC, "\033[3~" }, { KEY_BACKSPACE, "\177" },
+		{ KEY_ENTER, "\r" },
+	};
+	char c;
+	size_t i;
+
+	for (i = 0; i < nitems(seqs); i++)
+		if (seqs[i].key == key) {
+			ui_feed(u, seqs[i].seq, strlen(seqs[i].seq));
+			return;
+		}
+	if (key >= 0 && key < 256) {
+		c = (char)key;
+		ui_feed(u, &c, 1);
+	}
+}
+
+void
+ui_key(struct ui *u, int key)
+{
+	ui_yes_fn fn = u->ask_fn;
+	char *arg;
+
+	if (u->ask != NULL) {
+		arg = u->ask_arg;
+		free(u->ask);
+		u->ask = NULL;
+		u->ask_arg = NULL;
+		if (key == 'y' || key == 'Y')
+			fn(u, arg);
+		free(arg);
+		u->dirty = true;
+		return;
+	}
+	if (u->matches != NULL && key != '\t') {
+		ui_free_matches(u);
+		u->dirty = true;
+	}
+	if (key == '\r' || key == KEY_ENTER)
+		key = u->focus == F_INPUT ? '\r' : '\n';
+	if (u->esc) {
+		u->esc = false;
+		if (ui_bound(u, UI_ESC(key)))
+			return;
+		if (u->focus == F_INPUT)
+			ui_key_readline(u, 27);
+	} else if (key == 27 && u->focus == F_INPUT) {
+		u->esc = true;
+		return;
+	}
+	if (u->focus == F_NS && ui_filter_key(u, key))
+		return;
+	if (ui_bound(u, key))
+		return;
+	if (u->focus == F_INPUT)
+		ui_key_readline(u, key);
+}
+
+void
+ui_input_start(struct ui *u)
+{
+	ui_self = u;
+	rl_readline_name = "coil";
+	rl_getc_function = ui_rl_getc;
+	rl_redisplay_function = ui_rl_redisplay;
+	rl_prep_term_function = ui_rl_prep;
+	rl_deprep_term_function = ui_rl_deprep;
+	rl_catch_signals = 0;
+	rl_catch_sigwinch = 0;
+	rl_change_environment = 0;
+	rl_outstream = fopen("/dev/null", "w");
+	rl_attempted_completion_function = ui_complete;
+	rl_completion_display_matches_hook = ui_show_matches;
+	rl_completer_word_break_characters =
+	    " \t\n\"'`@$><=;|&{(+-*/%^~[],:!";
+	using_history();
+	u->history = plain_history_path(u->opts);
+	if (u->history != NULL) {
+		FILE *f = fopen(u->history, "a");
+
+		if (f != NULL)
+			fclose(f);
+		read_history(u->history);
+	}
+	rl_callback_handler_install("", ui_on_line);
+	/* readline reads ~/.inputrc in the install; paste is ours to ask
+	 * the terminal for, as it never preps the terminal here */
+	rl_variable_bind("enable-bracketed-paste", "on");
+}
+
+void
+ui_input_end(struct ui *u)
+{
+	rl_callback_handler_remove();
+	if (u->history != NULL)
+		history_truncate_file(u->history, 10000);
+	ui_free_matches(u);
+	if (rl_outstream != NULL && rl_outstream != stdout)
+		fclose(rl_outstream);
+	rl_outstream = NULL;
+	free(u->history);
+	u->history = NULL;
+}

@@ -1,0 +1,166 @@
+/*
+ * ui-int.h - what the curses UI's files share (ui.h is the contract):
+ *   ui.c        the loop, the terminal, signals, the two back ends
+ *               (a session in this process, or an attach socket)
+ *   ui-model.c  what the screen shows, as data: the scrollback, every
+ *               cell of the session, the namespace; fed by events
+ *   ui-draw.c   the panes and overlays drawn with ncursesw
+ *   ui-input.c  readline in the input window, keys dispatched
+ *   ui-keys.c   the key table and the :-commands, F1's help from both
+ * Supervisor only; single-threaded.
+ */
+#ifndef COIL_UI_INT_H
+#define COIL_UI_INT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "conn.h"
+#include "opts.h"
+#include "session.h"
+#include "ui-layout.h"
+#include "util.h"
+
+/* What a scrollback line is: the marker and colour it is drawn with. */
+enum ui_kind {
+	UL_HEAD,	/* "── [3] agent ──" */
+	UL_CODE,	/* the cell's source */
+	UL_OUT,		/* stdout */
+	UL_ERR,		/* stderr: marked "!" whatever the colours */
+	UL_FAIL,	/* the cell's error, one line */
+	UL_NOTE,	/* coil's own words: worker, warnings, the end */
+};
+
+#define UI_LINE_MAX 4096	/* bytes kept of one line; the rest is cut */
+
+struct ui_line {
+	char *text;		/* not NUL-terminated; len bytes */
+	size_t len;
+	unsigned char kind;	/* enum ui_kind */
+	bool open;		/* output may still continue it */
+	bool cut;		/* bytes past UI_LINE_MAX were left out */
+};
+
+/* One cell of the session, whoever ran it. */
+struct ui_cell {
+	uint64_t seq;
+	int cell;		/* 0 until it started */
+	char origin[8];		/* agent, person, replay */
+	char *code;
+	bool shown;		/* its header is in the scrollback */
+	bool done;
+	int64_t started_ms;
+	json_t *resp;		/* its answer (the protocol's object) */
+};
+
+/* What the person's requests were for, to route their answers. */
+enum ui_why {
+	W_NONE, W_EXEC, W_VARS, W_PING, W_INSPECT, W_COMPLETE, W_OP,
+};
+
+enum ui_focus { F_INPUT, F_NS, F_CELLS, F_OVERLAY };
+
+struct ui;
+typedef void (*ui_yes_fn)(struct ui *u, const char *arg);
+
+struct ui {
+	const struct coil_opts *opts;
+	/* the back end: a session here, or a socket to one */
+	struct session *s;
+	int client;
+	struct conn io;
+	bool remote;
+	char *ended;		/* why the session ended, or NULL */
+
+	/* requests: ids we gave, and what each was for */
+	json_int_t next_id;
+	struct { json_int_t id; enum ui_why why; } pend[64];
+	int npend;
+	json_int_t want_id;	/* a synchronous call waits for it */
+	json_t *reply;
+
+	/* the model */
+	struct ui_line *lines;	/* a ring of cap lines */
+	size_t cap, head, nlines;
+	struct ui_cell *cells;
+	size_t ncells;
+	uint64_t running;	/* the seq of the running cell, or 0 */
+	size_t last;		/* the last answered cell + 1, or 0 */
+	json_t *vars;		/* the namespace, sorted by name */
+	int vars_cell;
+	char profile[16];
+	int checkpoints;	/* the cell of the newest one, -1: none */
+	char note[256];		/* one message for the status line */
+
+	/* the view */
+	struct ui_layout lay;
+	unsigned show;
+	int cols, rows;
+	enum ui_focus focus, back;	/* back: where an overlay returns */
+	size_t scroll;		/* output lines scrolled up from the end */
+	size_t ns_sel, cell_sel;
+	char filter[64];
+	bool filtering;
+	char *ov_title;
+	struct buf ov;		/* the overlay's text */
+	size_t ov_scroll;
+	char **matches;		/* completions to show, NULL-ended */
+	char *ask;		/* a yes/no question, or NULL */
+	ui_yes_fn ask_fn;
+	char *ask_arg;
+	bool dirty;
+	int64_t drawn_ms;
+	bool color;
+
+	/* the input */
+	struct buf cell;	/* lines of the cell typed so far */
+	bool incomplete;
+	bool waiting;		/* our exec is in flight */
+	struct buf typed;	/* lines entered meanwhile, each ending '\n' */
+	bool esc;		/* an Esc came: the next key may be ours */
+	bool quit;
+	char *history;
+};
+
+/* ui.c */
+json_int_t ui_submit(struct ui *u, json_t *req, enum ui_why why);
+json_t *ui_call(struct ui *u, json_t *req, int timeout_ms);
+void ui_interrupt(struct ui *u);
+
+/* ui-model.c */
+void ui_model_init(struct ui *u, size_t scrollback);
+void ui_model_free(struct ui *u);
+void ui_event(struct ui *u, enum session_ev kind, json_t *o,
+    const char *data, size_t len, bool own);
+void ui_own_reply(struct ui *u, enum ui_why why, json_t *resp);
+void ui_note_line(struct ui *u, enum ui_kind kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+struct ui_line *ui_line_at(struct ui *u, size_t i);	/* 0: oldest */
+void ui_set_vars(struct ui *u, json_t *vars, int cell);
+size_t ui_vars_shown(struct ui *u, size_t *idx, size_t max);
+void ui_vars_summary(json_t *v, char *out, size_t len);
+void ui_cell_detail(const struct ui_cell *c, struct buf *b);
+void ui_save_output(struct ui *u, const char *path, char *msg, size_t len);
+const struct ui_cell *ui_last_answer(struct ui *u);
+
+/* ui-draw.c */
+void ui_draw_setup(struct ui *u);
+void ui_draw(struct ui *u);
+void ui_draw_input(struct ui *u);
+void ui_overlay(struct ui *u, const char *title, char *text);
+
+/* ui-input.c */
+void ui_input_start(struct ui *u);
+void ui_input_end(struct ui *u);
+void ui_key(struct ui *u, int key);
+int ui_input_lines(struct ui *u);
+const char *ui_prompt(const struct ui *u);
+
+/* ui-keys.c */
+bool ui_bound(struct ui *u, int key);	/* a binding took the key */
+bool ui_filter_key(struct ui *u, int key);	/* the / filter took it */
+void ui_command(struct ui *u, const char *line);	/* after the ':' */
+void ui_help_text(struct buf *b);
+
+#endif

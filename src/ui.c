@@ -1,0 +1,443 @@
+/*
+ * ui.c - the curses UI's loop (see ui.h): the terminal, the signals,
+ * and the two back ends the same screen is drawn from.
+ *
+ * Back ends.  Without --attach the UI owns a session in this process and
+ * is its client (origin "person") and an observer with the raw bytes of
+ * every cell (SESSION_RAW: the screen is not capped at --max-output,
+ * its scrollback is the bound).  With --attach it connects to the unix
+ * socket of a `coil --agent --listen` and speaks that protocol: the
+ * same events arrive as JSON lines, the same requests go out as lines.
+ * Either way the model gets events in the socket's shape (ui-model.c).
+ *
+ * Never frozen.  One poll waits on the back end and the keyboard; keys
+ * are read and echoed (the input area and status line alone, which is
+ * cheap) on every turn, while the panes are redrawn at most once a
+ * frame (UI_FRAME_MS), so a cell printing hundreds of megabytes costs
+ * the screen a bounded rate of redraws, and the session's reads of the
+ * worker are budgeted per turn (session.h) so keys get their turn.
+ *
+ * Terminal hygiene.  curses is set up in raw mode (Ctrl-C is a key: it
+ * interrupts the cell, the UI is not killed), bracketed paste on; the
+ * terminal is put back by endwin at the end and from atexit, by
+ * ui_emergency_restore (termios saved at start, and a fixed escape
+ * string: async-signal-safe) from the crash handlers and from fatal's
+ * teardown, and SIGTERM or SIGHUP end the loop so the normal path runs.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <ncurses.h>
+
+#include "request.h"
+#include "ui.h"
+#include "ui-int.h"
+#include "wire.h"
+
+#define UI_FRAME_MS	40	/* at most 25 redraws a second */
+#define UI_TICK_MS	200	/* the running cell's clock */
+#define UI_MAX_LINE	((size_t)256 << 20)	/* of one line from a socket */
+
+static struct termios ui_tio;
+static volatile sig_atomic_t ui_up;	/* curses owns the terminal */
+static volatile sig_atomic_t ui_term;	/* SIGTERM or SIGHUP came */
+
+void
+ui_emergency_restore(void)
+{
+	static const char seq[] = "\033[?2004l\033[?1000l\033[?1002l"
+	    "\033[?1006l\033[?1049l\033[?25h\033[0m\r\n";
+
+	if (!ui_up)
+		return;
+	ui_up = 0;
+	tcsetattr(0, TCSAFLUSH, &ui_tio);
+	(void)!write(1, seq, sizeof seq - 1);
+}
+
+static void
+ui_restore(void)
+{
+	if (!ui_up)
+		return;
+	ui_up = 0;
+	printf("\033[?2004l");
+	fflush(stdout);
+	endwin();
+}
+
+static void
+ui_on_term(int sig)
+{
+	ui_term = sig;
+}
+
+static void
+ui_on_crash(int sig)
+{
+	ui_emergency_restore();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* No SA_RESTART: the signal ends the poll it interrupts. */
+static int
+ui_signals(void)
+{
+	static const int crash[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+	    SIGABRT };
+	struct sigaction sa = { .sa_handler = ui_on_term };
+	size_t i;
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGTERM, &sa, NULL) == -1 ||
+	    sigaction(SIGHUP, &sa, NULL) == -1)
+		return -1;
+	sa.sa_handler = ui_on_crash;
+	sa.sa_flags = SA_RESETHAND;
+	for (i = 0; i < nitems(crash); i++)
+		if (sigaction(crash[i], &sa, NULL) == -1)
+			return -1;
+	signal(SIGINT, SIG_IGN);
+	return conn_hold_sigpipe();
+}
+
+static void
+ui_term_start(struct ui *u)
+{
+	setlocale(LC_ALL, "");
+	if (strcmp(nl_langinfo(CODESET), "UTF-8") != 0)
+		setlocale(LC_CTYPE, "C.UTF-8");
+	tcgetattr(0, &ui_tio);
+	initscr();
+	ui_up = 1;
+	atexit(ui_restore);
+	raw();
+	noecho();
+	nonl();
+	keypad(stdscr, TRUE);
+	timeout(0);
+	set_escdelay(25);
+	mousemask(BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
+	mouseinterval(0);
+	ui_draw_setup(u);
+	getmaxyx(stdscr, u->rows, u->cols);
+	printf("\033[?2004h");
+	fflush(stdout);
+}
+
+/* ---- the back ends ---------------------------------------------------- */
+
+/* The session here: its events as the socket would give them. */
+static void
+ui_local_event(void *ctx, const struct session_event *ev)
+{
+	struct ui *u = ctx;
+	json_t *o;
+
+	if (ev->kind == EV_OUTPUT || ev->kind == EV_BACKGROUND) {
+		if (ev->data == NULL || ev->len == 0)
+			return;
+		o = json_pack("{s:I, s:s, s:s}", "seq", (json_int_t)ev->seq,
+		    "origin", origin_names[ev->origin], "stream",
+		    ev->stream == 2 ? "stderr" : "stdout");
+		ui_event(u, ev->kind, o, ev->data, ev->len, false);
+	} else {
+		o = session_event_json(ev);
+		ui_event(u, ev->kind, o, NULL, 0, ev->client == u->client);
+	}
+	json_decref(o);
+}
+
+static enum session_ev
+ui_ev_kind(const char *name, bool *known)
+{
+	int k;
+
+	*known = true;
+	for (k = EV_QUEUED; k <= EV_WARNING; k++)
+		if (strcmp(session_ev_names[k], name) == 0)
+			return (enum session_ev)k;
+	*known = false;
+	return EV_WARNING;
+}
+
+static void
+ui_end(struct ui *u, const char *why)
+{
+	if (u->ended != NULL)
+		return;
+	u->ended = xstrdup(why);
+	u->running = 0;
+	u->waiting = false;
+	ui_note_line(u, UL_NOTE, "the session ended: %s", why);
+}
+
+/* One line of the attach socket: our own answer, or an event. */
+static void
+ui_remote_line(void *ctx, const char *p, size_t n)
+{
+	struct ui *u = ctx;
+	json_t *o = json_loadb(p, n, 0, NULL), *w;
+	const char *ev = json_string_value(json_object_get(o, "event"));
+	const char *data;
+	enum session_ev kind;
+	bool known;
+
+	if (!json_is_object(o)) {
+		json_decref(o);
+		return;
+	}
+	if (ev == NULL) {
+		w = json_pack("{s:O, s:O?}", "response", o, "seq",
+		    json_object_get(o, "seq"));
+		ui_event(u, EV_RESPONSE, w, NULL, 0, true);
+		json_decref(w);
+	} else if (strcmp(ev, "end") == 0 || strcmp(ev, "refused") == 0) {
+		data = json_string_value(json_object_get(o, strcmp(ev, "end") ==
+		    0 ? "reason" : "message"));
+		ui_end(u, data != NULL ? data : ev);
+	} else {
+		kind = ui_ev_kind(ev, &known);
+		data = json_string_value(json_object_get(o, "data"));
+		if (known)
+			ui_event(u, kind, o, data, data != NULL ?
+			    json_string_length(json_object_get(o, "data")) : 0,
+			    false);
+	}
+	json_decref(o);
+}
+
+static void
+ui_remote_too_long(void *ctx, size_t bytes)
+{
+	ui_note_line(ctx, UL_NOTE, "a line of %zu bytes from the session was "
+	    "skipped", bytes);
+}
+
+static const struct conn_ops ui_remote_ops = { ui_remote_line,
+    ui_remote_too_long };
+
+static int
+ui_connect(struct ui *u, char *err, size_t len)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(u->opts->attach) >= sizeof sa.sun_path)
+		return err_set(err, len, "the socket path '%s' is too long",
+		    u->opts->attach);
+	strcpy(sa.sun_path, u->opts->attach);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd == -1)
+		return err_set(err, len, "socket: %s", strerror(errno));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == -1) {
+		err_set(err, len, "cannot attach to '%s': %s (is a coil "
+		    "--agent --listen serving it?)", u->opts->attach,
+		    strerror(errno));
+		close(fd);
+		return -1;
+	}
+	conn_init(&u->io, fd, fd, UI_MAX_LINE, opts_max_queue(u->opts));
+	u->remote = true;
+	return 0;
+}
+
+json_int_t
+ui_submit(struct ui *u, json_t *req, enum ui_why why)
+{
+	json_int_t id = ++u->next_id;
+	const struct request_op *op;
+
+	if (u->npend == (int)nitems(u->pend))
+		memmove(u->pend, u->pend + 1, --u->npend * sizeof *u->pend);
+	u->pend[u->npend].id = id;
+	u->pend[u->npend++].why = why;
+	json_object_set_new(req, "id", json_integer(id));
+	if (u->remote) {
+		wire_send(&u->io, req);
+		return id;
+	}
+	op = request_op_find(json_string_value(json_object_get(req, "op")));
+	session_submit(u->s, u->client, req, json_integer(id), op->op);
+	return id;
+}
+
+void
+ui_interrupt(struct ui *u)
+{
+	if (u->remote)
+		wire_send(&u->io, json_pack("{s:s}", "op", "interrupt"));
+	else
+		session_interrupt(u->s);
+}
+
+/* ---- the loop -------------------------------------------------------- */
+
+static void
+ui_keys(struct ui *u)
+{
+	int k;
+
+	while (!u->quit && (k = getch()) != ERR) {
+		if (k == KEY_RESIZE) {
+			getmaxyx(stdscr, u->rows, u->cols);
+			ui_draw(u);
+			continue;
+		}
+		ui_key(u, k);
+	}
+	/* the echo of what was typed: now, not at the next frame */
+	if (u->dirty && !u->lay.too_small && u->focus == F_INPUT)
+		ui_draw_input(u);
+}
+
+/* One wait of at most wait_ms (-1: none) on the back end, and on the
+ * keyboard when keys is set. */
+static void
+ui_turn(struct ui *u, bool keys, int wait_ms)
+{
+	static struct pollfd *pfd;
+	static size_t npfd;
+	int nb, rc;
+	int64_t when;
+
+	/* Once the session has ended its descriptors say nothing more
+	 * (a hung-up one would wake every poll): keys alone remain. */
+	nb = u->ended != NULL ? 0 : u->remote ? 2 : session_fds(u->s, NULL,
+	    0);
+	if ((size_t)nb + 1 > npfd) {
+		npfd = (size_t)nb + 1;
+		pfd = xrealloc(pfd, npfd * sizeof *pfd);
+	}
+	if (nb > 0 && u->remote)
+		conn_pollfds(&u->io, pfd);
+	else if (nb > 0)
+		session_fds(u->s, pfd, nb);
+	pfd[nb] = (struct pollfd){ .fd = keys ? 0 : -1, .events = POLLIN };
+	if (nb > 0 && !u->remote &&
+	    (when = session_next_deadline(u->s)) >= 0) {
+		when -= now_ms();
+		when = when < 0 ? 0 : when;
+		if (wait_ms < 0 || when < wait_ms)
+			wait_ms = (int)when;
+	}
+	rc = poll(pfd, (nfds_t)nb + 1, wait_ms);
+	if (rc <= 0)
+		memset(pfd, 0, ((size_t)nb + 1) * sizeof *pfd);
+	if (nb == 0) {
+		/* nothing of the session to read */
+	} else if (u->remote) {
+		if (pfd[1].revents)
+			conn_flush(&u->io);
+		if (pfd[0].revents)
+			conn_read(&u->io, &ui_remote_ops, u);
+		if (u->io.eof || conn_dropped(&u->io) != NULL)
+			ui_end(u, "the connection to the session closed");
+	} else if (session_run(u->s, pfd, nb) == -1) {
+		ui_end(u, session_failure(u->s));
+	}
+	if (keys)
+		ui_keys(u);
+}
+
+json_t *
+ui_call(struct ui *u, json_t *req, int timeout_ms)
+{
+	int64_t end = now_ms() + timeout_ms;
+	json_t *r;
+
+	u->want_id = ui_submit(u, req, W_COMPLETE);
+	while (u->reply == NULL && u->ended == NULL && now_ms() < end)
+		ui_turn(u, false, (int)(end - now_ms()));
+	r = u->reply;
+	u->reply = NULL;
+	u->want_id = 0;
+	return r;
+}
+
+static void
+ui_loop(struct ui *u)
+{
+	int64_t now;
+	int wait;
+
+	ui_draw(u);
+	while (!u->quit && !ui_term) {
+		now = now_ms();
+		if (u->running != 0 && now - u->drawn_ms >= UI_TICK_MS)
+			u->dirty = true;
+		wait = u->running != 0 ? UI_TICK_MS : -1;
+		if (u->dirty)
+			wait = (int)(UI_FRAME_MS - (now - u->drawn_ms));
+		ui_turn(u, true, wait < 0 && u->dirty ? 0 : wait);
+		if (u->dirty && now_ms() - u->drawn_ms >= UI_FRAME_MS)
+			ui_draw(u);
+	}
+}
+
+static int
+ui_open(struct ui *u, char *err, size_t len)
+{
+	if (u->opts->attach != NULL)
+		return ui_connect(u, err, len);
+	u->s = session_new(u->opts, err, len);
+	if (u->s == NULL)
+		return -1;
+	u->client = session_attach(u->s, ORIGIN_PERSON, SESSION_OBSERVE |
+	    SESSION_RAW | SESSION_LIVE_BG, ui_local_event, u);
+	return 0;
+}
+
+int
+ui_main(const struct coil_opts *opts)
+{
+	struct ui u = { .opts = opts, .show = UI_SHOW_NS | UI_SHOW_RESULT };
+	char err[512];
+
+	ui_model_init(&u, (size_t)opts->scrollback);
+	buf_init(&u.cell);
+	buf_init(&u.typed);
+	buf_init(&u.ov);
+	/* After session_new: init, forked there, keeps the defaults. */
+	if (ui_open(&u, err, sizeof err) == -1 || ui_signals() == -1) {
+		fprintf(stderr, "coil: %s\n", u.s != NULL || u.remote ?
+		    strerror(errno) : err);
+		if (u.s != NULL)
+			session_free(u.s);
+		ui_model_free(&u);
+		return 1;
+	}
+	ui_term_start(&u);
+	ui_input_start(&u);
+	ui_submit(&u, json_pack("{s:s}", "op", "ping"), W_PING);
+	ui_submit(&u, json_pack("{s:s}", "op", "vars"), W_VARS);
+	ui_loop(&u);
+	ui_input_end(&u);
+	ui_restore();
+	if (u.remote)
+		conn_free(&u.io);
+	else
+		session_free(u.s);
+	ui_model_free(&u);
+	buf_free(&u.cell);
+	buf_free(&u.typed);
+	buf_free(&u.ov);
+	free(u.ov_title);
+	free(u.ended);
+	free(u.ask);
+	free(u.ask_arg);
+	json_decref(u.reply);
+	return ui_term ? 128 + ui_term : 0;
+}

@@ -1,0 +1,40 @@
+/*
+ * worker-int.h - what the parts of the worker share (worker.h is the
+ * contract; this is the inside).  Worker only.
+ *
+ *   worker.c      the interpreter, the audit hook, the request loop,
+ *                 checkpoints
+ *   worker-fds.c  the descriptors: fd 1 and 2 (the pipes the supervisor
+ *                 reads), the copies kept of them, the control socket's
+ *                 high number
+ *   pycode.c      coil's Python files, built in, run (pycode.h)
+ *   pyjson.c      requests to Python and replies back to JSON (pyjson.h)
+ *
+ * A cell may close or replace fd 1 and 2.  worker_save_fds keeps copies
+ * of them at high, close-on-exec descriptors before Python starts, and
+ * those copies keep their numbers for the worker's life (worker.py is
+ * told them, as "saved_fds", to repair a stream mid-cell): a resumed
+ * checkpoint points them at its new pipes (worker_point_fds).
+ */
+#ifndef COIL_WORKER_INT_H
+#define COIL_WORKER_INT_H
+
+/* Keep copies of fd 1 and 2; ends the process when it cannot. */
+void worker_save_fds(void);
+
+/* The copy worker_save_fds keeps of fd (1 or 2). */
+int worker_kept_fd(int fd);
+
+/* Put the kept pipes back on fd 1 and 2 where a cell closed or replaced
+ * them.  Returns how many were put back. */
+int worker_repair_fds(void);
+
+/* Make fd 1 and 2, and the copies of them, refer to out and err (still
+ * the caller's to close); ends the process when it cannot. */
+void worker_point_fds(int out, int err);
+
+/* fd moved to a high close-on-exec descriptor (fd itself closed), or fd
+ * when there is no room up there.  Returns the descriptor to use. */
+int worker_high_fd(int fd);
+
+#endif

@@ -1,0 +1,142 @@
+"""uilib - the curses UI's tests drive the real binary in tmux.
+
+Each Screen is its own tmux server (-L NAME, a private TMUX_TMPDIR),
+killed at the end by that name alone, with one window of COLSxROWS
+running a command.  keys() is tmux send-keys; text() the screen as
+capture-pane prints it; wait() polls until a regex shows (or a timeout,
+when it returns False, so the check fails and the test goes on).
+masked() hides what changes from run to run (times, memory, addresses)
+so a screen can be compared with an expected file under tests/ui/.
+"""
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+
+import coiltest
+from coiltest import check
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def have_tmux():
+    return shutil.which("tmux") is not None
+
+
+class Screen:
+    def __init__(self, cmd, cols=80, rows=24, env=None, cwd=None):
+        self.dir = tempfile.mkdtemp(prefix="coil-ui.", dir="/tmp")
+        self.name = "coil-ui-%d" % os.getpid()
+        self.env = dict(os.environ, TMUX_TMPDIR=self.dir, SHELL="/bin/sh",
+                        TERM="xterm-256color", **(env or {}))
+        self.env.pop("TMUX", None)
+        if "NO_COLOR" not in (env or {}):
+            self.env.pop("NO_COLOR", None)
+        self.cwd = cwd or os.environ.get("TEST_WORKDIR") or self.dir
+        # the window's shell: coil, then its exit status, then a pause
+        # so the last screen stays to be read
+        shell = "%s; echo EXITED $?; stty -g > %s/stty.after; sleep 120" % (
+            cmd, self.dir)
+        self.tmux("new-session", "-d", "-x", str(cols), "-y", str(rows),
+                  "stty -g > %s/stty.before; %s" % (self.dir, shell))
+
+    def tmux(self, *args):
+        return subprocess.run(["tmux", "-L", self.name, "-f", "/dev/null",
+                               *args], env=self.env, cwd=self.cwd,
+                              stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL,
+                              close_fds=True).stdout.decode("utf-8",
+                                                             "replace")
+
+    def keys(self, *keys):
+        self.tmux("send-keys", *keys)
+
+    def type(self, text):
+        """Literal text, then Enter."""
+        self.tmux("send-keys", "-l", text)
+        self.tmux("send-keys", "Enter")
+
+    def text(self, escapes=False):
+        return self.tmux("capture-pane", "-p", *(["-e"] if escapes else []))
+
+    def wait(self, regex, timeout=15):
+        end = time.time() + timeout
+        while time.time() < end:
+            if re.search(regex, self.text(), re.M):
+                return True
+            time.sleep(0.1)
+        return False
+
+    def wait_gone(self, regex, timeout=15):
+        end = time.time() + timeout
+        while time.time() < end:
+            if not re.search(regex, self.text(), re.M):
+                return True
+            time.sleep(0.1)
+        return False
+
+    def pane_pid(self):
+        out = self.tmux("list-panes", "-F", "#{pane_pid}").split()
+        return int(out[0]) if out else None
+
+    def signal_coil(self, sig):
+        """Send sig to the pane's coil (the shell's child), by its pid."""
+        pid = self.pane_pid()
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            kids = [int(k) for k in f.read().split()]
+        for k in kids:
+            os.kill(k, sig)
+        return kids
+
+    def coil_pid(self):
+        pid = self.pane_pid()
+        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+            kids = f.read().split()
+        return int(kids[0]) if kids else None
+
+    def resize(self, cols, rows):
+        self.tmux("resize-window", "-x", str(cols), "-y", str(rows))
+
+    def stty(self, which):
+        try:
+            with open(os.path.join(self.dir, "stty." + which)) as f:
+                return f.read().strip()
+        except OSError:
+            return None
+
+    def close(self):
+        self.tmux("kill-server")
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def masked(text):
+    """The screen without what differs between runs."""
+    text = re.sub(r"0x[0-9a-f]+", "0x#", text)
+    # the idle checkpoint comes when the session is quiet: when, varies
+    text = re.sub(r"ckpt \d+|no ckpt", "ckpt #", text)
+    text = re.sub(r"\d+(\.\d+)?( ?)(ms|s|M)\b", r"#\2\3", text)
+    return "\n".join(line.rstrip() for line in text.splitlines()).strip("\n")
+
+
+def check_screen(scr, name, what):
+    """Compare the masked screen with tests/ui/NAME.screen."""
+    got = masked(scr.text())
+    path = os.path.join(HERE, name + ".screen")
+    try:
+        with open(path, encoding="utf-8") as f:
+            want = f.read().rstrip("\n")
+    except OSError:
+        want = None
+    if os.environ.get("COIL_UI_REGEN"):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(got + "\n")
+        want = got
+    return check(got == want, what, "got:\n%s\nwant:\n%s" % (got, want))
+
+
+def coil_cmd(*args):
+    """The shell command of a UI: the binary under test, no history
+    beyond the test's own directory."""
+    return " ".join([coiltest.COIL, *args])

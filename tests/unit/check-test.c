@@ -1,0 +1,172 @@
+/*
+ * check-test.c - replay --check's comparison (TAP): noise normalised,
+ * an outcome as lines (a notebook's short error type against coil's
+ * dotted one), the unified diff of two texts, and the cells of a
+ * notebook, a "# %%" file and chat logs (replay-forms.c).
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "replay-int.h"
+#include "tap.h"
+
+static struct check_noise nz;
+
+static void
+norm(const char *in, const char *want)
+{
+	char *got = check_normalise(&nz, in);
+
+	if (!tap_ok(strcmp(got, want) == 0, "normalise '%s'", in))
+		printf("# got '%s', want '%s'\n", got, want);
+	free(got);
+}
+
+static void
+diff(const char *name, const char *a, const char *b, const char *want)
+{
+	struct buf out;
+	bool differ;
+
+	buf_init(&out);
+	buf_addstr(&out, "");
+	differ = check_diff(a, b, "a", "b", &out);
+	if (!tap_ok(differ == (want != NULL) && (want == NULL ||
+	    strcmp(out.p, want) == 0), "diff: %s", name))
+		printf("# got:\n%s# want:\n%s", out.p, want ? want : "(none)\n");
+	buf_free(&out);
+}
+
+static void
+test_view(void)
+{
+	json_t *want = json_pack("{s:s, s:s, s:n, s:{s:s, s:s}}", "status",
+	    "error", "output", "hi\n", "result", "error", "type",
+	    "JSONDecodeError", "message", "Expecting value: line 1");
+	json_t *got = json_pack("{s:s, s:s, s:n, s:{s:s, s:s}, s:f}",
+	    "status", "error", "output", "hi\n", "result", "error", "type",
+	    "json.decoder.JSONDecodeError", "message",
+	    "Expecting value: line 1", "duration_ms", 3.5);
+	struct buf a, b;
+
+	buf_init(&a);
+	buf_init(&b);
+	check_view(&nz, want, want, &a);
+	check_view(&nz, want, got, &b);
+	if (!tap_ok(strcmp(a.p, b.p) == 0, "a notebook's ename matches the "
+	    "dotted type, other fields are left out"))
+		printf("# %s# %s", a.p, b.p);
+	tap_ok(strstr(a.p, "status: error\noutput:\n  hi\nresult: null\n"
+	    "error: JSONDecodeError\n") == a.p, "the view's lines");
+	json_object_set_new(json_object_get(got, "error"), "type",
+	    json_string("ValueError"));
+	buf_free(&b);
+	buf_init(&b);
+	check_view(&nz, want, got, &b);
+	tap_ok(strcmp(a.p, b.p) != 0, "another type differs");
+	buf_free(&a);
+	buf_free(&b);
+	json_decref(want);
+	json_decref(got);
+}
+
+/* The cells rforms_read makes of text, as "n:code|" each. */
+static void
+forms(const char *name, const char *text, const char *key, const char *tool,
+    const char *want)
+{
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+	enum rsrc_kind kind;
+	char err[512] = "";
+	json_t *cells = rforms_read(f, name, key, tool, &kind, err, sizeof err),
+	    *c;
+	struct buf got;
+	size_t i;
+
+	buf_init(&got);
+	buf_addstr(&got, "");
+	json_array_foreach(cells, i, c) {
+		json_t *x = json_object_get(c, "expect");
+
+		buf_printf(&got, "%d:%s", (int)json_integer_value(
+		    json_object_get(c, "n")), json_string_value(json_object_get(
+		    json_object_get(c, "req"), "code")));
+		if (json_is_string(json_object_get(x, "text")))
+			buf_printf(&got, "=%s", json_string_value(
+			    json_object_get(x, "text")));
+		if (json_is_string(json_object_get(x, "result")))
+			buf_printf(&got, "=%s", json_string_value(
+			    json_object_get(x, "result")));
+		buf_addstr(&got, "|");
+	}
+	if (cells == NULL)
+		buf_printf(&got, "error: %s", err);
+	if (!tap_ok(strncmp(got.p, want, strlen(want)) == 0, "cells of %s",
+	    name))
+		printf("# got  %s\n# want %s\n", got.p, want);
+	buf_free(&got);
+	json_decref(cells);
+	fclose(f);
+}
+
+static void
+test_forms(void)
+{
+	forms("a.py", "import os\n# %%\nx = 1\n# %% [markdown]\n# prose\n"
+	    "# %% two\ny = 2\n", NULL, NULL, "1:import os\n|2:x = 1\n|"
+	    "3:y = 2\n|");
+	forms("nb.ipynb", "{\"nbformat\": 4, \"nbformat_minor\": 5, \"cells\": "
+	    "[{\"cell_type\": \"markdown\", \"source\": \"# t\"}, {\"cell_type\""
+	    ": \"code\", \"source\": [\"1 +\", \" 1\"], \"execution_count\": 1, "
+	    "\"outputs\": [{\"output_type\": \"execute_result\", \"data\": "
+	    "{\"text/plain\": \"2\"}}]}]}", NULL, NULL, "1:1 + 1=2|");
+	forms("e.ipynb", "{\"nbformat\": 4, \"cells\": [{\"cell_type\": "
+	    "\"markdown\", \"source\": \"x\"}]}", NULL, NULL,
+	    "error: notebook 'e.ipynb' has no code cells");
+	forms("bad.ipynb", "{\"nbformat\": 4, \"cells\": [", NULL, NULL,
+	    "error: 'bad.ipynb' is not JSON");
+	forms("o.json", "[{\"role\": \"assistant\", \"tool_calls\": [{\"id\": "
+	    "\"c1\", \"function\": {\"name\": \"python\", \"arguments\": "
+	    "\"{\\\"src\\\": \\\"6*7\\\"}\"}}]}, {\"role\": \"tool\", "
+	    "\"tool_call_id\": \"c1\", \"content\": \"42\"}]", "src", NULL,
+	    "1:6*7=42|");
+	forms("a.json", "{\"messages\": [{\"role\": \"assistant\", \"content\": "
+	    "[{\"type\": \"tool_use\", \"id\": \"t1\", \"name\": \"shell\", "
+	    "\"input\": {\"code\": \"ls\"}}, {\"type\": \"tool_use\", \"id\": "
+	    "\"t2\", \"name\": \"py\", \"input\": {\"code\": \"1\"}}]}, {\"role\""
+	    ": \"user\", \"content\": [{\"type\": \"tool_result\", "
+	    "\"tool_use_id\": \"t2\", \"content\": [{\"type\": \"text\", "
+	    "\"text\": \"1\"}]}]}]}", NULL, "py", "1:1=1|");
+	forms("none.json", "[{\"role\": \"user\", \"content\": \"hi\"}]", NULL,
+	    NULL, "error: chat log 'none.json' has no Python tool calls");
+}
+
+int
+main(void)
+{
+	char err[256];
+	const char *extra[] = { "seed=[0-9]+", NULL };
+
+	tap_ok(check_noise_init(&nz, extra, err, sizeof err) == 0,
+	    "the noise patterns compile");
+	norm("<object at 0x7f3a2b1c9d00>", "<object at 0x?>");
+	norm("took 12.5 ms, then 3s", "took <time>, then <time>");
+	norm("3 sets of 12 seconds", "3 sets of <time>");
+	norm("peak 10.5 MiB of 4096 bytes", "peak <memory> of <memory>");
+	norm("'/tmp/coil-1234/x.png' saved", "'<tmp>' saved");
+	norm("seed=42 kept", "<ignored> kept");
+	norm("x1s and 0x12", "x1s and 0x12");
+	diff("equal texts", "a\nb\nc\n", "a\nb\nc\n", NULL);
+	diff("a line changed", "a\nb\nc\n", "a\nB\nc\n",
+	    "--- a\n+++ b\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n");
+	diff("a line added after 8 equal ones", "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n", "1\n2\n3\n4\n5\n6\n7\n8\n"
+	    "9\n10\n11\n12\n", "--- a\n+++ b\n@@ -9,3 +9,4 @@\n 9\n 10\n 11\n"
+	    "+12\n");
+	diff("from nothing", "", "x\n", "--- a\n+++ b\n@@ -0,0 +1,1 @@\n+x\n");
+	test_view();
+	test_forms();
+	check_noise_free(&nz);
+	return tap_done();
+}
