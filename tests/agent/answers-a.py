@@ -86,8 +86,9 @@ else:
 
         # The default policy keeps the state once the session is quiet:
         # wait for that, so the crash lands on numpy imported.
-        wait_for(lambda: c.call({"op": "snapshots"}).get("unkept") == [],
-                 10)
+        # A loaded machine (a sanitizer build at load 25) takes seconds.
+        check(wait_for(lambda: c.call({"op": "snapshots"}).get("unkept")
+                       == [], 120), "the quiet session's state is kept")
         r = c.run("import os; os._exit(3)")
         check(r.get("status") == "crashed" and
               (r.get("restored") or {}).get("cell") is not None,
