@@ -125,8 +125,9 @@ def _transform(code):
     first = 0
     while first < len(lines) and not lines[first].strip():
         first += 1
-    if first < len(lines) and lines[first].lstrip().startswith("%%"):
-        head = lines[first].strip()[2:]
+    head = lines[first].strip()[2:] if first < len(lines) and \
+        lines[first].lstrip().startswith("%%") else None
+    if head is not None and not head.endswith("?"):   # %%time? is help
         name, _, arg = head.partition(" ")
         body = "\n".join(lines[first + 1:])
         call = "__coil__.cell(%r, %r, %r, %d)" % (name, arg.strip(), body,
@@ -281,6 +282,7 @@ def _install_door():
 # ---- the table ------------------------------------------------------
 
 _LINE, _CELL, _BOTH = 1, 2, 3
+_TEXT = 4               # a cell magic whose body is not Python
 _MAGICS = {}            # name -> (kinds, usage, help, fn)
 
 
@@ -300,6 +302,15 @@ def _find(name, kind):
                          % ("Cell" if kind == "cell" else "Line", pre, name,
                             " ".join(pre + n for n in known)))
     return m
+
+
+def _text_body(code):
+    """True when code is a cell magic whose body is text for a file or
+    another program (%%writefile, %%bash): no Python rules apply to it."""
+    head = code.lstrip().split("\n", 1)[0]
+    m = _MAGICS.get(head[2:].split(" ", 1)[0]) if head.startswith("%%") \
+        else None
+    return m is not None and bool(m[0] & _TEXT)
 
 
 def _names(kind):

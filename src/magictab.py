@@ -469,6 +469,196 @@ _magic("snapshots", _LINE, "%snapshots", "List the checkpoints, the cell "
        "each stands at and its memory.")(_supervisor_only("snapshots"))
 
 
+# ---- cells that are not Python: %%writefile, %%script, %%capture ---
+
+def _ipython_body(body):
+    """The body as IPython hands it to a cell magic: ending in a
+    newline (its input transformer adds one to every cell)."""
+    return body if body.endswith("\n") or not body else body + "\n"
+
+
+@_magic("writefile", _CELL | _TEXT, "%%writefile [-a] FILE",
+        "Write the cell's body to FILE (-a: append to it), saying Writing, "
+        "Overwriting or Appending to; $name and {expr} in FILE are "
+        "expanded.")
+def _m_writefile(arg, body, frame, **_):
+    import os
+    opts, rest = _opts(arg.replace("--append", "-a"), "a", "writefile")
+    rest = _expand(rest, frame).strip()
+    if not rest:
+        raise UsageError("the following arguments are required: filename "
+                         "(usage: %s)" % _MAGICS["writefile"][1])
+    if len(rest) > 1 and rest[0] == rest[-1] and rest[0] in "'\"":
+        rest = rest[1:-1]
+    path = os.path.expanduser(rest)
+    if os.path.exists(path):
+        print(("Appending to %s" if "a" in opts else "Overwriting %s") % path)
+    else:
+        print("Writing %s" % path)
+    with open(path, "a" if "a" in opts else "w", encoding="utf-8") as f:
+        f.write(_ipython_body(body))
+
+
+def _script_args(arg, name):
+    """(options, the command's words) of a %%script line: --out VAR,
+    --err VAR and --no-raise-error as IPython reads them; --bg and --proc
+    (background scripts) are IPython's only, and refused with why."""
+    words, opts, i = _words(arg), {"raise": True}, 0
+    while i < len(words) and words[i].startswith("--"):
+        w = words[i]
+        if w in ("--out", "--err"):
+            if i + 1 >= len(words):
+                raise UsageError("%%%%%s: %s needs a variable name"
+                                 % (name, w))
+            opts[w[2:]] = words[i + 1]
+            i += 2
+            continue
+        if w in ("--no-raise-error", "--raise-error"):
+            opts["raise"] = w == "--raise-error"
+        elif w in ("--bg", "--proc"):
+            raise UsageError(
+                "%%%%%s %s: coil runs a script in the cell, not in the "
+                "background (a cell's processes end with it); run it in the "
+                "foreground, or start it with subprocess.Popen" % (name, w))
+        else:
+            raise UsageError("%%%%%s: unknown option %s (usage: %s)"
+                             % (name, w, _MAGICS[name][1]))
+        i += 1
+    return opts, words[i:]
+
+
+def _script_stop(p):
+    """Ctrl-C while a script runs: as IPython, ask it, then tell it,
+    then make it stop, saying which worked."""
+    import signal
+    import subprocess
+    for how, said in ((lambda: p.send_signal(signal.SIGINT), "interrupted"),
+                      (p.terminate, "terminated"), (p.kill, "killed")):
+        how()
+        try:
+            p.wait(0.1 if said != "killed" else None)
+        except subprocess.TimeoutExpired:
+            continue
+        print("Process is %s." % said)
+        return
+
+
+def _run_script(name, cmd, opts, body):
+    """Run cmd with the body on its stdin.  Its output goes straight to
+    the cell's (in order with what the cell printed) unless --out or
+    --err keeps it in a variable."""
+    import subprocess
+    _shell_ok("%%" + name)
+    _flush()
+    pipe = subprocess.PIPE
+    try:
+        p = subprocess.Popen(cmd, stdin=pipe, stdout=pipe if "out" in opts
+                             else None, stderr=pipe if "err" in opts
+                             else None)
+    except FileNotFoundError:
+        print("Couldn't find program: %r" % cmd[0])
+        return
+    try:
+        out, err = p.communicate(_ipython_body(body).encode("utf-8",
+                                                            "replace"))
+    except KeyboardInterrupt:
+        _script_stop(p)
+        return
+    for key, data in (("out", out), ("err", err)):
+        if key in opts:
+            ns[opts[key]] = data.decode("utf-8", "replace")
+    if opts["raise"] and p.returncode != 0:
+        raise subprocess.CalledProcessError(p.returncode, body)
+
+
+def _script_magic(prog):
+    def run(arg, body, **_):
+        opts, cmd = _script_args(arg, prog)
+        _run_script(prog, [prog] + cmd, opts, body)
+    return run
+
+
+@_magic("script", _CELL | _TEXT, "%%script [--out VAR] [--err VAR] "
+        "[--no-raise-error] COMMAND [ARGS ...]",
+        "Run the cell's body with COMMAND (bash, perl, ...), as a #! line "
+        "would: its output is the cell's, or kept in VAR; a failing exit "
+        "status raises CalledProcessError unless --no-raise-error.")
+def _m_script(arg, body, **_):
+    opts, cmd = _script_args(arg, "script")
+    if not cmd:
+        raise UsageError("%%script: which program? (usage: %s)"
+                         % _MAGICS["script"][1])
+    _run_script("script", cmd, opts, body)
+
+
+for _prog in ("sh", "bash", "perl", "ruby", "python", "python2", "python3",
+              "pypy"):
+    _magic(_prog, _CELL | _TEXT, "%%%%%s [--out VAR] [--err VAR] "
+           "[--no-raise-error]" % _prog, "%%%%script %s: run the cell's "
+           "body with %s." % (_prog, _prog))(_script_magic(_prog))
+del _prog
+
+
+class CapturedIO:
+    """What %%capture keeps: the text printed to stdout and stderr and
+    the displayed objects; show() (or calling it) prints them again."""
+
+    def __init__(self, stdout, stderr, outputs):
+        self._stdout, self._stderr, self.outputs = stdout, stderr, outputs
+
+    stdout = property(lambda self: self._stdout)
+    stderr = property(lambda self: self._stderr)
+
+    def __str__(self):
+        return self._stdout
+
+    def show(self):
+        sys.stdout.write(self._stdout)
+        sys.stderr.write(self._stderr)
+        # display() printed each object's text: stdout holds it
+        _shown.extend(self.outputs)
+
+    __call__ = show
+
+
+@_magic("capture", _CELL, "%%capture [--no-stdout] [--no-stderr] "
+        "[--no-display] [VAR]",
+        "Run the cell keeping what it prints and displays out of the "
+        "answer; VAR, if given, holds it (a CapturedIO: .stdout, .stderr, "
+        ".outputs, .show()).")
+def _m_capture(arg, body, lineno, frame, **_):
+    import io
+    words = _words(arg)
+    keep = {w for w in words if w.startswith("--")}
+    bad = keep - {"--no-stdout", "--no-stderr", "--no-display"}
+    names = [w for w in words if not w.startswith("--")]
+    if bad or len(names) > 1:
+        raise UsageError("%%%%capture: unrecognized arguments: %s (usage: %s)"
+                         % (" ".join(sorted(bad) + names[1:]),
+                            _MAGICS["capture"][1]))
+    space = _caller_ns(frame)
+    out, err = io.StringIO(), io.StringIO()
+    saved = sys.stdout, sys.stderr, len(_shown)
+    _flush()
+    if "--no-stdout" not in keep:
+        sys.stdout = out
+    if "--no-stderr" not in keep:
+        sys.stderr = err
+    try:
+        code, last = _split_last(_stmt("", body, lineno), _cell_name())
+        exec(code, space)
+        if last is not None:
+            eval(last, space)
+    finally:
+        sys.stdout, sys.stderr = saved[0], saved[1]
+        shown = []
+        if "--no-display" not in keep:
+            shown = _shown[saved[2]:]
+            del _shown[saved[2]:]
+    if names:
+        space[names[0]] = CapturedIO(out.getvalue(), err.getvalue(), shown)
+
+
 @_magic("debug", _LINE, "%debug",
         "Enter the debugger (pdb) at the frame where the last error was "
         "raised, as pdb.pm() does.  At a terminal only: an agent's cell has "

@@ -561,9 +561,11 @@ def _cell_source(code, fname, repl):
     """(tree, None), (None, why) or a SyntaxError raised, as _classify,
     after magics.py's rewriting: a cell magic is incomplete while its
     body is, and at a terminal until a blank line ends it."""
+    text = _text_body(code)
     code, body = _transform(code)
     if body is not None:
-        _, why = _classify("\n" + body, fname, repl)
+        _, why = (None, None) if text else \
+            _classify("\n" + body, fname, repl)
         if why is not None:
             return None, why
         last = body.split("\n")[-1]

@@ -91,6 +91,28 @@ SAME = [
      "async def gen():\n    for i in range(3):\n        yield i\n\n"
      "async with asyncio.Lock():\n    got = [i async for i in gen()]\ngot",
      "same"),
+    ("%%writefile a new file", "%%writefile notes.txt\nline one\n",
+     "same"),
+    ("%%writefile again overwrites", "%%writefile notes.txt\nline two",
+     "same"),
+    ("%%writefile -a appends, a body that is not Python",
+     "%%writefile -a notes.txt\nnot python: {\n", "same"),
+    ("the file written", "open('notes.txt').read()", "same"),
+    ("%%bash: the body is the script, its output the cell's",
+     "%%bash\nfor i in 1 2; do echo \"n=$i\"; done\necho $((6 * 7))",
+     "same"),
+    ("%%script bash", "%%script bash\necho via script", "same"),
+    ("%%sh --out VAR keeps the output", "%%sh --out kept\necho kept",
+     "same"),
+    ("the kept output", "kept", "same"),
+    ("%%script --no-raise-error: a failing exit is no error",
+     "%%script --no-raise-error sh\necho before\nexit 3", "same"),
+    ("%%script of a program that is not there",
+     "%%script no-such-program-here\nx", "same"),
+    ("%%capture: nothing printed", "%%capture cap\nprint('hidden')\n"
+     "cap_x = 5", "same"),
+    ("what it kept", "cap.stdout, cap_x", "same"),
+    ("its show()", "cap.show()", "same"),
     ("an unknown magic is a UsageError", "%nosuchmagic", "error"),
     ("%reset -f", "%reset -f", "same"),
     ("leaves nothing for %who", "%who", "same"),
@@ -176,17 +198,38 @@ def compare(what, how, mine, theirs):
 
 def coil_only(c, wd):
     """What IPython has no counterpart for."""
+    r = c.call({"code": "%%bash\necho out\nexit 4"})
+    check(r["status"] == "error" and r["output"] == "out\n" and
+          r["error"]["type"].endswith("CalledProcessError") and
+          "exit status 4" in r["error"]["message"],
+          "a script's failing exit is a CalledProcessError, as IPython's",
+          r)
+    r = c.call({"code": "%%bash --bg\nsleep 1"})
+    check(r["status"] == "error" and r["error"]["type"] == "UsageError" and
+          "background" in r["error"]["message"],
+          "%%bash --bg is refused with why", r)
+    r = c.call({"code": "%%writefile open.py\nif True:"})
+    check(r["status"] == "ok" and
+          open(os.path.join(wd, "open.py")).read() == "if True:\n",
+          "a text body is never held as incomplete Python", r)
+    r = c.call({"code": "%%capture --no-stderr\nimport sys\n"
+                "print('gone')\nprint('kept', file=sys.stderr)"})
+    check(r["output"] == "" and r["stderr"] == "kept\n",
+          "%%capture --no-stderr lets stderr through", r)
     r = c.call({"code": "%lsmagic"})
     check(r["output"].startswith("Available line magics:\n") and
           "%timeit" in r["output"] and "%%time" in r["output"] and
           "%snapshot" in r["output"], "%lsmagic lists the table",
           r["output"])
-    names = re.findall(r"%%?(\w+)", r["output"].split("\n\n")[0])
+    paras = r["output"].split("\n\n")
+    names = ["%" + n for n in re.findall(r"%%?(\w+)", paras[0])]
+    names += ["%%" + n for n in re.findall(r"%%(\w+)", paras[1])
+              if "%" + n not in names]
     man = open(os.path.join(TOP, "man", "coil.1.in")).read()
     man = man.replace("\\-", "-").replace("\\e", "\\")
     missing = []
     for name in names:
-        u = c.call({"code": "%%%s?" % name})["output"].split("\n")[0]
+        u = c.call({"code": name + "?"})["output"].split("\n")[0]
         if not u.startswith("Usage: ") or '.B "%s"' % u[7:] not in man:
             missing.append(u or name)
     check(names and not missing, "the man page lists every magic with the "
@@ -315,7 +358,8 @@ def main():
             f.write(SCRIPT)
         cells = [code for _, code, _ in SAME]
         theirs = run_ipython(cells, wd)
-        os.unlink(os.path.join(wd, "saved.py"))
+        for made in ("saved.py", "notes.txt"):
+            os.unlink(os.path.join(wd, made))
         with Coil("--timeout", "60", cwd=wd) as c:
             for (what, code, how), t in zip(SAME, theirs["cells"]):
                 compare(what, how, c.call({"code": code}), t)
@@ -329,12 +373,13 @@ def main():
                       "coil %s, IPython %s" % (r["status"], want))
             coil_only(c, wd)
         with Coil("--sandbox", "strict", cwd=wd) as c:
-            r = c.call({"code": "!echo hi"})
-            check(r["status"] == "error" and
-                  r["error"]["type"] == "PermissionError" and
-                  "--sandbox standard" in r["error"]["message"],
-                  "under strict a shell escape names --sandbox standard",
-                  r.get("error"))
+            for code in ("!echo hi", "%%bash\necho hi"):
+                r = c.call({"code": code})
+                check(r["status"] == "error" and
+                      r["error"]["type"] == "PermissionError" and
+                      "--sandbox standard" in r["error"]["message"],
+                      "under strict %s names --sandbox standard"
+                      % code.split("\n")[0], r.get("error"))
     done()
 
 
