@@ -471,9 +471,20 @@ link_check_ckpt(struct link *l, const struct link_owed *o,
 	if (l->pid > 0 && f->pid == l->pid)
 		return err_set(why, len, "its 'ckpt' frame names the worker "
 		    "itself");
-	if (l->outer > 0 && f->outer > 0 && link_ppid(f->outer) != l->outer)
+	if (l->outer > 0 && f->outer > 0 && link_ppid(f->outer) != l->outer) {
+		bool zombie = false;
+
+		/* A checkpoint forked just before the worker died is
+		 * reparented before its frame is read: not a lie, but not
+		 * one to keep either (a process the cell started looks the
+		 * same now). */
+		if (link_ppid_state(l->outer, &zombie) == 0 || zombie) {
+			f->late = true;
+			return 0;
+		}
 		return err_set(why, len, "its 'ckpt' frame names pid %ld, which "
 		    "the worker did not fork", (long)f->pid);
+	}
 	return 0;
 }
 

@@ -104,6 +104,8 @@ struct link_frame {
 	enum link_ckpt kind;	/* ckpt, ckpt_failed */
 	pid_t pid;		/* ckpt: its process in init's namespace */
 	pid_t outer;		/* ckpt, hello: that pid in ours, 0 unknown */
+	bool late;		/* ckpt: it came after the worker died, when
+				   its parent can no longer be checked */
 };
 
 /* fd: the supervisor's end (the link takes it).  The seq starts at a

@@ -9,9 +9,11 @@
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "chan.h"
@@ -297,6 +299,14 @@ session_ckpt_arrived(struct session *s, struct link_frame *f)
 	struct ckpt *ck;
 	enum ckpt_kind k;
 
+	if (f->late) {
+		if (pidfd >= 0)
+			syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+		json_object_set_new(f->msg, "error", json_string("it came "
+		    "after the worker died, and was not kept"));
+		session_ckpt_failed(s, f);
+		return;
+	}
 	f->fds[0] = f->fds[1] = -1;	/* the checkpoint's now */
 	if (threads < 0)
 		threads = 0;

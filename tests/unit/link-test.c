@@ -8,10 +8,12 @@
 
 #include <fcntl.h>
 #include <jansson.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "chan.h"
@@ -87,6 +89,50 @@ refuses(const char *want, const char *desc)
 	if (rc == 1)
 		link_frame_free(&f);
 	return tap_ok(ok, "%s", desc);
+}
+
+/* A ckpt frame naming us, with the worker another live process: a lie.
+ * With the worker dead (a zombie), a checkpoint it forked is no longer
+ * its child: late, not a lie. */
+static void
+worker_elsewhere(int fds[2])
+{
+	char buf[256];
+	uint64_t seq;
+	pid_t kid = fork();
+
+	if (kid == 0) {
+		pause();
+		_exit(0);
+	}
+	for (int dead = 0; dead < 2; dead++) {
+		struct link_frame f;
+		char why[256];
+		int rc;
+
+		if (dead) {
+			kill(kid, SIGKILL);
+			waitid(P_PID, (id_t)kid, NULL, WEXITED | WNOWAIT);
+		}
+		fresh();
+		l.outer = kid;
+		seq = link_owe(&l, LINK_CKPT, LINK_CK_AUTO, 0, -1);
+		snprintf(buf, sizeof buf, "{\"t\": \"ckpt\", \"kind\": "
+		    "\"auto\", \"pid\": %ld, \"seq\": %llu}", (long)getpid(),
+		    (unsigned long long)seq);
+		say(buf, fds, 2);
+		if (!dead) {
+			refuses("which the worker did not fork", "a checkpoint "
+			    "that is not the live worker's child");
+			continue;
+		}
+		rc = next(&f, why, sizeof why);
+		tap_ok(rc == 1 && f.type == LINK_F_CKPT && f.late, "one that "
+		    "comes after the worker died is late, not a lie");
+		if (rc == 1)
+			link_frame_free(&f);
+	}
+	waitpid(kid, NULL, 0);
 }
 
 int
@@ -209,17 +255,7 @@ main(void)
 		fds[1] = pidfd;
 		say(buf, fds, 2);
 		accepts(LINK_F_CKPT, "a checkpoint with its socket and pidfd");
-		/* As if the worker were our parent's sibling: we are not its
-		 * child. */
-		fresh();
-		l.outer = getpid() + 1;
-		seq = link_owe(&l, LINK_CKPT, LINK_CK_AUTO, 0, -1);
-		snprintf(buf, sizeof buf, "{\"t\": \"ckpt\", \"kind\": "
-		    "\"auto\", \"pid\": %ld, \"seq\": %llu}", (long)getpid(),
-		    (unsigned long long)seq);
-		say(buf, fds, 2);
-		refuses("which the worker did not fork", "a checkpoint that is "
-		    "not the worker's child");
+		worker_elsewhere(fds);
 	}
 	fresh();
 	seq = link_owe(&l, LINK_CKPT, LINK_CK_PRISTINE, 0, -1);
