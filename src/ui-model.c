@@ -436,28 +436,35 @@ ui_vars_shown(struct ui *u, size_t *idx, size_t max)
 	return n;
 }
 
-/* One line about a value: its shape for arrays and frames, its length
- * for containers, else its repr's first line. */
+/* One line about a value: the shape and dtype of arrays and frames,
+ * the length of containers, the signature of functions and classes,
+ * else (scalars, a 0-d array) its repr's first line. */
 void
 ui_vars_summary(json_t *v, char *out, size_t len)
 {
 	json_t *shape = json_object_get(v, "shape"), *n = json_object_get(v,
 	    "len");
 	const char *repr = json_string_value(json_object_get(v, "repr"));
+	const char *dtype = json_string_value(json_object_get(v, "dtype"));
+	const char *sig = json_string_value(json_object_get(v, "signature"));
 	size_t i, k = 0;
 
-	if (json_is_array(shape)) {
+	if (json_array_size(shape) > 0) {
 		k += (size_t)snprintf(out, len, "(");
 		for (i = 0; i < json_array_size(shape) && k < len; i++)
 			k += (size_t)snprintf(out + k, len - k, "%s%lld",
 			    i > 0 ? ", " : "", (long long)json_integer_value(
 			    json_array_get(shape, i)));
 		if (k < len)
-			snprintf(out + k, len - k, "%s)",
-			    json_array_size(shape) == 1 ? "," : "");
+			snprintf(out + k, len - k, "%s)%s%s",
+			    json_array_size(shape) == 1 ? "," : "",
+			    dtype != NULL ? " " : "", dtype != NULL ? dtype :
+			    "");
 	} else if (json_is_integer(n)) {
 		snprintf(out, len, "len %lld",
 		    (long long)json_integer_value(n));
+	} else if (sig != NULL) {
+		snprintf(out, len, "%s", sig);
 	} else {
 		snprintf(out, len, "%.*s", repr != NULL ? (int)strcspn(repr,
 		    "\n") : 0, repr != NULL ? repr : "");
