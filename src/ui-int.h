@@ -119,6 +119,8 @@ struct ui {
 	bool waiting;		/* our exec is in flight */
 	struct buf typed;	/* lines entered meanwhile, each ending '\n' */
 	bool esc;		/* an Esc came: the next key may be ours */
+	char *reading;		/* our cell's input() prompt, or NULL */
+	uint64_t reading_seq;	/* that cell's seq */
 	bool quit;
 	char *history;
 };
@@ -155,6 +157,7 @@ void ui_input_start(struct ui *u);
 void ui_input_end(struct ui *u);
 void ui_key(struct ui *u, int key);
 int ui_input_lines(struct ui *u);
+void ui_input_asked(struct ui *u, json_t *o);
 const char *ui_prompt(const struct ui *u);
 
 /* ui-keys.c */

@@ -371,6 +371,10 @@ ui_event(struct ui *u, enum session_ev kind, json_t *o, const char *data,
 		if (c != NULL)
 			ui_cell_drop(u, c);
 		break;
+	case EV_INPUT:
+		if (own)
+			ui_input_asked(u, o);
+		break;
 	default:
 		ui_info(u, kind, o);
 		break;
@@ -438,7 +442,7 @@ ui_vars_shown(struct ui *u, size_t *idx, size_t max)
 
 /* One line about a value: the shape and dtype of arrays and frames,
  * the length of containers, the signature of functions and classes,
- * else (scalars, a 0-d array) its repr's first line. */
+ * else (scalars, strings, a 0-d array) its repr's first line. */
 void
 ui_vars_summary(json_t *v, char *out, size_t len)
 {
@@ -447,6 +451,9 @@ ui_vars_summary(json_t *v, char *out, size_t len)
 	const char *repr = json_string_value(json_object_get(v, "repr"));
 	const char *dtype = json_string_value(json_object_get(v, "dtype"));
 	const char *sig = json_string_value(json_object_get(v, "signature"));
+	const char *type = json_string_value(json_object_get(v, "type"));
+	bool text = type != NULL && (strcmp(type, "str") == 0 ||
+	    strcmp(type, "bytes") == 0);
 	size_t i, k = 0;
 
 	if (json_array_size(shape) > 0) {
@@ -460,7 +467,7 @@ ui_vars_summary(json_t *v, char *out, size_t len)
 			    json_array_size(shape) == 1 ? "," : "",
 			    dtype != NULL ? " " : "", dtype != NULL ? dtype :
 			    "");
-	} else if (json_is_integer(n)) {
+	} else if (json_is_integer(n) && !text) {
 		snprintf(out, len, "len %lld",
 		    (long long)json_integer_value(n));
 	} else if (sig != NULL) {

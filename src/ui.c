@@ -396,7 +396,7 @@ ui_open(struct ui *u, char *err, size_t len)
 	if (u->s == NULL)
 		return -1;
 	u->client = session_attach(u->s, ORIGIN_PERSON, SESSION_OBSERVE |
-	    SESSION_RAW | SESSION_LIVE_BG, ui_local_event, u);
+	    SESSION_RAW | SESSION_LIVE_BG | SESSION_INPUT, ui_local_event, u);
 	return 0;
 }
 
@@ -438,6 +438,7 @@ ui_main(const struct coil_opts *opts)
 	free(u.ended);
 	free(u.ask);
 	free(u.ask_arg);
+	free(u.reading);
 	json_decref(u.reply);
 	return ui_term ? 128 + ui_term : 0;
 }
