@@ -503,6 +503,7 @@ session_free(struct session *s)
 	buf_free(&s->start_err);
 	json_decref(s->worker_conf);
 	json_decref(s->orphan_warnings);
+	json_decref(s->history);
 	json_decref(s->sandbox);
 	if (s->gate_fd >= 0)
 		close(s->gate_fd);

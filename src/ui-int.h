@@ -136,6 +136,7 @@ void ui_model_free(struct ui *u);
 void ui_event(struct ui *u, enum session_ev kind, json_t *o,
     const char *data, size_t len, bool own);
 void ui_own_reply(struct ui *u, enum ui_why why, json_t *resp);
+void ui_history(struct ui *u, json_t *o);
 void ui_note_line(struct ui *u, enum ui_kind kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 struct ui_line *ui_line_at(struct ui *u, size_t i);	/* 0: oldest */

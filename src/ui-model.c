@@ -222,7 +222,9 @@ ui_queued(struct ui *u, json_t *o)
 	const char *code = json_string_value(json_object_get(req, "code"));
 	struct ui_cell *c;
 
-	if (op == NULL || strcmp(op, "exec") != 0 || code == NULL)
+	if (op == NULL || strcmp(op, "exec") != 0 || code == NULL ||
+	    ui_cell_of(u, (uint64_t)json_integer_value(json_object_get(o,
+	    "seq"))) != NULL)
 		return;
 	u->cells = xrealloc(u->cells, (u->ncells + 1) * sizeof *u->cells);
 	c = &u->cells[u->ncells++];
@@ -246,6 +248,15 @@ ui_fail_line(struct ui *u, json_t *err)
 }
 
 static void
+ui_answer_output(struct ui *u, json_t *text, enum ui_kind kind)
+{
+	if (json_string_length(text) == 0)
+		return;
+	ui_close_line(u);
+	ui_append(u, kind, json_string_value(text), json_string_length(text));
+}
+
+static void
 ui_answered(struct ui *u, struct ui_cell *c, json_t *r)
 {
 	const char *st = json_string_value(json_object_get(r, "status"));
@@ -260,7 +271,13 @@ ui_answered(struct ui *u, struct ui_cell *c, json_t *r)
 	}
 	if (json_is_integer(cell))
 		c->cell = (int)json_integer_value(cell);
-	ui_cell_show(u, c);
+	if (!c->shown) {
+		/* no output came as events (a cell from before we attached,
+		 * or one that printed nothing): the answer's, if any */
+		ui_cell_show(u, c);
+		ui_answer_output(u, json_object_get(r, "output"), UL_OUT);
+		ui_answer_output(u, json_object_get(r, "stderr"), UL_ERR);
+	}
 	ui_close_line(u);
 	c->done = true;
 	c->resp = json_incref(r);
@@ -379,6 +396,22 @@ ui_event(struct ui *u, enum session_ev kind, json_t *o, const char *data,
 		ui_info(u, kind, o);
 		break;
 	}
+}
+
+/* A cell that finished before we attached (listen.c's history line):
+ * in the list and the output as if we had seen it run. */
+void
+ui_history(struct ui *u, json_t *o)
+{
+	uint64_t seq = (uint64_t)json_integer_value(json_object_get(o, "seq"));
+	struct ui_cell *c;
+
+	ui_queued(u, o);
+	c = ui_cell_of(u, seq);
+	if (c != NULL && !c->done && json_is_object(json_object_get(o,
+	    "response")))
+		ui_answered(u, c, json_object_get(o, "response"));
+	u->dirty = true;
 }
 
 const struct ui_cell *

@@ -208,6 +208,8 @@ ui_remote_line(void *ctx, const char *p, size_t n)
 		data = json_string_value(json_object_get(o, strcmp(ev, "end") ==
 		    0 ? "reason" : "message"));
 		ui_end(u, data != NULL ? data : ev);
+	} else if (strcmp(ev, "history") == 0) {
+		ui_history(u, o);
 	} else {
 		kind = ui_ev_kind(ev, &known);
 		data = json_string_value(json_object_get(o, "data"));
