@@ -188,6 +188,8 @@ ui_input_asked(struct ui *u, json_t *o)
 	u->reading = xstrdup(prompt != NULL ? prompt : "");
 	u->reading_seq = (uint64_t)json_integer_value(json_object_get(o,
 	    "seq"));
+	if (u->focus != F_OVERLAY)
+		u->focus = F_INPUT;	/* where the answer is typed */
 	u->dirty = true;
 	if (page != NULL) {
 		text = xstrdup(page);

@@ -411,6 +411,9 @@ ui_history(struct ui *u, json_t *o)
 	if (c != NULL && !c->done && json_is_object(json_object_get(o,
 	    "response")))
 		ui_answered(u, c, json_object_get(o, "response"));
+	/* the vars asked for at attach are as of the last of them */
+	if (c != NULL && c->cell > u->vars_cell)
+		u->vars_cell = c->cell;
 	u->dirty = true;
 }
 
