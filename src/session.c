@@ -156,6 +156,18 @@ session_immediate(struct session *s, struct sreq *r)
 		session_answer(r, session_ping(s));
 		return;
 	}
+	if (r->op == OP_INPUT) {
+		/* only the cell's own client answers it */
+		if (s->run == NULL || s->run->client != r->client ||
+		    session_input(s, json_string_value(json_object_get(r->req,
+		    "text"))) == -1)
+			resp = response_invalid("no cell of yours is reading a "
+			    "line");
+		else
+			resp = response_new(ST_OK);
+		session_answer(r, resp);
+		return;
+	}
 	cell = s->run != NULL ? s->run->cell : 0;
 	was = session_interrupt(s);
 	resp = response_new(ST_OK);
@@ -180,7 +192,7 @@ session_submit(struct session *s, int client, json_t *req, json_t *id,
 		e->ev.req = json_incref(req);
 		session_post(s, e);
 	}
-	if (op == OP_PING || op == OP_INTERRUPT) {
+	if (op == OP_PING || op == OP_INTERRUPT || op == OP_INPUT) {
 		session_immediate(s, r);
 		return seq;
 	}

@@ -129,6 +129,17 @@ ui_prompt(const struct ui *u)
 
 /* ---- input() --------------------------------------------------------- */
 
+/* The line to the session here, or through the socket's input op. */
+static void
+ui_send_input(struct ui *u, const char *line)
+{
+	if (u->remote)
+		ui_submit(u, json_pack("{s:s, s:s?}", "op", "input", "text",
+		    line), W_NONE);
+	else
+		session_input(u->s, line);
+}
+
 /* The line our cell asked for (NULL: end of input), echoed after its
  * prompt in the output, as a terminal would show it. */
 static void
@@ -145,8 +156,7 @@ ui_answer(struct ui *u, const char *line)
 	json_decref(o);
 	free(u->reading);
 	u->reading = NULL;
-	if (u->s != NULL)
-		session_input(u->s, line);
+	ui_send_input(u, line);
 	u->dirty = true;
 }
 
@@ -198,8 +208,7 @@ ui_input_asked(struct ui *u, json_t *o)
 		free(text);
 		free(u->reading);
 		u->reading = NULL;
-		if (u->s != NULL)
-			session_input(u->s, "");
+		ui_send_input(u, "");
 	} else if (u->typed.len > 0) {
 		nl = memchr(u->typed.p, '\n', u->typed.len);
 		line = xstrndup(u->typed.p, (size_t)(nl - u->typed.p));
@@ -250,6 +259,7 @@ static void
 ui_add_line(struct ui *u, const char *line)
 {
 	const char *c;
+	json_t *req;
 
 	if (u->cell.len == 0 && !u->incomplete && line[0] == ':') {
 		ui_command(u, line + 1);
@@ -267,8 +277,13 @@ ui_add_line(struct ui *u, const char *line)
 	}
 	u->waiting = true;
 	u->scroll = 0;
-	ui_submit(u, json_pack("{s:s, s:s%}", "op", "exec", "code", u->cell.p,
-	    u->cell.len), W_EXEC);
+	/* attached, our cells' input() is ours to answer too (the
+	 * socket's clients do not answer unless they say so) */
+	req = json_pack("{s:s, s:s%}", "op", "exec", "code", u->cell.p,
+	    u->cell.len);
+	if (u->remote)
+		json_object_set_new(req, "input", json_true());
+	ui_submit(u, req, W_EXEC);
 }
 
 static void
