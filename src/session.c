@@ -144,7 +144,8 @@ sreq_new(struct session *s, int client, json_t *req, json_t *id,
 	return r;
 }
 
-/* ping and interrupt are answered at once, even while a cell runs. */
+/* ping, interrupt and input are answered at once, even while a cell
+ * runs. */
 static void
 session_immediate(struct session *s, struct sreq *r)
 {
@@ -158,14 +159,12 @@ session_immediate(struct session *s, struct sreq *r)
 	}
 	if (r->op == OP_INPUT) {
 		/* only the cell's own client answers it */
-		if (s->run == NULL || s->run->client != r->client ||
-		    session_input(s, json_string_value(json_object_get(r->req,
-		    "text"))) == -1)
-			resp = response_invalid("no cell of yours is reading a "
-			    "line");
-		else
-			resp = response_new(ST_OK);
-		session_answer(r, resp);
+		bool mine = s->run != NULL && s->run->client == r->client;
+
+		session_answer(r, mine && session_input(s, json_string_value(
+		    json_object_get(r->req, "text"))) == 0 ?
+		    response_new(ST_OK) : response_invalid("no cell of yours "
+		    "is reading a line"));
 		return;
 	}
 	cell = s->run != NULL ? s->run->cell : 0;
