@@ -3,7 +3,8 @@
  *
  * Each client is a conn (conn.h) and a client of the session with
  * SESSION_OBSERVE: its own requests are answered as on stdin (plus seq
- * and origin), and every event of the session reaches it as a line.
+ * and origin), and every event of the session reaches it as a line,
+ * after the history of the cells that ran before it came.
  */
 #include "config.h"
 
@@ -252,6 +253,24 @@ listen_peer_ok(struct lclient *c, int fd)
 	return false;
 }
 
+/* What ran before the client came, before any event (session.h).  The
+ * history's bound (SESSION_HISTORY_BYTES) is under the least a client's
+ * queue holds (opts_max_queue), so a new client is never dropped for
+ * it. */
+_Static_assert(SESSION_HISTORY_BYTES < ((size_t)64 << 20),
+    "the history fits the least client queue");
+
+static void
+listen_history(struct lclient *c)
+{
+	json_t *lines = session_history(c->l->s);
+	size_t i;
+
+	for (i = 0; i < json_array_size(lines); i++)
+		wire_send(&c->io, json_incref(json_array_get(lines, i)));
+	json_decref(lines);
+}
+
 static void
 listen_accept(struct listener *l)
 {
@@ -267,9 +286,11 @@ listen_accept(struct listener *l)
 	    l->opts));
 	l->c = xrealloc(l->c, (size_t)(l->n + 1) * sizeof *l->c);
 	l->c[l->n++] = c;
-	if (listen_peer_ok(c, fd))
+	if (listen_peer_ok(c, fd)) {
 		c->client = session_attach(l->s, ORIGIN_PERSON, SESSION_OBSERVE,
 		    lclient_on_event, c);
+		listen_history(c);
+	}
 }
 
 static void

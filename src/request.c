@@ -29,6 +29,8 @@ const struct request_op request_ops[] = {
 	{ "ping", OP_PING, OP_IMMEDIATE,
 	  "version, sandbox and state, answered at once" },
 	{ "shutdown", OP_SHUTDOWN, OP_SUPERVISOR, "end the session" },
+	{ "input", OP_INPUT, OP_IMMEDIATE,
+	  "the line your running cell's input() reads" },
 };
 const size_t request_nops = nitems(request_ops);
 
@@ -67,6 +69,13 @@ const struct request_field request_fields[] = {
 	{ "stream", T_BOOL, "true or false", 0, 0, 0, NULL, NULL,
 	  OP_BIT(OP_EXEC), 0, false,
 	  "if true, output events arrive while it runs" },
+	{ "input", T_BOOL, "true or false", 0, 0, 0, NULL, NULL,
+	  OP_BIT(OP_EXEC), 0, false,
+	  "if true, a socket client answers the cell's input() (input "
+	  "event, input op); else input() raises EOFError" },
+	{ "text", T_STRING, "a string", 0, 0, 0, NULL, NULL,
+	  OP_BIT(OP_INPUT), 0, false,
+	  "the line, without its newline; absent or null: end of input" },
 	{ "cursor", T_INTEGER, "a whole number", B_MIN, 0, 0, NULL, NULL,
 	  OP_BIT(OP_COMPLETE), 0, false,
 	  "where in code to complete (default: its end)" },

@@ -24,7 +24,7 @@
 /* The order of request_ops: request_ops[op] is op's entry. */
 enum op {
 	OP_EXEC, OP_VARS, OP_INSPECT, OP_COMPLETE, OP_SNAPSHOT, OP_SNAPSHOTS,
-	OP_ROLLBACK, OP_RESET, OP_INTERRUPT, OP_PING, OP_SHUTDOWN,
+	OP_ROLLBACK, OP_RESET, OP_INTERRUPT, OP_PING, OP_SHUTDOWN, OP_INPUT,
 };
 
 /* How a request is served: at once even while a cell runs, in order by

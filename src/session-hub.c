@@ -2,7 +2,8 @@
  * session-hub.c - the session's clients and what reaches them (see
  * session.h): attach and detach, the event queue and its delivery, the
  * cells' output shaped for JSON, warnings and background output routed
- * to the client that caused them, answers, and events as protocol lines.
+ * to the client that caused them, answers, events as protocol lines,
+ * and the history of finished cells an attaching client is given.
  */
 #include "config.h"
 
@@ -209,8 +210,74 @@ sevent_free(struct sevent *e)
 	json_decref(e->ev.id);
 	json_decref(e->ev.req);
 	json_decref(e->ev.info);
+	json_decref(e->hist_req);
 	response_free(e->ev.resp);
 	free(e);
+}
+
+/* ---- the history ---------------------------------------------------- */
+
+/* A cell's answer was delivered: keep it as a history line, the oldest
+ * going while there are too many or their lines weigh too much.  Kept
+ * at delivery, not at the answer, so that a client attaching between
+ * the two gets the answer once, as an event. */
+static void
+session_history_add(struct session *s, const struct sevent *e)
+{
+	json_t *line = json_pack("{s:s, s:I, s:s, s:O?, s:O, s:o}", "event",
+	    "history", "seq", (json_int_t)e->ev.seq, "origin",
+	    origin_names[e->ev.origin], "id", e->ev.id, "request",
+	    e->hist_req, "response", response_json(e->ev.resp, RESPONSE_SEQ));
+	size_t n = json_dumpb(line, NULL, 0, JSON_COMPACT);
+
+	if (s->history == NULL)
+		s->history = json_array();
+	json_array_append_new(s->history, line);
+	s->history_bytes += n;
+	while (json_array_size(s->history) > 0 &&
+	    (json_array_size(s->history) > SESSION_HISTORY_CELLS ||
+	    s->history_bytes > SESSION_HISTORY_BYTES)) {
+		s->history_bytes -= json_dumpb(json_array_get(s->history, 0),
+		    NULL, 0, JSON_COMPACT);
+		json_array_remove(s->history, 0);
+	}
+}
+
+/* A request's event as a line, for session_history. */
+static json_t *
+session_open_line(const struct sreq *r, enum session_ev kind)
+{
+	struct sevent *e = session_event_new(kind, r);
+	json_t *o;
+
+	if (kind == EV_QUEUED)
+		e->ev.req = json_incref(r->req);
+	o = session_event_json(&e->ev);
+	sevent_free(e);
+	return o;
+}
+
+json_t *
+session_history(const struct session *s)
+{
+	json_t *lines = json_array();
+	const struct sreq *r;
+	size_t i;
+
+	for (i = 0; i < json_array_size(s->history); i++)
+		json_array_append(lines, json_array_get(s->history, i));
+	if (s->run != NULL && s->run->op == OP_EXEC) {
+		json_array_append_new(lines, session_open_line(s->run,
+		    EV_QUEUED));
+		if (s->run->cell > 0)
+			json_array_append_new(lines, session_open_line(s->run,
+			    EV_STARTED));
+	}
+	for (r = s->queue; r != NULL; r = r->next)
+		if (r->op == OP_EXEC)
+			json_array_append_new(lines, session_open_line(r,
+			    EV_QUEUED));
+	return lines;
 }
 
 /* Hand every queued event to its client and the observers.  A callback
@@ -233,6 +300,8 @@ session_deliver(struct session *s)
 			    (c->flags & SESSION_OBSERVE)))
 				c->fn(c->ctx, &e->ev);
 		}
+		if (e->hist_req != NULL)
+			session_history_add(s, e);
 		sevent_free(e);
 	}
 	session_reap_clients(s);
@@ -413,6 +482,9 @@ session_answer(struct sreq *r, struct response *resp)
 		session_take_background(s, r, resp);
 	e = session_event_new(EV_RESPONSE, r);
 	e->ev.resp = resp;
+	if (r->op == OP_EXEC && s->opts->listen != NULL &&
+	    resp->status != ST_INCOMPLETE && resp->status != ST_INVALID)
+		e->hist_req = json_incref(r->req);
 	session_post(s, e);
 	sreq_free(r);
 }

@@ -110,6 +110,8 @@ struct sevent {
 	struct sevent *next;
 	struct session_event ev;
 	char *data, *text;	/* owned copies */
+	json_t *hist_req;	/* EV_RESPONSE of a cell to keep in the
+				   history once delivered: its request */
 };
 
 enum wk_state { WK_NONE, WK_STARTING, WK_READY, WK_BUSY };
@@ -133,6 +135,9 @@ struct session {
 	int cause;		/* the client of the newest run: owns its
 				   warnings and the background output */
 	json_t *orphan_warnings;	/* a cause that left: the next answer's */
+	json_t *history;	/* --listen: the finished cells, as history
+				   lines, oldest first (session_history) */
+	size_t history_bytes;
 
 	enum wk_state state;
 	pid_t pid;		/* worker, in init's view */

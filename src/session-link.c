@@ -689,14 +689,16 @@ session_worker_request(json_t *req)
 }
 
 /* Whether r's cell may read lines from its client: a person's, at a
- * client that answers (plain mode at a terminal). */
+ * client that answers (plain mode at a terminal, the UI), or that said
+ * in the request it would (an attached UI: "input", then the input op). */
 static bool
 session_may_ask(struct session *s, struct sreq *r)
 {
 	struct sclient *c = session_client(s, r->client);
 
 	return r->origin == ORIGIN_PERSON && c != NULL && !c->gone &&
-	    (c->flags & SESSION_INPUT);
+	    ((c->flags & SESSION_INPUT) || json_is_true(json_object_get(
+	    r->req, "input")));
 }
 
 /* exec's part of the message, and of the run: its cell, its caps, the

@@ -144,7 +144,8 @@ sreq_new(struct session *s, int client, json_t *req, json_t *id,
 	return r;
 }
 
-/* ping and interrupt are answered at once, even while a cell runs. */
+/* ping, interrupt and input are answered at once, even while a cell
+ * runs. */
 static void
 session_immediate(struct session *s, struct sreq *r)
 {
@@ -154,6 +155,16 @@ session_immediate(struct session *s, struct sreq *r)
 
 	if (r->op == OP_PING) {
 		session_answer(r, session_ping(s));
+		return;
+	}
+	if (r->op == OP_INPUT) {
+		/* only the cell's own client answers it */
+		bool mine = s->run != NULL && s->run->client == r->client;
+
+		session_answer(r, mine && session_input(s, json_string_value(
+		    json_object_get(r->req, "text"))) == 0 ?
+		    response_new(ST_OK) : response_invalid("no cell of yours "
+		    "is reading a line"));
 		return;
 	}
 	cell = s->run != NULL ? s->run->cell : 0;
@@ -180,7 +191,7 @@ session_submit(struct session *s, int client, json_t *req, json_t *id,
 		e->ev.req = json_incref(req);
 		session_post(s, e);
 	}
-	if (op == OP_PING || op == OP_INTERRUPT) {
+	if (op == OP_PING || op == OP_INTERRUPT || op == OP_INPUT) {
 		session_immediate(s, r);
 		return seq;
 	}
@@ -503,6 +514,7 @@ session_free(struct session *s)
 	buf_free(&s->start_err);
 	json_decref(s->worker_conf);
 	json_decref(s->orphan_warnings);
+	json_decref(s->history);
 	json_decref(s->sandbox);
 	if (s->gate_fd >= 0)
 		close(s->gate_fd);

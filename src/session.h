@@ -172,6 +172,17 @@ const char *session_failure(const struct session *s);
 /* The number of the last cell run. */
 int session_cell(const struct session *s);
 
+/* With --listen the hub keeps the cells that finished (the newest
+ * SESSION_HISTORY_CELLS, at most SESSION_HISTORY_BYTES of lines), so a
+ * client that attaches later sees what ran before it.  What to send
+ * one that attaches now, before any event: a new array of lines, a
+ * {"event": "history", "seq", "origin", "id", "request", "response"}
+ * for each finished cell, oldest first, then "queued" for each cell
+ * still waiting or running, and "started" for the running one. */
+#define SESSION_HISTORY_CELLS	200
+#define SESSION_HISTORY_BYTES	((size_t)16 << 20)
+json_t *session_history(const struct session *s);
+
 /* An observer event as a protocol line's object: {"event": name, "seq",
  * "origin", ...}.  For attach sockets and transcripts. */
 json_t *session_event_json(const struct session_event *ev);

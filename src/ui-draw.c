@@ -261,12 +261,47 @@ ui_draw_output(struct ui *u)
 
 /* ---- the namespace and result panes --------------------------------- */
 
+/* The type as the pane shows it: without its module. */
+static const char *
+ui_short_type(json_t *v)
+{
+	const char *type = json_string_value(json_object_get(v, "type"));
+	const char *dot = type != NULL ? strrchr(type, '.') : NULL;
+
+	return dot != NULL ? dot + 1 : type != NULL ? type : "";
+}
+
+/* The name and type columns as wide as their longest entry, at most a
+ * third and a quarter of the pane: the summary gets the rest. */
+static void
+ui_ns_columns(struct ui *u, const size_t *idx, size_t n, int w, int *nw,
+    int *tw)
+{
+	size_t i, len;
+	int most_n = 1, most_t = 1;
+
+	for (i = 0; i < n; i++) {
+		json_t *v = json_array_get(u->vars, idx[i]);
+		const char *name = json_string_value(json_object_get(v,
+		    "name"));
+
+		len = name != NULL ? strlen(name) : 0;
+		if ((int)len + 1 > most_n)
+			most_n = len >= (size_t)w ? w : (int)len + 1;
+		len = strlen(ui_short_type(v));
+		if ((int)len + 1 > most_t)
+			most_t = len >= (size_t)w ? w : (int)len + 1;
+	}
+	*nw = most_n < w / 3 ? most_n : w / 3;
+	*tw = most_t < w / 4 ? most_t : w / 4;
+}
+
 static void
 ui_draw_ns(struct ui *u)
 {
 	const struct ui_rect *r = &u->lay.ns;
 	size_t idx[4096], n, i, top;
-	int nw = r->w / 3, tw = r->w / 4, y;
+	int nw, tw, y;
 	char title[128], sum[256];
 
 	if (r->h == 0)
@@ -279,6 +314,7 @@ ui_draw_ns(struct ui *u)
 	attrset(A_NORMAL);
 	mvvline(r->y, r->x + r->w, ACS_VLINE, r->h);
 	n = ui_vars_shown(u, idx, 4096);
+	ui_ns_columns(u, idx, n, r->w, &nw, &tw);
 	if (u->ns_sel >= n)
 		u->ns_sel = n > 0 ? n - 1 : 0;
 	top = u->ns_sel + 2 > (size_t)r->h ? u->ns_sel + 2 - (size_t)r->h : 0;
@@ -286,8 +322,6 @@ ui_draw_ns(struct ui *u)
 		json_t *v = json_array_get(u->vars, idx[i]);
 		attr_t a = u->focus == F_NS && i == u->ns_sel ? A_REVERSE :
 		    A_NORMAL;
-		const char *type = json_string_value(json_object_get(v,
-		    "type")), *dot = type != NULL ? strrchr(type, '.') : NULL;
 
 		if (a != A_NORMAL) {
 			attrset(a);
@@ -295,8 +329,7 @@ ui_draw_ns(struct ui *u)
 		}
 		ui_puts(y, r->x, nw - 1, json_string_value(json_object_get(v,
 		    "name")), a | A_BOLD);
-		ui_puts(y, r->x + nw, tw - 1, dot != NULL ? dot + 1 : type !=
-		    NULL ? type : "", a | A_DIM);
+		ui_puts(y, r->x + nw, tw - 1, ui_short_type(v), a | A_DIM);
 		ui_vars_summary(v, sum, sizeof sum);
 		ui_puts(y, r->x + nw + tw, r->w - nw - tw, sum, a);
 	}
@@ -390,11 +423,15 @@ ui_draw_cell(struct ui *u, const struct ui_rect *r, int *cy, int *cx)
 	int nrows = ui_input_lines(u), skip = nrows - (r->h - 1), row = 0;
 	const char *p = u->cell.len > 0 ? u->cell.p : NULL, *nl;
 	const char *line = rl_line_buffer != NULL ? rl_line_buffer : "";
-	int y = r->y + 1, point = rl_point, o, c, x0;
+	int y = r->y + 1, point = rl_point, o, c, x0, pw = 4;
 	wchar_t buf[1024];
 
+	/* input()'s prompt is the cell's: as wide as it is, to half a row */
+	if (u->reading != NULL)
+		ui_fit(ui_prompt(u), strlen(ui_prompt(u)), r->w / 2, buf, &o,
+		    &pw);
 	*cy = y;
-	*cx = 4;
+	*cx = pw;
 	for (; p != NULL; p = nl + 1, row++) {
 		nl = strchr(p, '\n');
 		if (row >= skip && y < r->y + r->h) {
@@ -414,7 +451,7 @@ ui_draw_cell(struct ui *u, const struct ui_rect *r, int *cy, int *cx)
 		if (point >= p - line && point <= (int)(p - line + len)) {
 			ui_fit(p, (size_t)point - (size_t)(p - line), 1024, buf,
 			    &o, &c);
-			while (c > r->w - 6 && off < len) {
+			while (c > r->w - pw - 2 && off < len) {
 				off++;
 				while (off < len && (p[off] & 0xc0) == 0x80)
 					off++;
@@ -422,13 +459,13 @@ ui_draw_cell(struct ui *u, const struct ui_rect *r, int *cy, int *cx)
 				    line) - off, 1024, buf, &o, &c);
 			}
 			*cy = y;
-			*cx = 4 + c;
+			*cx = pw + c;
 		}
 		if (row >= skip && y < r->y + r->h) {
 			x0 = r->x;
-			ui_puts(y, x0, 4, row == 0 ? ui_prompt(u) : "... ",
+			ui_puts(y, x0, pw, row == 0 ? ui_prompt(u) : "... ",
 			    A_BOLD);
-			ui_put(y++, x0 + 4, r->w - 4, p + off, len - off,
+			ui_put(y++, x0 + pw, r->w - pw, p + off, len - off,
 			    A_NORMAL);
 		}
 		if (nl == NULL)
@@ -458,9 +495,11 @@ ui_draw_status(struct ui *u)
 				start = u->cells[i].started_ms;
 				cell = u->cells[i].cell;
 			}
-		n = snprintf(s, sizeof s, " cell %lld running %.1fs | Ctrl-C "
-		    "interrupts", (long long)cell, (double)(now_ms() - start) /
-		    1000);
+		n = snprintf(s, sizeof s, " cell %lld %s %.1fs | %s",
+		    (long long)cell, u->reading != NULL ? "reads a line" :
+		    "running", (double)(now_ms() - start) / 1000,
+		    u->reading != NULL ? "Ctrl-D: end of input, Ctrl-C "
+		    "interrupts" : "Ctrl-C interrupts");
 	} else if (c != NULL) {
 		json_t *mem = json_object_get(c->resp, "memory_peak");
 

@@ -81,6 +81,12 @@ ui_own_reply(struct ui *u, enum ui_why why, json_t *r)
 	json_t *err = json_object_get(r, "error");
 
 	if (why == W_EXEC) {
+		if (u->reading != NULL) {
+			/* it ended (Ctrl-C) without the line it asked for */
+			free(u->reading);
+			u->reading = NULL;
+			rl_replace_line("", 0);
+		}
 		u->waiting = false;
 		u->incomplete = st != NULL && strcmp(st, "incomplete") == 0;
 		if (!u->incomplete)
@@ -113,7 +119,103 @@ ui_own_reply(struct ui *u, enum ui_why why, json_t *r)
 const char *
 ui_prompt(const struct ui *u)
 {
+	const char *nl;
+
+	if (u->reading != NULL)
+		return (nl = strrchr(u->reading, '\n')) != NULL ? nl + 1 :
+		    u->reading;
 	return u->incomplete || u->cell.len > 0 ? "... " : ">>> ";
+}
+
+/* ---- input() --------------------------------------------------------- */
+
+/* The line to the session here, or through the socket's input op. */
+static void
+ui_send_input(struct ui *u, const char *line)
+{
+	if (u->remote)
+		ui_submit(u, json_pack("{s:s, s:s?}", "op", "input", "text",
+		    line), W_NONE);
+	else
+		session_input(u->s, line);
+}
+
+/* The line our cell asked for (NULL: end of input), echoed after its
+ * prompt in the output, as a terminal would show it. */
+static void
+ui_answer(struct ui *u, const char *line)
+{
+	json_t *o = json_pack("{s:I, s:s}", "seq", (json_int_t)u->reading_seq,
+	    "stream", "stdout");
+	char *echo;
+
+	xasprintf(&echo, "%s%s\n", u->reading != NULL ? u->reading : "",
+	    line != NULL ? line : "");
+	ui_event(u, EV_OUTPUT, o, echo, strlen(echo), false);
+	free(echo);
+	json_decref(o);
+	free(u->reading);
+	u->reading = NULL;
+	ui_send_input(u, line);
+	u->dirty = true;
+}
+
+/* pydoc's bold is overstruck ("l\bl"), for a pager: keep the last of
+ * each struck pair, a UTF-8 character whole. */
+static void
+ui_unstrike(char *s)
+{
+	char *w = s, *p;
+
+	for (p = s; *p != '\0'; p++) {
+		if (*p != '\b') {
+			*w++ = *p;
+			continue;
+		}
+		while (w > s && (w[-1] & 0xc0) == 0x80)
+			w--;
+		if (w > s)
+			w--;
+	}
+	*w = '\0';
+}
+
+/*
+ * Our running cell reads a line (input(), pdb): the input area asks for
+ * it with the cell's prompt, and Enter answers (ui_on_line), Ctrl-D is
+ * the end of input, Ctrl-C interrupts the cell.  A line typed ahead
+ * while the cell ran answers at once, as a terminal's would.  help()'s
+ * text, which plain mode pages, opens in a window instead.
+ */
+void
+ui_input_asked(struct ui *u, json_t *o)
+{
+	const char *prompt = json_string_value(json_object_get(o, "prompt"));
+	const char *page = json_string_value(json_object_get(o, "page"));
+	char *nl, *line, *text;
+
+	free(u->reading);
+	u->reading = xstrdup(prompt != NULL ? prompt : "");
+	u->reading_seq = (uint64_t)json_integer_value(json_object_get(o,
+	    "seq"));
+	if (u->focus != F_OVERLAY)
+		u->focus = F_INPUT;	/* where the answer is typed */
+	u->dirty = true;
+	if (page != NULL) {
+		text = xstrdup(page);
+		ui_unstrike(text);
+		ui_overlay(u, " help (Esc or q closes)", text);
+		free(text);
+		free(u->reading);
+		u->reading = NULL;
+		ui_send_input(u, "");
+	} else if (u->typed.len > 0) {
+		nl = memchr(u->typed.p, '\n', u->typed.len);
+		line = xstrndup(u->typed.p, (size_t)(nl - u->typed.p));
+		buf_consume(&u->typed, (size_t)(nl - u->typed.p) + 1);
+		ui_answer(u, line);
+		free(line);
+	}
 }
 
 int
@@ -157,6 +259,7 @@ static void
 ui_add_line(struct ui *u, const char *line)
 {
 	const char *c;
+	json_t *req;
 
 	if (u->cell.len == 0 && !u->incomplete && line[0] == ':') {
 		ui_command(u, line + 1);
@@ -174,8 +277,13 @@ ui_add_line(struct ui *u, const char *line)
 	}
 	u->waiting = true;
 	u->scroll = 0;
-	ui_submit(u, json_pack("{s:s, s:s%}", "op", "exec", "code", u->cell.p,
-	    u->cell.len), W_EXEC);
+	/* attached, our cells' input() is ours to answer too (the
+	 * socket's clients do not answer unless they say so) */
+	req = json_pack("{s:s, s:s%}", "op", "exec", "code", u->cell.p,
+	    u->cell.len);
+	if (u->remote)
+		json_object_set_new(req, "input", json_true());
+	ui_submit(u, req, W_EXEC);
 }
 
 static void
@@ -183,6 +291,11 @@ ui_on_line(char *line)
 {
 	struct ui *u = ui_self;
 
+	if (u->reading != NULL && u->ended == NULL) {
+		ui_answer(u, line);
+		free(line);
+		return;
+	}
 	if (line == NULL) {
 		u->quit = true;
 		return;

@@ -119,6 +119,8 @@ struct ui {
 	bool waiting;		/* our exec is in flight */
 	struct buf typed;	/* lines entered meanwhile, each ending '\n' */
 	bool esc;		/* an Esc came: the next key may be ours */
+	char *reading;		/* our cell's input() prompt, or NULL */
+	uint64_t reading_seq;	/* that cell's seq */
 	bool quit;
 	char *history;
 };
@@ -134,6 +136,7 @@ void ui_model_free(struct ui *u);
 void ui_event(struct ui *u, enum session_ev kind, json_t *o,
     const char *data, size_t len, bool own);
 void ui_own_reply(struct ui *u, enum ui_why why, json_t *resp);
+void ui_history(struct ui *u, json_t *o);
 void ui_note_line(struct ui *u, enum ui_kind kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 struct ui_line *ui_line_at(struct ui *u, size_t i);	/* 0: oldest */
@@ -155,6 +158,7 @@ void ui_input_start(struct ui *u);
 void ui_input_end(struct ui *u);
 void ui_key(struct ui *u, int key);
 int ui_input_lines(struct ui *u);
+void ui_input_asked(struct ui *u, json_t *o);
 const char *ui_prompt(const struct ui *u);
 
 /* ui-keys.c */

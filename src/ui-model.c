@@ -222,7 +222,9 @@ ui_queued(struct ui *u, json_t *o)
 	const char *code = json_string_value(json_object_get(req, "code"));
 	struct ui_cell *c;
 
-	if (op == NULL || strcmp(op, "exec") != 0 || code == NULL)
+	if (op == NULL || strcmp(op, "exec") != 0 || code == NULL ||
+	    ui_cell_of(u, (uint64_t)json_integer_value(json_object_get(o,
+	    "seq"))) != NULL)
 		return;
 	u->cells = xrealloc(u->cells, (u->ncells + 1) * sizeof *u->cells);
 	c = &u->cells[u->ncells++];
@@ -246,6 +248,15 @@ ui_fail_line(struct ui *u, json_t *err)
 }
 
 static void
+ui_answer_output(struct ui *u, json_t *text, enum ui_kind kind)
+{
+	if (json_string_length(text) == 0)
+		return;
+	ui_close_line(u);
+	ui_append(u, kind, json_string_value(text), json_string_length(text));
+}
+
+static void
 ui_answered(struct ui *u, struct ui_cell *c, json_t *r)
 {
 	const char *st = json_string_value(json_object_get(r, "status"));
@@ -260,7 +271,13 @@ ui_answered(struct ui *u, struct ui_cell *c, json_t *r)
 	}
 	if (json_is_integer(cell))
 		c->cell = (int)json_integer_value(cell);
-	ui_cell_show(u, c);
+	if (!c->shown) {
+		/* no output came as events (a cell from before we attached,
+		 * or one that printed nothing): the answer's, if any */
+		ui_cell_show(u, c);
+		ui_answer_output(u, json_object_get(r, "output"), UL_OUT);
+		ui_answer_output(u, json_object_get(r, "stderr"), UL_ERR);
+	}
 	ui_close_line(u);
 	c->done = true;
 	c->resp = json_incref(r);
@@ -371,10 +388,33 @@ ui_event(struct ui *u, enum session_ev kind, json_t *o, const char *data,
 		if (c != NULL)
 			ui_cell_drop(u, c);
 		break;
+	case EV_INPUT:
+		if (own)
+			ui_input_asked(u, o);
+		break;
 	default:
 		ui_info(u, kind, o);
 		break;
 	}
+}
+
+/* A cell that finished before we attached (listen.c's history line):
+ * in the list and the output as if we had seen it run. */
+void
+ui_history(struct ui *u, json_t *o)
+{
+	uint64_t seq = (uint64_t)json_integer_value(json_object_get(o, "seq"));
+	struct ui_cell *c;
+
+	ui_queued(u, o);
+	c = ui_cell_of(u, seq);
+	if (c != NULL && !c->done && json_is_object(json_object_get(o,
+	    "response")))
+		ui_answered(u, c, json_object_get(o, "response"));
+	/* the vars asked for at attach are as of the last of them */
+	if (c != NULL && c->cell > u->vars_cell)
+		u->vars_cell = c->cell;
+	u->dirty = true;
 }
 
 const struct ui_cell *
@@ -436,28 +476,38 @@ ui_vars_shown(struct ui *u, size_t *idx, size_t max)
 	return n;
 }
 
-/* One line about a value: its shape for arrays and frames, its length
- * for containers, else its repr's first line. */
+/* One line about a value: the shape and dtype of arrays and frames,
+ * the length of containers, the signature of functions and classes,
+ * else (scalars, strings, a 0-d array) its repr's first line. */
 void
 ui_vars_summary(json_t *v, char *out, size_t len)
 {
 	json_t *shape = json_object_get(v, "shape"), *n = json_object_get(v,
 	    "len");
 	const char *repr = json_string_value(json_object_get(v, "repr"));
+	const char *dtype = json_string_value(json_object_get(v, "dtype"));
+	const char *sig = json_string_value(json_object_get(v, "signature"));
+	const char *type = json_string_value(json_object_get(v, "type"));
+	bool text = type != NULL && (strcmp(type, "str") == 0 ||
+	    strcmp(type, "bytes") == 0);
 	size_t i, k = 0;
 
-	if (json_is_array(shape)) {
+	if (json_array_size(shape) > 0) {
 		k += (size_t)snprintf(out, len, "(");
 		for (i = 0; i < json_array_size(shape) && k < len; i++)
 			k += (size_t)snprintf(out + k, len - k, "%s%lld",
 			    i > 0 ? ", " : "", (long long)json_integer_value(
 			    json_array_get(shape, i)));
 		if (k < len)
-			snprintf(out + k, len - k, "%s)",
-			    json_array_size(shape) == 1 ? "," : "");
-	} else if (json_is_integer(n)) {
+			snprintf(out + k, len - k, "%s)%s%s",
+			    json_array_size(shape) == 1 ? "," : "",
+			    dtype != NULL ? " " : "", dtype != NULL ? dtype :
+			    "");
+	} else if (json_is_integer(n) && !text) {
 		snprintf(out, len, "len %lld",
 		    (long long)json_integer_value(n));
+	} else if (sig != NULL) {
+		snprintf(out, len, "%s", sig);
 	} else {
 		snprintf(out, len, "%.*s", repr != NULL ? (int)strcspn(repr,
 		    "\n") : 0, repr != NULL ? repr : "");

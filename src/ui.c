@@ -166,7 +166,7 @@ ui_ev_kind(const char *name, bool *known)
 	int k;
 
 	*known = true;
-	for (k = EV_QUEUED; k <= EV_WARNING; k++)
+	for (k = EV_QUEUED; k <= EV_INPUT; k++)
 		if (strcmp(session_ev_names[k], name) == 0)
 			return (enum session_ev)k;
 	*known = false;
@@ -182,6 +182,18 @@ ui_end(struct ui *u, const char *why)
 	u->running = 0;
 	u->waiting = false;
 	ui_note_line(u, UL_NOTE, "the session ended: %s", why);
+}
+
+/* Whether id is one of our requests in flight, made for why. */
+static bool
+ui_ours(const struct ui *u, json_t *id, enum ui_why why)
+{
+	int i;
+
+	for (i = 0; json_is_integer(id) && i < u->npend; i++)
+		if (u->pend[i].id == json_integer_value(id))
+			return u->pend[i].why == why;
+	return false;
 }
 
 /* One line of the attach socket: our own answer, or an event. */
@@ -208,13 +220,17 @@ ui_remote_line(void *ctx, const char *p, size_t n)
 		data = json_string_value(json_object_get(o, strcmp(ev, "end") ==
 		    0 ? "reason" : "message"));
 		ui_end(u, data != NULL ? data : ev);
+	} else if (strcmp(ev, "history") == 0) {
+		ui_history(u, o);
 	} else {
 		kind = ui_ev_kind(ev, &known);
 		data = json_string_value(json_object_get(o, "data"));
+		/* an input event is ours to answer when its cell is */
 		if (known)
 			ui_event(u, kind, o, data, data != NULL ?
 			    json_string_length(json_object_get(o, "data")) : 0,
-			    false);
+			    kind == EV_INPUT && ui_ours(u, json_object_get(o,
+			    "id"), W_EXEC));
 	}
 	json_decref(o);
 }
@@ -396,7 +412,7 @@ ui_open(struct ui *u, char *err, size_t len)
 	if (u->s == NULL)
 		return -1;
 	u->client = session_attach(u->s, ORIGIN_PERSON, SESSION_OBSERVE |
-	    SESSION_RAW | SESSION_LIVE_BG, ui_local_event, u);
+	    SESSION_RAW | SESSION_LIVE_BG | SESSION_INPUT, ui_local_event, u);
 	return 0;
 }
 
@@ -438,6 +454,7 @@ ui_main(const struct coil_opts *opts)
 	free(u.ended);
 	free(u.ask);
 	free(u.ask_arg);
+	free(u.reading);
 	json_decref(u.reply);
 	return ui_term ? 128 + ui_term : 0;
 }

@@ -12,6 +12,7 @@ import sys
 import builtins
 import gc
 import _ast
+import types
 
 _main = sys.modules["__main__"]
 ns = _main.__dict__
@@ -710,13 +711,64 @@ def op_vars(req):
                 e["shape"] = list(shape)
         except BaseException:
             pass
+        if "shape" in e:
+            dtype = _dtype_summary(v)
+            if dtype:
+                e["dtype"] = dtype
         if not isinstance(v, type) and hasattr(type(v), "__len__"):
             try:
                 e["len"] = len(v)
             except BaseException:
                 pass
+        if isinstance(v, _SIGNED):
+            sig = _signature_summary(v)
+            if sig is not None:
+                e["signature"] = sig
         out.append(e)
     return {"status": "ok", "vars": out}
+
+
+# The callables vars gives a signature: functions, methods and classes;
+# not any object with __call__, whose signature may run user code.
+_SIGNED = (types.FunctionType, types.MethodType, types.BuiltinFunctionType,
+           type)
+
+
+def _dtype_summary(v):
+    """An array's dtype, or a frame's column dtypes, distinct, in order
+    ("int64, object"); None when there is none.  Only attributes: a
+    frame of many columns is looked at for its first few hundred."""
+    try:
+        dt = getattr(v, "dtype", None)
+        # a column named "dtype" is no dtype: it has dimensions
+        if dt is not None and not callable(dt) and \
+                not getattr(dt, "ndim", 0):
+            s = str(dt)
+            return s[:40] if s else None
+        dts = getattr(v, "dtypes", None)
+        if dts is None or callable(dts):
+            return None
+        seen = []
+        for i, d in enumerate(dts):
+            if i >= 256 or len(seen) > 3:
+                break
+            s = str(d)
+            if s not in seen:
+                seen.append(s)
+        if len(seen) > 3:
+            seen[3:] = ["\u2026"]
+        return ", ".join(seen)[:60] or None
+    except BaseException:
+        return None
+
+
+def _signature_summary(v):
+    try:
+        import inspect
+        s = str(inspect.signature(v))
+    except BaseException:
+        return None
+    return s if len(s) <= 100 else s[:99] + "\u2026"
 
 
 def op_inspect(req):

@@ -68,8 +68,20 @@ else:
         r = c.call({"op": "vars"})
         a = [v for v in r.get("vars", []) if v["name"] == "a"]
         check(a and a[0]["repr"].startswith("array([[0, 1, 2],") and
-              a[0].get("shape") == [2, 3], "vars shows an array's repr "
-              "and shape", r)
+              a[0].get("shape") == [2, 3] and a[0].get("dtype") == "int64",
+              "vars shows an array's repr, shape and dtype", r)
+        c.run("def f(a, b=2, *rest): pass\n"
+              "class K:\n    def __init__(self, q): pass\n"
+              "k = K(1); g = len; n = 5")
+        got = {v["name"]: v for v in c.call({"op": "vars"}).get("vars", [])}
+        check(got.get("f", {}).get("signature") == "(a, b=2, *rest)" and
+              got.get("K", {}).get("signature") == "(q)" and
+              got.get("g", {}).get("signature") == "(obj, /)",
+              "vars gives the signature of a function, a class, a builtin",
+              got)
+        check("signature" not in got.get("k", {"signature": 1}) and
+              "dtype" not in got.get("n", {"dtype": 1}),
+              "and none for an instance or an int", got)
         r = c.call({"op": "inspect", "name": "a"})
         check(r.get("status") == "ok" and
               r.get("repr", "").startswith("array([[0, 1, 2]"),
@@ -140,8 +152,11 @@ else:
             got = {v["name"]: v for v in r.get("vars", [])}
             check("df" in got and "x    y" in got["df"]["repr"] and
                   got["df"].get("shape") == [2, 2] and "s" in got and
-                  "Name: x" in got["s"]["repr"],
-                  "%s: vars shows the frame and the series" % label, r)
+                  "Name: x" in got["s"]["repr"] and
+                  got["df"].get("dtype") == "int64, float64" and
+                  got["s"].get("dtype") == "int64",
+                  "%s: vars shows the frame and the series, with their "
+                  "dtypes" % label, r)
             r = c.call({"op": "inspect", "name": "df"})
             check(r.get("status") == "ok" and "x    y" in r.get("repr", "")
                   and r.get("type") == "pandas.core.frame.DataFrame",

@@ -34,7 +34,7 @@ try:
           scr.text())
     check_screen(scr, "error-80x24", "80x24: the error screen")
     scr.resize(120, 40)
-    check(scr.wait(r"result of cell 3") and scr.wait(r"^words {8}list"),
+    check(scr.wait(r"result of cell 3") and scr.wait(r"^words +list"),
           "resized to 120x40", scr.text())
     check_screen(scr, "error-120x40", "120x40: the same session, redrawn")
     scr.resize(40, 12)

@@ -36,9 +36,10 @@ class Screen:
             self.env.pop("NO_COLOR", None)
         self.cwd = cwd or os.environ.get("TEST_WORKDIR") or self.dir
         # the window's shell: coil, then its exit status, then a pause
-        # so the last screen stays to be read
-        shell = "%s; echo EXITED $?; stty -g > %s/stty.after; sleep 120" % (
-            cmd, self.dir)
+        # so the last screen stays to be read; the modes are saved
+        # before EXITED shows, which the tests wait for to read them
+        shell = ("%s; rc=$?; stty -g > %s/stty.after; echo EXITED $rc; "
+                 "sleep 120") % (cmd, self.dir)
         self.tmux("new-session", "-d", "-x", str(cols), "-y", str(rows),
                   "stty -g > %s/stty.before; %s" % (self.dir, shell))
 
