@@ -49,6 +49,8 @@ static void
 agent_on_event(void *ctx, const struct session_event *ev)
 {
 	struct agent *a = ctx;
+	const char *text;
+	size_t len;
 
 	switch (ev->kind) {
 	case EV_OUTPUT:
@@ -58,8 +60,9 @@ agent_on_event(void *ctx, const struct session_event *ev)
 			    "data", ev->text, ev->text_len));
 		break;
 	case EV_RESPONSE:
-		wire_send(&a->io, response_json(ev->resp, a->opts->brief ?
-		    RESPONSE_BRIEF : 0));
+		text = response_text(ev->resp, a->opts->brief ?
+		    RESPONSE_BRIEF : 0, &len);
+		wire_send_text(&a->io, text, len);
 		break;
 	default:
 		break;

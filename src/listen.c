@@ -202,10 +202,13 @@ static void
 lclient_on_event(void *ctx, const struct session_event *ev)
 {
 	struct lclient *c = ctx;
+	const char *text;
+	size_t len;
 
-	if (ev->kind == EV_RESPONSE && ev->client == c->client)
-		wire_send(&c->io, response_json(ev->resp, RESPONSE_SEQ));
-	else
+	if (ev->kind == EV_RESPONSE && ev->client == c->client) {
+		text = response_text(ev->resp, RESPONSE_SEQ, &len);
+		wire_send_text(&c->io, text, len);
+	} else
 		wire_send(&c->io, session_event_json(ev));
 }
 

@@ -60,6 +60,7 @@ response_free(struct response *r)
 	json_decref(r->background);
 	json_decref(r->warnings);
 	json_decref(r->fields);
+	free(r->text);
 	free(r);
 }
 
@@ -320,4 +321,26 @@ response_json(const struct response *r, unsigned flags)
 			response_prune(json_object_get(o, "error"), keep + 2);
 	}
 	return o;
+}
+
+const char *
+response_text(struct response *r, unsigned flags, size_t *len)
+{
+	char *line;
+	json_t *o;
+
+	if (r->text == NULL || r->text_flags != flags) {
+		o = response_json(r, flags);
+		line = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6));
+		json_decref(o);
+		if (line == NULL)
+			fatal("cannot encode a response");
+		free(r->text);
+		r->text_len = strlen(line);
+		r->text = xrealloc(line, r->text_len + 2);
+		memcpy(r->text + r->text_len++, "\n", 2);
+		r->text_flags = flags;
+	}
+	*len = r->text_len;
+	return r->text;
 }

@@ -71,6 +71,9 @@ struct response {
 	json_t *warnings;	/* array of strings, or NULL */
 	json_t *fields;		/* the op's own fields (vars, matches, ...) */
 	int refs;
+	char *text;		/* response_text's line, for text_flags */
+	size_t text_len;
+	unsigned text_flags;
 };
 
 struct response *response_new(enum status status);
@@ -111,6 +114,10 @@ void response_warn(struct response *r, const char *msg);
  * for every byte. */
 #define RESPONSE_BRIEF 0x02
 json_t *response_json(const struct response *r, unsigned flags);
+/* The same as one compact line ending in a newline (len counts it),
+ * encoded once for each flags and kept in r until it is freed: the
+ * transcript and the client it answers write the same bytes. */
+const char *response_text(struct response *r, unsigned flags, size_t *len);
 json_t *response_error_json(const struct response_error *e);
 
 #endif

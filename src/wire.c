@@ -27,6 +27,12 @@ wire_send(struct conn *c, json_t *msg)
 }
 
 void
+wire_send_text(struct conn *c, const char *line, size_t len)
+{
+	conn_send(c, line, len);
+}
+
+void
 wire_line(struct session *s, int client, const char *line, size_t len)
 {
 	char err[512];

@@ -17,6 +17,8 @@
 
 /* Queue msg (stolen) on c as one line. */
 void wire_send(struct conn *c, json_t *msg);
+/* A line already encoded, its newline included. */
+void wire_send_text(struct conn *c, const char *line, size_t len);
 /* One line from client: blank lines are ignored, a request goes to the
  * session, anything else is answered "invalid" in its turn. */
 void wire_line(struct session *s, int client, const char *line,
