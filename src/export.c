@@ -9,9 +9,11 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "export.h"
@@ -36,7 +38,7 @@ export_new(const char *path)
 {
 	struct export *x = xcalloc(1, sizeof *x);
 
-	x->path = xstrdup(path);
+	x->path = path != NULL ? xstrdup(path) : NULL;
 	x->cells = json_array();
 	return x;
 }
@@ -247,7 +249,7 @@ export_event(void *ctx, const struct session_event *ev)
 }
 
 static json_t *
-export_notebook(struct export *x)
+export_notebook(const struct export *x)
 {
 	return json_pack("{s:i, s:i, s:{s:{s:s, s:s, s:s}, s:{s:s, s:s}}, "
 	    "s:O}", "nbformat", 4, "nbformat_minor", 5, "metadata",
@@ -257,16 +259,65 @@ export_notebook(struct export *x)
 	    "cells", x->cells);
 }
 
+char *
+export_dump(const struct export *x, size_t *ncells)
+{
+	json_t *nb = export_notebook(x);
+	char *s = json_dumps(nb, JSON_INDENT(1) | JSON_REAL_PRECISION(6));
+
+	if (s == NULL)
+		fatal("out of memory");
+	*ncells = json_array_size(x->cells);
+	json_decref(nb);
+	return s;
+}
+
 int
-export_close(struct export *x)
+export_memfd(const struct export *x, size_t max, size_t *ncells)
+{
+	char *s = export_dump(x, ncells);
+	size_t n = strlen(s), off = 0;
+	ssize_t w;
+	int fd = -1, e;
+
+	if (n > max) {
+		errno = EMSGSIZE;
+		goto fail;
+	}
+	fd = memfd_create("coil-notebook", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd == -1)
+		goto fail;
+	for (; off < n; off += (size_t)w)
+		if ((w = write(fd, s + off, n - off)) <= 0) {
+			if (w == 0)
+				errno = EIO;
+			if (w == 0 || errno != EINTR)
+				goto fail;
+			w = 0;
+		}
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW |
+	    F_SEAL_SHRINK | F_SEAL_SEAL) == -1 ||
+	    lseek(fd, 0, SEEK_SET) == -1)
+		goto fail;
+	free(s);
+	return fd;
+fail:
+	e = errno;
+	if (fd >= 0)
+		close(fd);
+	free(s);
+	errno = e;
+	return -1;
+}
+
+/* Write the notebook to x->path: 0, or -1 said on stderr. */
+static int
+export_write(struct export *x)
 {
 	json_t *nb;
 	char *tmp;
 	int rc;
-	size_t i;
 
-	if (x == NULL)
-		return 0;
 	nb = export_notebook(x);
 	xasprintf(&tmp, "%s.tmp%ld", x->path, (long)getpid());
 	rc = json_dump_file(nb, tmp, JSON_INDENT(1) | JSON_REAL_PRECISION(6));
@@ -279,6 +330,19 @@ export_close(struct export *x)
 	}
 	free(tmp);
 	json_decref(nb);
+	return rc;
+}
+
+int
+export_close(struct export *x)
+{
+	int rc = 0;
+	size_t i;
+
+	if (x == NULL)
+		return 0;
+	if (x->path != NULL)
+		rc = export_write(x);
 	for (i = 0; i < x->nopen; i++)
 		json_decref(x->open[i].cell);
 	free(x->open);

@@ -127,7 +127,8 @@ struct session {
 	int raw_observers;	/* and SESSION_RAW */
 	int ns_observers;	/* and not SESSION_NO_NS */
 	struct record *rec;	/* --record's writer, an observer; or NULL */
-	struct export *export;	/* --export's notebook, an observer; or NULL */
+	struct export *export;	/* the notebook so far, an observer (written
+				   at the end with --export) */
 	uint64_t next_seq;
 	struct sevent *events, **events_tail;
 	int cause;		/* the client of the newest run: owns its
