@@ -142,6 +142,14 @@ try:
 finally:
     scr.close()
 
+# --plain on a terminal: the lines of before
+scr = Screen(coil_cmd("--replay", "t.jsonl", "--plain"), 80, 30, cwd=WORK)
+try:
+    check(scr.wait(r"^Out\[3\]: 2$") and scr.wait(r"^EXITED 0"),
+          "--plain on a terminal prints the replay as lines", scr.text())
+finally:
+    scr.close()
+
 # not a terminal: the lines of before
 r = subprocess.run([COIL, "--replay", T], cwd=WORK, stdin=subprocess.DEVNULL,
                    stdout=subprocess.PIPE, stderr=subprocess.PIPE,
