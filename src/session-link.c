@@ -603,7 +603,8 @@ session_notebook_asked(struct session *s, struct link_frame *f)
 	if (fd == -1) {
 		session_send(s, json_pack("{s:s, s:s}", "op", "notebook",
 		    "error", errno == EMSGSIZE ? "the notebook is too big to "
-		    "hand over" : strerror(errno)));
+		    "hand over" : errno == EIO ? "cells were lost: its temp "
+		    "file could not be written" : strerror(errno)));
 		return;
 	}
 	m = json_pack("{s:s, s:I}", "op", "notebook", "cells", (json_int_t)n);

@@ -172,6 +172,7 @@ int ui_replay_open(struct ui *u, char *err, size_t len);
 void ui_replay_free(struct ui *u);
 void ui_replay_next(struct ui *u);
 void ui_replay_all(struct ui *u);
+void ui_replay_stop(struct ui *u);	/* Ctrl-C */
 void ui_replay_goto(struct ui *u);	/* g: N is typed next */
 bool ui_replay_key(struct ui *u, int key);	/* g's N took the key */
 void ui_replay_diffs(struct ui *u);

@@ -299,6 +299,8 @@ static const struct ui_binding {
 	{ 'a', "a", RP, ui_replay_all, "run every cell left, to the end" },
 	{ 'g', "g N Enter", RP, ui_replay_goto, "go to cell N: back by its "
 	  "checkpoint (else from the start), forward by running" },
+	{ 3, "Ctrl-C", RP, ui_replay_stop, "interrupt the running cell; "
+	  "a run stops after it" },
 	{ 'd', "d", RP, ui_replay_diffs, "the cells that differ from the "
 	  "recording, old and new side by side" },
 	{ 'i', "i", RP, k_back, "the input, to type a cell of your own" },

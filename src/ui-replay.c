@@ -297,6 +297,11 @@ rp_event(void *ctx, const struct session_event *ev)
 	json_t *got;
 	bool ok;
 
+	if (ev->kind == EV_CANCELLED) {
+		/* dropped before it ran (the session is going down) */
+		rp_stop(u);
+		return;
+	}
 	if (ev->kind != EV_RESPONSE)
 		return;
 	got = response_json(ev->resp, 0);
@@ -312,8 +317,8 @@ rp_event(void *ctx, const struct session_event *ev)
 		ui_submit(u, json_pack("{s:s}", "op", "vars"), W_VARS);
 	} else if (rp->wait == RW_ROLLBACK) {
 		/* its checkpoint is gone: from the start again */
-		ui_note_line(u, UL_NOTE, "replay: no checkpoint after cell %d; "
-		    "running cells 1 to %d again", rp->go, rp->go);
+		ui_note_line(u, UL_NOTE, "replay: no checkpoint after cell "
+		    "%d; running cells 1 to %d again", rp->go, rp->go);
 		rp->target = rp->go;
 		json_decref(got);
 		rp_submit_op(u, "reset", NULL, RW_RESET);
@@ -358,6 +363,22 @@ ui_replay_next(struct ui *u)
 	rp_advance(u);
 }
 
+/* Ctrl-C: interrupt the running cell; a run stops once it answers. */
+void
+ui_replay_stop(struct ui *u)
+{
+	if (u->rp == NULL || u->rp->wait == RW_NONE) {
+		snprintf(u->note, sizeof u->note, "no cell of the replay runs");
+		return;
+	}
+	if (u->rp->wait == RW_CELL) {
+		u->rp->target = u->rp->done + 1;
+		ui_interrupt(u);
+	}
+	snprintf(u->note, sizeof u->note, "replay: interrupting; the run "
+	    "stops after cell %d", u->rp->done + 1);
+}
+
 void
 ui_replay_all(struct ui *u)
 {
@@ -375,8 +396,8 @@ rp_goto(struct ui *u, int n)
 	struct ui_replay *rp = u->rp;
 
 	if (n < 0 || n > rp->n) {
-		snprintf(u->note, sizeof u->note, "replay: no cell %d (the file "
-		    "has %d; g 0 starts again)", n, rp->n);
+		snprintf(u->note, sizeof u->note, "replay: no cell %d (the "
+		    "file has %d; g 0 starts again)", n, rp->n);
 		return;
 	}
 	if (n >= rp->done) {
