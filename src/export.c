@@ -251,6 +251,11 @@ export_keeper(void)
 	/* On disk, so that a long session's notebook costs no memory; in
 	 * memory when there is no temp file to be had. */
 	x->spill = tmpfile();
+	if (x->spill != NULL &&
+	    fcntl(fileno(x->spill), F_SETFD, FD_CLOEXEC) == -1) {
+		fclose(x->spill);
+		x->spill = NULL;
+	}
 	return x;
 }
 

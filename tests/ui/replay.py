@@ -142,6 +142,27 @@ try:
 finally:
     scr.close()
 
+# a "# %%" file whose second cell hangs: Ctrl-C stops the run there
+with open(os.path.join(WORK, "hang.py"), "w") as f:
+    f.write("# %%\nx = 5\n# %%\nimport time\nwhile True:\n"
+            "    time.sleep(0.05)\n# %%\ny = 1\n")
+scr = Screen(coil_cmd("--replay", "hang.py"), 100, 30, cwd=WORK)
+try:
+    check(scr.wait(r"replay: cell 0 of 3"), "a # %% file in the UI",
+          scr.text())
+    scr.keys("a")
+    check(scr.wait(r"replay: cell 1 of 3, running"),
+          "a runs into the cell that hangs", scr.text())
+    scr.keys("C-c")
+    check(scr.wait(r"replay: cell 2 of 3 \|") and
+          scr.wait(r"KeyboardInterrupt"),
+          "Ctrl-C interrupts it and the run stops after it", scr.text())
+    check(not scr.wait(r"^y +int", timeout=2),
+          "the cell after it did not run", scr.text())
+    scr.keys("C-d")
+finally:
+    scr.close()
+
 # --plain on a terminal: the lines of before
 scr = Screen(coil_cmd("--replay", "t.jsonl", "--plain"), 80, 30, cwd=WORK)
 try:
