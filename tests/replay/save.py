@@ -101,6 +101,18 @@ with open(os.path.join(WORK, "code.py"), encoding="utf-8") as f:
     py = f.read()
 check(py == "# coding: utf-8\nprint('hello')\n6 * 7\n",
       "%save FILE.py keeps IPython's meaning: the cells' source", py)
+fig = c.run("import matplotlib\nmatplotlib.use('Agg')\n"
+            "import matplotlib.pyplot as plt\nplt.plot([1, 3, 2]); None")
+if fig.get("display"):
+    r = c.run("%save fig.ipynb")
+    with open(os.path.join(WORK, "fig.ipynb"), encoding="utf-8") as f:
+        last = json.load(f)["cells"][-1]
+    png = [o for o in last["outputs"] if o["output_type"] == "display_data"]
+    check(png and png[0]["data"]["image/png"].startswith("iVBOR"),
+          "a figure is display_data with its PNG", last)
+else:
+    skip("a figure in the saved notebook", "matplotlib made no figure "
+         "here: %s" % fig.get("error"))
 r = c.run("%save -a s.ipynb")
 check((r.get("error") or {}).get("type") == "UsageError",
       "-a makes no sense for a notebook: a UsageError", r)

@@ -39,15 +39,15 @@ with open(os.path.join(WORK, "data.txt"), "w") as f:
 
 
 def steps(scr):
-    check(scr.wait(r"replay: cell 0 of 4 \|") and
+    check(scr.wait(r"^ replay: cell 0 of 4 \|") and
           scr.wait(r"\(transcript\): 4 cells"),
           "the UI opens on a fresh session, at cell 0 of 4", scr.text())
     scr.keys("n")
-    check(scr.wait(r"replay: cell 1 of 4 \|") and
+    check(scr.wait(r"^ replay: cell 1 of 4 \|") and
           scr.wait(r"\[1\] replay") and scr.wait(r"^x +int +1"),
           "n runs the first cell, origin replay", scr.text())
     scr.keys("a")
-    check(scr.wait(r"replay: cell 4 of 4 \|"), "a runs to the end",
+    check(scr.wait(r"^ replay: cell 4 of 4 \|"), "a runs to the end",
           scr.text())
     check(scr.wait(r"replay: 1 cell differs from the recording") and
           scr.wait(r"cell 2 of 4 \(line \d+ of the file\) differs") and
@@ -66,17 +66,17 @@ def steps(scr):
     check(scr.wait(r"replay: go to cell: 1_"), "g asks for the cell",
           scr.text())
     scr.keys("Enter")
-    check(scr.wait(r"replay: cell 1 of 4 \|") and
+    check(scr.wait(r"^ replay: cell 1 of 4 \|") and
           scr.wait(r"done|after cell 1") and scr.wait(r"^x +int +1 "),
           "g 1 goes back: x is 1 again", scr.text())
     check("no checkpoint after cell 1" not in scr.text(),
           "by cell 1's checkpoint, not by running again", scr.text())
     scr.keys("n")
-    check(scr.wait(r"replay: cell 2 of 4 \|") and
+    check(scr.wait(r"^ replay: cell 2 of 4 \|") and
           scr.wait(r"^ ! +one +\| +two$"), "n runs cell 2 again: it differs "
           "again", scr.text())
     scr.keys("n")
-    check(scr.wait(r"replay: cell 3 of 4 \|") and scr.wait(r"^x +int +2 "),
+    check(scr.wait(r"^ replay: cell 3 of 4 \|") and scr.wait(r"^x +int +2 "),
           "n over the comparison closes it and runs cell 3: x is 2 again",
           scr.text())
     scr.keys("d")
@@ -126,17 +126,24 @@ else:
 scr = Screen(coil_cmd("--replay", "t.jsonl", "--checkpoints", "0"), 60, 30,
              cwd=WORK)
 try:
-    check(scr.wait(r"replay: cell 0 of 4"), "a narrow UI is up", scr.text())
+    check(scr.wait(r"^ replay: cell 0 of 4 \|"), "a narrow UI is up",
+          scr.text())
     scr.keys("a")
     check(scr.wait(r"^ recorded:$") and scr.wait(r"^ replayed:$") and
           scr.wait(r"^ +one$") and scr.wait(r"^ +two$"),
           "a narrow terminal shows recorded above replayed", scr.text())
     scr.keys("Escape", "g", "2", "Enter")
-    scr.wait(r"replay: cell 2 of 4")
+    scr.wait(r"^ replay: cell 2 of 4 \|")
     scr.keys("Escape")
     check(scr.wait(r"no checkpoint after cell 2") and
-          scr.wait(r"replay: cell 2 of 4"),
+          scr.wait(r"^ replay: cell 2 of 4 \|"),
           "without its checkpoint, g 2 runs cells 1 and 2 again",
+          scr.text())
+    scr.keys("g", "3", "Enter")
+    # (no namespace pane under 80 columns: the result pane says it)
+    check(scr.wait(r"^ replay: cell 3 of 4 \|") and
+          scr.wait(r"result of cell 7 \(replay\): ok") and
+          scr.wait(r"^ 2 *$"), "g 3 from cell 2 runs forward to it",
           scr.text())
     scr.keys("C-d")
 finally:
@@ -148,13 +155,13 @@ with open(os.path.join(WORK, "hang.py"), "w") as f:
             "    time.sleep(0.05)\n# %%\ny = 1\n")
 scr = Screen(coil_cmd("--replay", "hang.py"), 100, 30, cwd=WORK)
 try:
-    check(scr.wait(r"replay: cell 0 of 3"), "a # %% file in the UI",
+    check(scr.wait(r"^ replay: cell 0 of 3 \|"), "a # %% file in the UI",
           scr.text())
     scr.keys("a")
-    check(scr.wait(r"replay: cell 1 of 3, running"),
+    check(scr.wait(r"^ replay: cell 1 of 3, running"),
           "a runs into the cell that hangs", scr.text())
     scr.keys("C-c")
-    check(scr.wait(r"replay: cell 2 of 3 \|") and
+    check(scr.wait(r"^ replay: cell 2 of 3 \|") and
           scr.wait(r"KeyboardInterrupt"),
           "Ctrl-C interrupts it and the run stops after it", scr.text())
     check(not scr.wait(r"^y +int", timeout=2),
