@@ -146,6 +146,7 @@ size_t ui_vars_shown(struct ui *u, size_t *idx, size_t max);
 void ui_vars_summary(json_t *v, char *out, size_t len);
 void ui_cell_detail(const struct ui_cell *c, struct buf *b);
 void ui_save_output(struct ui *u, const char *path, char *msg, size_t len);
+void ui_save_notebook(struct ui *u, const char *path);	/* %save */
 const struct ui_cell *ui_last_answer(struct ui *u);
 
 /* ui-draw.c */

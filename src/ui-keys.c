@@ -371,32 +371,6 @@ c_reset(struct ui *u, const char *a)
 	ui_ask(u, y_reset, "", xstrdup(" reset the namespace? (y/n) "));
 }
 
-/* FILE.ipynb: the session as a notebook, through %save in a cell of
- * ours, so the worker writes it under the sandbox's rights (link.h). */
-static void
-ui_save_notebook(struct ui *u, const char *path)
-{
-	struct buf b;
-	const char *p;
-
-	if (strchr(path, '\n') != NULL) {
-		snprintf(u->note, sizeof u->note, "a notebook's name has no "
-		    "newline");
-		return;
-	}
-	buf_init(&b);
-	buf_addstr(&b, "%save -f '");
-	for (p = path; *p != '\0'; p++)
-		if (*p == '\'')
-			buf_addstr(&b, "'\"'\"'");	/* shlex's quoting */
-		else
-			buf_add(&b, p, 1);
-	buf_addstr(&b, "'");
-	ui_submit(u, json_pack("{s:s, s:s}", "op", "exec", "code", b.p),
-	    W_OP);
-	buf_free(&b);
-}
-
 static void
 c_save(struct ui *u, const char *a)
 {

@@ -99,6 +99,10 @@ try:
     scr.type(":save s.ipynb")
     check(scr.wait(r"cells written to the notebook"),
           ":save FILE.ipynb runs %save in the session", scr.text())
+    scr.type(":save my nb's.ipynb")
+    check(scr.wait(r"to the notebook `my nb's\.ipynb`"),
+          "a name with a blank and a quote is quoted for %save",
+          scr.text())
     scr.keys("C-d")
     check(scr.wait(r"^EXITED 0"), "Ctrl-D leaves", scr.text())
 finally:
@@ -118,7 +122,8 @@ except OSError as e:
 if "No module named 'nbformat'" in out:
     check(os.path.exists(nb), "the notebook :save wrote is there")
 else:
-    check(out.strip().isdigit() and int(out) >= 4, "the notebook :save "
+    check(os.path.exists(os.path.join(WORK, "my nb's.ipynb")) and
+      out.strip().isdigit() and int(out) >= 4, "the notebook :save "
           "wrote passes nbformat.validate and holds the replayed cells",
           out)
 
