@@ -32,6 +32,7 @@ struct export {
 	FILE *spill;		/* a keeper's: one compact line a cell, in
 				   an unlinked temp file */
 	bool spill_failed;	/* a write to it failed: cells are lost */
+	long spilled;		/* its bytes so far */
 	size_t n;		/* cells so far */
 	struct xcell *open;
 	size_t nopen;
@@ -207,7 +208,8 @@ export_add(struct export *x, json_t *cell)
 		return;
 	}
 	if (json_dumpf(cell, x->spill, JSON_COMPACT) == -1 ||
-	    putc('\n', x->spill) == EOF)
+	    putc('\n', x->spill) == EOF || (x->spilled = ftell(x->spill)) ==
+	    -1)
 		x->spill_failed = true;
 }
 
@@ -355,15 +357,19 @@ export_dump(const struct export *x, size_t *ncells)
 int
 export_memfd(const struct export *x, size_t max, size_t *ncells)
 {
-	char *s = export_dump(x, ncells);
-	size_t n = strlen(s), off = 0;
+	char *s = NULL;
+	size_t n, off = 0;
 	ssize_t w;
 	int fd = -1, e;
 
-	if (x->spill_failed) {
-		errno = EIO;
+	/* A cell may ask as often as it likes: what is on disk is not
+	 * loaded when it is too big already. */
+	if (x->spill_failed || (size_t)x->spilled > max) {
+		errno = x->spill_failed ? EIO : EMSGSIZE;
 		goto fail;
 	}
+	s = export_dump(x, ncells);
+	n = strlen(s);
 	if (n > max) {
 		errno = EMSGSIZE;
 		goto fail;

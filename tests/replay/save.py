@@ -117,6 +117,26 @@ r = c.run("%save -a s.ipynb")
 check((r.get("error") or {}).get("type") == "UsageError",
       "-a makes no sense for a notebook: a UsageError", r)
 check_exit(c)
+
+# over what the supervisor hands over (16 MiB): refused, said, no file;
+# and the same under the strict profile for a small one
+c = Coil("--no-record", "--max-output", "8M", cwd=WORK)
+for _ in range(3):
+    c.run("print('x' * (7 << 20))")
+r = c.run("%save big.ipynb")
+check(r.get("status") == "error" and "too big to hand over" in
+      (r.get("error") or {}).get("message", "") and
+      not os.path.exists(os.path.join(WORK, "big.ipynb")),
+      "a notebook over 16 MiB is refused with a reason", r.get("error"))
+check_exit(c)
+c = Coil("--no-record", "--sandbox", "strict", cwd=WORK)
+c.run("6 * 7")
+r = c.run("%save strict.ipynb")
+with open(os.path.join(WORK, "strict.ipynb"), encoding="utf-8") as f:
+    nb = json.load(f)
+check(r.get("status") == "ok" and nb["cells"][0]["outputs"][0]["data"]
+      == {"text/plain": "42"}, "under --sandbox strict too", r)
+check_exit(c)
 shutil.rmtree(WORK, ignore_errors=True)
 shutil.rmtree(OUT, ignore_errors=True)
 done()
