@@ -9,9 +9,12 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "export.h"
@@ -25,7 +28,12 @@ struct xcell {
 
 struct export {
 	char *path;
-	json_t *cells;		/* the notebook's, in answer order */
+	json_t *cells;		/* the notebook's, in answer order, unless */
+	FILE *spill;		/* a keeper's: one compact line a cell, in
+				   an unlinked temp file */
+	bool spill_failed;	/* a write to it failed: cells are lost */
+	long spilled;		/* its bytes so far */
+	size_t n;		/* cells so far */
 	struct xcell *open;
 	size_t nopen;
 	char *python;		/* the worker's version, once it said */
@@ -36,7 +44,7 @@ export_new(const char *path)
 {
 	struct export *x = xcalloc(1, sizeof *x);
 
-	x->path = xstrdup(path);
+	x->path = path != NULL ? xstrdup(path) : NULL;
 	x->cells = json_array();
 	return x;
 }
@@ -190,6 +198,21 @@ export_display(json_t *d)
 	    "data", data, "metadata", meta);
 }
 
+/* A finished cell (borrowed) joins the notebook. */
+static void
+export_add(struct export *x, json_t *cell)
+{
+	json_object_set_new(cell, "id", json_sprintf("cell-%zu", ++x->n));
+	if (x->spill == NULL) {
+		json_array_append(x->cells, cell);
+		return;
+	}
+	if (json_dumpf(cell, x->spill, JSON_COMPACT) == -1 ||
+	    putc('\n', x->spill) == EOF || (x->spilled = ftell(x->spill)) ==
+	    -1)
+		x->spill_failed = true;
+}
+
 /* The response closes its cell: displays, then the result or error. */
 static void
 export_answer(struct export *x, struct xcell *c, const struct response *r)
@@ -219,9 +242,48 @@ export_answer(struct export *x, struct xcell *c, const struct response *r)
 		    export_lines(r->error->traceback) : json_array()));
 	}
 	json_decref(n);
-	json_object_set_new(c->cell, "id", json_sprintf("cell-%zu",
-	    json_array_size(x->cells) + 1));
-	json_array_append(x->cells, c->cell);
+	export_add(x, c->cell);
+}
+
+struct export *
+export_keeper(void)
+{
+	struct export *x = export_new(NULL);
+
+	/* On disk, so that a long session's notebook costs no memory; in
+	 * memory when there is no temp file to be had. */
+	x->spill = tmpfile();
+	if (x->spill != NULL &&
+	    fcntl(fileno(x->spill), F_SETFD, FD_CLOEXEC) == -1) {
+		fclose(x->spill);
+		x->spill = NULL;
+	}
+	return x;
+}
+
+void
+export_keep(struct export *x, json_t *req, const struct response *r)
+{
+	const char *code = json_string_value(json_object_get(req, "code"));
+	struct xcell c = { 0, NULL };
+	json_t *outs;
+
+	if (code == NULL || !(r->has & RESP_EXEC))
+		return;
+	c.cell = json_pack("{s:s, s:{}, s:n, s:o, s:[]}", "cell_type", "code",
+	    "metadata", "execution_count", "source", export_lines(code),
+	    "outputs");
+	outs = json_object_get(c.cell, "outputs");
+	if (r->output_len > 0)
+		json_array_append_new(outs, json_pack("{s:s, s:s, s:s%}",
+		    "output_type", "stream", "name", "stdout", "text",
+		    r->output, r->output_len));
+	if (r->stderr_len > 0)
+		json_array_append_new(outs, json_pack("{s:s, s:s, s:s%}",
+		    "output_type", "stream", "name", "stderr", "text",
+		    r->stderr_text, r->stderr_len));
+	export_answer(x, &c, r);
+	json_decref(c.cell);
 }
 
 void
@@ -246,27 +308,106 @@ export_event(void *ctx, const struct session_event *ev)
 		x->python = xstrdup(py);
 }
 
+/* The cells: a new reference (read back from the spill file). */
 static json_t *
-export_notebook(struct export *x)
+export_cells(const struct export *x)
+{
+	json_t *a, *cell;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+
+	if (x->spill == NULL)
+		return json_incref(x->cells);
+	a = json_array();
+	if (fflush(x->spill) == EOF || fseek(x->spill, 0, SEEK_SET) == -1)
+		return a;
+	while ((len = getline(&line, &cap, x->spill)) > 0)
+		if ((cell = json_loadb(line, (size_t)len, 0, NULL)) != NULL)
+			json_array_append_new(a, cell);
+	free(line);
+	fseek(x->spill, 0, SEEK_END);
+	return a;
+}
+
+static json_t *
+export_notebook(const struct export *x)
 {
 	return json_pack("{s:i, s:i, s:{s:{s:s, s:s, s:s}, s:{s:s, s:s}}, "
-	    "s:O}", "nbformat", 4, "nbformat_minor", 5, "metadata",
+	    "s:o}", "nbformat", 4, "nbformat_minor", 5, "metadata",
 	    "kernelspec", "name", "python3", "display_name", "Python 3",
 	    "language", "python", "language_info", "name", "python",
 	    "version", x->python ? x->python : PYTHON_EMBED_VERSION,
-	    "cells", x->cells);
+	    "cells", export_cells(x));
+}
+
+char *
+export_dump(const struct export *x, size_t *ncells)
+{
+	json_t *nb = export_notebook(x);
+	char *s = json_dumps(nb, JSON_INDENT(1) | JSON_REAL_PRECISION(6));
+
+	if (s == NULL)
+		fatal("out of memory");
+	*ncells = json_array_size(json_object_get(nb, "cells"));
+	json_decref(nb);
+	return s;
 }
 
 int
-export_close(struct export *x)
+export_memfd(const struct export *x, size_t max, size_t *ncells)
+{
+	char *s = NULL;
+	size_t n, off = 0;
+	ssize_t w;
+	int fd = -1, e;
+
+	/* A cell may ask as often as it likes: what is on disk is not
+	 * loaded when it is too big already. */
+	if (x->spill_failed || (size_t)x->spilled > max) {
+		errno = x->spill_failed ? EIO : EMSGSIZE;
+		goto fail;
+	}
+	s = export_dump(x, ncells);
+	n = strlen(s);
+	if (n > max) {
+		errno = EMSGSIZE;
+		goto fail;
+	}
+	fd = memfd_create("coil-notebook", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd == -1)
+		goto fail;
+	for (; off < n; off += (size_t)w)
+		if ((w = write(fd, s + off, n - off)) <= 0) {
+			if (w == 0)
+				errno = EIO;
+			if (w == 0 || errno != EINTR)
+				goto fail;
+			w = 0;
+		}
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW |
+	    F_SEAL_SHRINK | F_SEAL_SEAL) == -1 ||
+	    lseek(fd, 0, SEEK_SET) == -1)
+		goto fail;
+	free(s);
+	return fd;
+fail:
+	e = errno;
+	if (fd >= 0)
+		close(fd);
+	free(s);
+	errno = e;
+	return -1;
+}
+
+/* Write the notebook to x->path: 0, or -1 said on stderr. */
+static int
+export_write(struct export *x)
 {
 	json_t *nb;
 	char *tmp;
 	int rc;
-	size_t i;
 
-	if (x == NULL)
-		return 0;
 	nb = export_notebook(x);
 	xasprintf(&tmp, "%s.tmp%ld", x->path, (long)getpid());
 	rc = json_dump_file(nb, tmp, JSON_INDENT(1) | JSON_REAL_PRECISION(6));
@@ -279,10 +420,25 @@ export_close(struct export *x)
 	}
 	free(tmp);
 	json_decref(nb);
+	return rc;
+}
+
+int
+export_close(struct export *x)
+{
+	int rc = 0;
+	size_t i;
+
+	if (x == NULL)
+		return 0;
+	if (x->path != NULL)
+		rc = export_write(x);
 	for (i = 0; i < x->nopen; i++)
 		json_decref(x->open[i].cell);
 	free(x->open);
 	json_decref(x->cells);
+	if (x->spill != NULL)
+		fclose(x->spill);
 	free(x->python);
 	free(x->path);
 	free(x);

@@ -36,6 +36,7 @@ static const char *const link_frame_names[LINK_NFRAMES] = {
 	[LINK_F_GATE] = "gate", [LINK_F_HELLO] = "hello",
 	[LINK_F_REPLY] = "reply", [LINK_F_CKPT] = "ckpt",
 	[LINK_F_CKPT_FAILED] = "ckpt_failed", [LINK_F_INPUT] = "input",
+	[LINK_F_NOTEBOOK] = "notebook",
 };
 
 typedef int (*link_check_fn)(struct link *, const struct link_owed *,
@@ -53,6 +54,8 @@ static int link_check_failed(struct link *, const struct link_owed *,
     struct link_frame *, char *, size_t);
 static int link_check_input(struct link *, const struct link_owed *,
     struct link_frame *, char *, size_t);
+static int link_check_notebook(struct link *, const struct link_owed *,
+    struct link_frame *, char *, size_t);
 
 /* The (state, frame) table: the only pairs that are not a violation. */
 static const struct link_rule {
@@ -67,6 +70,7 @@ static const struct link_rule {
 	{ LINK_CKPT, LINK_F_CKPT, 1, 2, link_check_ckpt },
 	{ LINK_CKPT, LINK_F_CKPT_FAILED, 0, 0, link_check_failed },
 	{ LINK_REPLY, LINK_F_INPUT, 0, 0, link_check_input },
+	{ LINK_REPLY, LINK_F_NOTEBOOK, 0, 0, link_check_notebook },
 };
 
 void
@@ -419,6 +423,20 @@ link_check_input(struct link *l, const struct link_owed *o,
 	return 0;
 }
 
+/* Any cell may ask for the notebook, one question at a time. */
+static int
+link_check_notebook(struct link *l, const struct link_owed *o,
+    struct link_frame *f, char *why, size_t len)
+{
+	(void)l;
+	if (!link_seq_ok(o, f, why, len))
+		return -1;
+	if (o->asking)
+		return err_set(why, len, "it asked for the notebook before "
+		    "its last question was answered");
+	return 0;
+}
+
 void
 link_allow_input(struct link *l, uint64_t seq)
 {
@@ -612,7 +630,7 @@ link_next(struct link *l, struct link_frame *f, char *why, size_t len)
 	}
 	if (rule->check(l, o, f, why, len) == -1)
 		goto bad;
-	if (f->type == LINK_F_INPUT) {
+	if (f->type == LINK_F_INPUT || f->type == LINK_F_NOTEBOOK) {
 		o->asking = true;	/* the reply is still owed */
 		return 1;
 	}

@@ -26,6 +26,13 @@
  * the supervisor allowed that exec to ask (link_allow_input: a person's
  * cell at a terminal).  The reply stays owed.
  *
+ * Likewise any exec's cell may send {"t":"notebook", "seq"} (%save
+ * FILE.ipynb): the session so far as a notebook, which the supervisor
+ * builds and answers at once with a sealed memfd of its bytes; the
+ * worker writes the file, under the sandbox's rights, so the supervisor
+ * never writes a path a cell chose.  One question (input or notebook)
+ * is open at a time.
+ *
  * The (state, frame type) -> check table in link.c says which frame may
  * answer which owed one (the state is the head of the queue, or idle when
  * nothing is owed), how many descriptors it carries and of what kind.
@@ -66,7 +73,7 @@ enum link_owe {
 
 enum link_frame_type {
 	LINK_F_GATE, LINK_F_HELLO, LINK_F_REPLY, LINK_F_CKPT,
-	LINK_F_CKPT_FAILED, LINK_F_INPUT, LINK_NFRAMES
+	LINK_F_CKPT_FAILED, LINK_F_INPUT, LINK_F_NOTEBOOK, LINK_NFRAMES
 };
 
 /* The checkpoint kinds the supervisor asks for, by their wire names. */
@@ -82,7 +89,8 @@ struct link_owed {
 	enum link_ckpt kind;	/* ckpt */
 	int resumed;		/* hello: the checkpoint's cell, -1: fresh */
 	bool input;		/* reply: its cell may ask for input lines */
-	bool asking;		/* reply: an input frame awaits its line */
+	bool asking;		/* reply: an input or notebook frame
+				   awaits its answer */
 };
 
 struct link {
@@ -121,8 +129,9 @@ uint64_t link_owe(struct link *l, enum link_owe what, enum link_ckpt kind,
     uint64_t seq, int resumed);
 /* The owed reply numbered seq may be preceded by input frames. */
 void link_allow_input(struct link *l, uint64_t seq);
-/* The supervisor sent the line an input frame asked for: the worker may
- * ask again.  -1 when no input frame was waiting. */
+/* The supervisor sent the line an input frame asked for (or the
+ * notebook a notebook frame did): the worker may ask again.  -1 when no
+ * question was waiting. */
 int link_answered_input(struct link *l);
 
 /* The state: what the head of the queue waits for. */

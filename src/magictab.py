@@ -272,15 +272,48 @@ def _m_history(arg, **_):
         print(src)
 
 
+def _save_notebook(fname, opts, rest):
+    """%save FILE.ipynb: the session so far as a notebook.  The
+    supervisor builds it; it is written here, so the cell's own rights
+    (the sandbox's) decide where it may go."""
+    import os
+    if rest[1:] or "a" in opts:
+        raise UsageError("%save FILE.ipynb writes the whole session so "
+                         "far: no RANGE, no -a")
+    fname = os.path.expanduser(fname)
+    if os.path.exists(fname) and "f" not in opts:
+        print("File `%s` exists. Use `%%save -f %s` to force overwrite"
+              % (fname, fname))
+        return
+    data, n = _notebook()
+    try:
+        with open(fname, "wb") as f:
+            f.write(data)
+    except OSError as e:
+        import errno
+        why = e.strerror or str(e)
+        if e.errno in (errno.EACCES, errno.EPERM, errno.EROFS) and \
+                "--allow-write" not in why:
+            why += (" (a cell may write under the work directory, its "
+                    "temp dir and --allow-write DIRs)")
+        raise type(e)(e.errno, "cannot write the notebook '%s': %s"
+                      % (fname, why)) from None
+    print("%d cell%s written to the notebook `%s`"
+          % (n, "" if n == 1 else "s", fname))
+
+
 @_magic("save", _LINE, "%save [-f] [-a] FILE [RANGE ...]",
         "Write cells (all run so far unless RANGE) to FILE (.py added), "
-        "-a appending; an existing file is kept unless -f.")
+        "-a appending; an existing file is kept unless -f.  FILE.ipynb: "
+        "the session so far as a notebook, with its outputs.")
 def _m_save(arg, **_):
     import os
     opts, rest = _opts(arg, "fra", "save")
     rest = _words(rest)
     if not rest:
         raise UsageError("Missing filename.")
+    if rest[0].endswith(".ipynb"):
+        return _save_notebook(rest[0], opts, rest)
     fname = rest[0] if rest[0].endswith((".py", ".ipy")) else rest[0] + ".py"
     fname = os.path.expanduser(fname)
     cells = _cells()

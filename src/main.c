@@ -90,7 +90,9 @@ main_record(struct coil_opts *o)
 static int
 main_front(struct coil_opts *o)
 {
-	if (o->replay != NULL)
+	/* A replay on a terminal steps through the UI; --check and
+	 * --plain, or no terminal, print it as lines. */
+	if (o->replay != NULL && (o->check || !main_ui(o)))
 		return replay_main(o);
 	if (o->mode != MODE_AGENT && main_ui(o)) {
 		/* A person at the curses UI has Ctrl-C: no deadline unless

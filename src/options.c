@@ -543,9 +543,13 @@ options_settle(struct coil_opts *o, char *err, size_t errlen)
 	    o->code_key != NULL || o->tool != NULL))
 		return err_set(err, errlen, "--check, --ignore, --code-key and "
 		    "--tool shape a replay: use them with --replay FILE");
-	if (o->replay != NULL && o->mode != MODE_AUTO)
+	if (o->replay != NULL && o->attach != NULL)
+		return err_set(err, errlen, "--replay runs a fresh session: it "
+		    "does not go with --attach");
+	if (o->replay != NULL && o->mode == MODE_AGENT)
 		return err_set(err, errlen, "--replay is a front end of its own: "
-		    "leave out --agent and --plain");
+		    "leave out --agent (--plain prints it as lines, not in "
+		    "the UI)");
 	if (o->record != NULL && o->no_record)
 		return err_set(err, errlen, "--record and --no-record disagree: "
 		    "give one");

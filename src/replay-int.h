@@ -9,6 +9,7 @@
  *   replay-check.c  an outcome as text, its noise normalised, and the
  *                   unified diff of two (pure: tests/unit/check-test.c)
  *   replay.c        the front end: options, session, printing, status
+ *   ui-replay.c     the same cells stepped through in the curses UI
  *
  * Ownership: a struct rcell's members belong to it (rcell_clear frees
  * them); rsrc_next fills one the caller has cleared.
@@ -59,6 +60,17 @@ int rsrc_next(struct rsrc *src, struct rcell *c, char *err, size_t errlen);
 /* A remark on the file for the person (a cut last line), or NULL. */
 const char *rsrc_note(const struct rsrc *src);
 void rsrc_close(struct rsrc *src);
+
+/* ---- the front ends (replay.c) ---- */
+
+/* The file replay_prepare opened, now the caller's (rsrc_close it): the
+ * curses UI's replay takes it instead of replay_main. */
+struct rsrc *replay_take(void);
+/* c's request checked as a line on stdin is (request_parse), without
+ * the file's id: 0 with *req (a new reference) and *op, or -1 with why
+ * it is no request. */
+int replay_request(const struct rcell *c, json_t **req, int *op,
+    char *err, size_t errlen);
 
 /* ---- the kinds read whole (replay-forms.c) ---- */
 

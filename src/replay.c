@@ -80,29 +80,49 @@ replay_on_event(void *ctx, const struct session_event *ev)
 		rp->resp = response_ref(ev->resp);
 }
 
+struct rsrc *
+replay_take(void)
+{
+	struct rsrc *src = replay_src;
+
+	replay_src = NULL;
+	return src;
+}
+
+int
+replay_request(const struct rcell *c, json_t **req, int *op, char *err,
+    size_t errlen)
+{
+	char *line;
+	json_t *id;
+	enum op o;
+	int rc;
+
+	json_object_del(c->req, "id");
+	line = json_dumps(c->req, JSON_COMPACT);
+	rc = request_parse(line, strlen(line), req, &id, &o, err, errlen);
+	free(line);
+	json_decref(id);
+	*op = (int)o;
+	return rc;
+}
+
 /* Submit c's request as if it were a line on stdin: 0, or -1 when the
  * file's request is not one (it is skipped, said). */
 static int
 replay_submit(struct replay *rp, const struct rcell *c)
 {
-	char *line, err[512];
-	json_t *req, *id;
-	enum op op;
-	int rc;
+	char err[512];
+	json_t *req;
+	int op;
 
-	json_object_del(c->req, "id");
-	line = json_dumps(c->req, JSON_COMPACT);
-	rc = request_parse(line, strlen(line), &req, &id, &op, err,
-	    sizeof err);
-	free(line);
-	if (rc == -1) {
-		json_decref(id);
+	if (replay_request(c, &req, &op, err, sizeof err) == -1) {
 		printf("cell %d: skipped: %s\n", c->n, err);
 		rp->skipped++;
 		return -1;
 	}
-	json_decref(id);
-	session_submit(rp->s, rp->client, req, json_integer(c->n), op);
+	session_submit(rp->s, rp->client, req, json_integer(c->n),
+	    (enum op)op);
 	return 0;
 }
 

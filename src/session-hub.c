@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "export.h"
 #include "session-int.h"
 
 const char *const session_ev_names[] = {
@@ -480,6 +481,8 @@ session_answer(struct sreq *r, struct response *resp)
 	session_take_warnings(s->orphan_warnings, resp);
 	if (resp->has & RESP_EXEC)
 		session_take_background(s, r, resp);
+	if (s->export_fed && r->op == OP_EXEC)
+		export_keep(s->export, r->req, resp);
 	e = session_event_new(EV_RESPONSE, r);
 	e->ev.resp = resp;
 	if (r->op == OP_EXEC && s->opts->listen != NULL &&

@@ -129,7 +129,9 @@ struct session {
 	int raw_observers;	/* and SESSION_RAW */
 	int ns_observers;	/* and not SESSION_NO_NS */
 	struct record *rec;	/* --record's writer, an observer; or NULL */
-	struct export *export;	/* --export's notebook, an observer; or NULL */
+	struct export *export;	/* the notebook so far: --export's observer,
+				   or a keeper (export_fed) */
+	bool export_fed;	/* the keeper: each answer is handed to it */
 	uint64_t next_seq;
 	struct sevent *events, **events_tail;
 	int cause;		/* the client of the newest run: owns its

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "chan.h"
+#include "export.h"
 #include "session-int.h"
 
 static void session_spawned(struct session *s, pid_t pid);
@@ -585,6 +586,34 @@ session_input(struct session *s, const char *line)
 	return 0;
 }
 
+/* %save FILE.ipynb: the cell gets the notebook's bytes, not a path of
+ * its choosing written by us (link.h).  Answered at once, whatever the
+ * cell does next; an fd rather than the bytes, so that a cell that
+ * asks and never reads cannot block the supervisor on the socket. */
+static void
+session_notebook_asked(struct session *s, struct link_frame *f)
+{
+	size_t n = 0;
+	json_t *m;
+	int fd;
+
+	(void)f;
+	fd = export_memfd(s->export, CHAN_MAX_OUTPUT, &n);
+	link_answered_input(&s->ctl);
+	if (fd == -1) {
+		session_send(s, json_pack("{s:s, s:s}", "op", "notebook",
+		    "error", errno == EMSGSIZE ? "the notebook is too big to "
+		    "hand over" : errno == EIO ? "cells were lost: its temp "
+		    "file could not be written" : strerror(errno)));
+		return;
+	}
+	m = json_pack("{s:s, s:I}", "op", "notebook", "cells", (json_int_t)n);
+	if (chan_send(s->ctl.chan.fd, m, &fd, 1) == -1)
+		session_signal(s, SIGKILL);	/* init reports the death */
+	json_decref(m);
+	close(fd);
+}
+
 typedef void (*session_frame_fn)(struct session *, struct link_frame *);
 
 /* What each checked frame does; link.c's table decides which may come. */
@@ -595,6 +624,7 @@ static const session_frame_fn session_on_frame[LINK_NFRAMES] = {
 	[LINK_F_CKPT] = session_ckpt_arrived,
 	[LINK_F_CKPT_FAILED] = session_ckpt_failed,
 	[LINK_F_INPUT] = session_input_asked,
+	[LINK_F_NOTEBOOK] = session_notebook_asked,
 };
 
 void

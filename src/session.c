@@ -470,10 +470,14 @@ session_new(const struct coil_opts *opts, char *err, size_t errlen)
 		session_attach(s, ORIGIN_AGENT, SESSION_OBSERVE |
 		    SESSION_NO_NS, record_event, s->rec);
 	}
+	/* Kept with or without --export: %save FILE.ipynb asks for it. */
 	if (opts->export != NULL) {
 		s->export = export_new(opts->export);
 		session_attach(s, ORIGIN_AGENT, SESSION_OBSERVE |
 		    SESSION_NO_NS, export_event, s->export);
+	} else {
+		s->export = export_keeper();
+		s->export_fed = true;
 	}
 	session_spawn(s);
 	return s;

@@ -517,6 +517,7 @@ ui_draw_status(struct ui *u)
 		snprintf(s + n, sizeof s - (size_t)n, " | %s%s | %s | F1 help",
 		    u->remote ? "attached, " : "", u->profile[0] ?
 		    u->profile : "?", ckpt);
+	ui_replay_status(u, s, sizeof s);
 	attrset(A_REVERSE);
 	mvhline(r->y, r->x, ' ', r->w);
 	ui_puts(r->y, r->x, r->w, s, A_REVERSE);

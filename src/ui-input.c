@@ -502,6 +502,9 @@ ui_key(struct ui *u, int key)
 	}
 	if (u->focus == F_NS && ui_filter_key(u, key))
 		return;
+	if ((u->focus == F_REPLAY || (u->focus == F_OVERLAY &&
+	    u->back == F_REPLAY)) && ui_replay_key(u, key))
+		return;
 	if (ui_bound(u, key))
 		return;
 	if (u->focus == F_INPUT)

@@ -7,6 +7,7 @@
  *   ui-draw.c   the panes and overlays drawn with ncursesw
  *   ui-input.c  readline in the input window, keys dispatched
  *   ui-keys.c   the key table and the :-commands, F1's help from both
+ *   ui-replay.c coil --replay FILE stepped through (n, a, g N)
  * Supervisor only; single-threaded.
  */
 #ifndef COIL_UI_INT_H
@@ -59,9 +60,10 @@ enum ui_why {
 	W_NONE, W_EXEC, W_VARS, W_PING, W_INSPECT, W_COMPLETE, W_OP,
 };
 
-enum ui_focus { F_INPUT, F_NS, F_CELLS, F_OVERLAY };
+enum ui_focus { F_INPUT, F_NS, F_CELLS, F_OVERLAY, F_REPLAY };
 
 struct ui;
+struct ui_replay;
 typedef void (*ui_yes_fn)(struct ui *u, const char *arg);
 
 struct ui {
@@ -123,6 +125,8 @@ struct ui {
 	uint64_t reading_seq;	/* that cell's seq */
 	bool quit;
 	char *history;
+
+	struct ui_replay *rp;	/* --replay's steps, or NULL */
 };
 
 /* ui.c */
@@ -145,6 +149,7 @@ size_t ui_vars_shown(struct ui *u, size_t *idx, size_t max);
 void ui_vars_summary(json_t *v, char *out, size_t len);
 void ui_cell_detail(const struct ui_cell *c, struct buf *b);
 void ui_save_output(struct ui *u, const char *path, char *msg, size_t len);
+void ui_save_notebook(struct ui *u, const char *path);	/* %save */
 const struct ui_cell *ui_last_answer(struct ui *u);
 
 /* ui-draw.c */
@@ -166,5 +171,18 @@ bool ui_bound(struct ui *u, int key);	/* a binding took the key */
 bool ui_filter_key(struct ui *u, int key);	/* the / filter took it */
 void ui_command(struct ui *u, const char *line);	/* after the ':' */
 void ui_help_text(struct buf *b);
+
+/* ui-replay.c: the keys do nothing (a note says why) without a replay */
+int ui_replay_open(struct ui *u, char *err, size_t len);
+void ui_replay_free(struct ui *u);
+void ui_replay_next(struct ui *u);
+void ui_replay_all(struct ui *u);
+void ui_replay_stop(struct ui *u);	/* Ctrl-C */
+void ui_replay_goto(struct ui *u);	/* g: N is typed next */
+bool ui_replay_key(struct ui *u, int key);	/* g's N took the key */
+void ui_replay_diffs(struct ui *u);
+void ui_replay_focus(struct ui *u);
+/* "replay: cell i of n |" put before the status line s */
+void ui_replay_status(struct ui *u, char *s, size_t len);
 
 #endif

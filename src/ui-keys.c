@@ -17,11 +17,12 @@
 #include "ui-int.h"
 
 #define UI_ESC(c)	(0x10000 | (c))	/* Esc, then c */
-#define ANY		0x0f
+#define ANY		0x1f
 #define IN		(1u << F_INPUT)
 #define NS		(1u << F_NS)
 #define CELLS		(1u << F_CELLS)
 #define OV		(1u << F_OVERLAY)
+#define RP		(1u << F_REPLAY)
 #define LISTS		(NS | CELLS | OV)
 
 /* ---- the bindings ---------------------------------------------------- */
@@ -266,6 +267,10 @@ static const struct ui_binding {
 	{ UI_ESC('2'), "Esc 2", ANY, k_names, "the same, without F-keys" },
 	{ KEY_F(3), "F3", ANY, k_cells, "the session's cells (again: back)" },
 	{ UI_ESC('3'), "Esc 3", ANY, k_cells, "the same, without F-keys" },
+	{ KEY_F(4), "F4", ANY, ui_replay_focus, "the replay's keys (again: "
+	  "the input)" },
+	{ UI_ESC('4'), "Esc 4", ANY, ui_replay_focus, "the same, without "
+	  "F-keys" },
 	{ KEY_PPAGE, "PgUp", ANY, k_pgup, "scroll the output (or a list) up" },
 	{ KEY_NPAGE, "PgDn", ANY, k_pgdn, "scroll down" },
 	{ KEY_MOUSE, "wheel", ANY, k_mouse, "scroll the output" },
@@ -290,7 +295,16 @@ static const struct ui_binding {
 	{ 'e', "e", CELLS, k_edit_cell, "load its code into the input" },
 	{ 'r', "r", CELLS, k_rollback_cell, "roll back to before it (asks "
 	  "first)" },
-	{ 27, "Esc", LISTS, k_back, "back to the input" },
+	{ 'n', "n", RP, ui_replay_next, "run the next recorded cell" },
+	{ 'a', "a", RP, ui_replay_all, "run every cell left, to the end" },
+	{ 'g', "g N Enter", RP, ui_replay_goto, "go to cell N: back by its "
+	  "checkpoint (else from the start), forward by running" },
+	{ 3, "Ctrl-C", RP, ui_replay_stop, "interrupt the running cell; "
+	  "a run stops after it" },
+	{ 'd', "d", RP, ui_replay_diffs, "the cells that differ from the "
+	  "recording, old and new side by side" },
+	{ 'i', "i", RP, k_back, "the input, to type a cell of your own" },
+	{ 27, "Esc", LISTS | RP, k_back, "back to the input" },
 	{ 'q', "q", OV, k_back, "close" },
 };
 
@@ -360,8 +374,12 @@ c_reset(struct ui *u, const char *a)
 static void
 c_save(struct ui *u, const char *a)
 {
+	size_t n = strlen(a);
+
 	if (*a == '\0')
 		snprintf(u->note, sizeof u->note, "usage: :save FILE");
+	else if (n > 6 && strcmp(a + n - 6, ".ipynb") == 0)
+		ui_save_notebook(u, a);
 	else
 		ui_save_output(u, a, u->note, sizeof u->note);
 }
@@ -379,7 +397,8 @@ static const struct ui_command {
 	{ "ns", c_ns, ":ns  show or hide the namespace pane" },
 	{ "result", c_result, ":result  show or hide the result pane" },
 	{ "cells", c_cells, ":cells  the session's cells, as F3" },
-	{ "save", c_save, ":save FILE  write the output pane to FILE" },
+	{ "save", c_save, ":save FILE  write the output pane to FILE; "
+	  "FILE.ipynb: the session as a notebook (%save)" },
 	{ "quit", c_quit, ":quit  leave, as Ctrl-D" },
 };
 
@@ -405,11 +424,11 @@ void
 ui_help_text(struct buf *b)
 {
 	static const char *const where[] = { "input", "namespace (F2)",
-	    "cells (F3)", "overlays" };
+	    "cells (F3)", "overlays", "replay (F4, coil --replay FILE)" };
 	size_t i;
 	int f;
 
-	for (f = -1; f < 4; f++) {
+	for (f = -1; f < (int)nitems(where); f++) {
 		buf_printf(b, "%s\n", f < 0 ? "everywhere" : where[f]);
 		for (i = 0; i < nitems(ui_bindings); i++) {
 			unsigned w = ui_bindings[i].where;

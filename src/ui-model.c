@@ -585,3 +585,29 @@ ui_save_output(struct ui *u, const char *path, char *msg, size_t len)
 	else
 		snprintf(msg, len, "saved %zu lines to '%s'", u->nlines, path);
 }
+
+/* FILE.ipynb: the session as a notebook, through %save in a cell of
+ * ours, so the worker writes it under the sandbox's rights (link.h). */
+void
+ui_save_notebook(struct ui *u, const char *path)
+{
+	struct buf b;
+	const char *p;
+
+	if (strchr(path, '\n') != NULL) {
+		snprintf(u->note, sizeof u->note, "a notebook's name has no "
+		    "newline");
+		return;
+	}
+	buf_init(&b);
+	buf_addstr(&b, "%save -f '");
+	for (p = path; *p != '\0'; p++)
+		if (*p == '\'')
+			buf_addstr(&b, "'\"'\"'");	/* shlex's quoting */
+		else
+			buf_add(&b, p, 1);
+	buf_addstr(&b, "'");
+	ui_submit(u, json_pack("{s:s, s:s}", "op", "exec", "code", b.p),
+	    W_OP);
+	buf_free(&b);
+}

@@ -413,7 +413,7 @@ ui_open(struct ui *u, char *err, size_t len)
 		return -1;
 	u->client = session_attach(u->s, ORIGIN_PERSON, SESSION_OBSERVE |
 	    SESSION_RAW | SESSION_LIVE_BG | SESSION_INPUT, ui_local_event, u);
-	return 0;
+	return u->opts->replay != NULL ? ui_replay_open(u, err, len) : 0;
 }
 
 int
@@ -432,6 +432,7 @@ ui_main(const struct coil_opts *opts)
 		    strerror(errno) : err);
 		if (u.s != NULL)
 			session_free(u.s);
+		ui_replay_free(&u);
 		ui_model_free(&u);
 		return 1;
 	}
@@ -446,6 +447,7 @@ ui_main(const struct coil_opts *opts)
 		conn_free(&u.io);
 	else
 		session_free(u.s);
+	ui_replay_free(&u);
 	ui_model_free(&u);
 	buf_free(&u.cell);
 	buf_free(&u.typed);

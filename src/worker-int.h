@@ -4,6 +4,8 @@
  *
  *   worker.c      the interpreter, the audit hook, the request loop,
  *                 checkpoints
+ *   worker-ask.c  what a cell asks the supervisor mid-cell: a line
+ *                 (input(), pdb), the notebook so far (%save)
  *   worker-fds.c  the descriptors: fd 1 and 2 (the pipes the supervisor
  *                 reads), the copies kept of them, the control socket's
  *                 high number
@@ -18,6 +20,21 @@
  */
 #ifndef COIL_WORKER_INT_H
 #define COIL_WORKER_INT_H
+
+#include <jansson.h>
+
+#include "chan.h"
+
+/* The control socket, and the seq of the request being served (the
+ * frames a cell sends mid-cell echo it). */
+extern struct chan worker_ctl;
+extern json_int_t worker_seq;
+
+/* Put _ask and _notebook into the "_coil" module's dict (a PyObject,
+ * named by its struct so that this header needs no Python.h): 0, or -1
+ * with a Python error set. */
+struct _object;
+int worker_ask_install(struct _object *dict);
 
 /* Keep copies of fd 1 and 2; ends the process when it cannot. */
 void worker_save_fds(void);

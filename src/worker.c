@@ -54,7 +54,8 @@
 
 #define WORKER_FLUSH_SIGNAL (SIGRTMIN + 4)
 
-static struct chan worker_ctl;
+struct chan worker_ctl;
+json_int_t worker_seq;		/* of the request being served */
 static json_t *worker_sandbox;	/* the report, for hello */
 
 /* Install src/audit.py's hook, which puts the sandbox's denials into
@@ -160,65 +161,6 @@ worker_kids_ns(const struct rusage *ru)
 	    ru->ru_stime.tv_sec) * 1000000000 + ((json_int_t)
 	    ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) * 1000);
 }
-
-static json_int_t worker_seq;	/* of the request being served */
-
-/*
- * _coil._ask(prompt[, page]): a line from the person at the terminal,
- * for input() and pdb in a cell the supervisor let ask (its "input"):
- * an {"t":"input"} frame, then the supervisor's {"op":"input", "line"}.
- * With page (help's text), the front end shows it in its pager first,
- * and the line is "" once the pager is done.  Returns the line, or None
- * at end of input.  While it waits, a SIGINT
- * (Ctrl-C, the deadline) raises KeyboardInterrupt here, and the
- * supervisor sends no line for that question.
- */
-static PyObject *
-worker_ask(PyObject *self, PyObject *args)
-{
-	struct pollfd p = { .fd = worker_ctl.fd, .events = POLLIN };
-	const char *prompt, *page = NULL;
-	json_t *m, *line;
-	PyObject *r;
-	bool bad;
-	int rc;
-
-	(void)self;
-	if (!PyArg_ParseTuple(args, "s|z", &prompt, &page))
-		return NULL;
-	m = json_pack("{s:s, s:s, s:I, s:s*}", "t", "input", "prompt", prompt,
-	    "seq", worker_seq, "page", page);
-	if (chan_send(worker_ctl.fd, m, NULL, 0) == -1)
-		_exit(0);
-	json_decref(m);
-	for (;;) {
-		m = chan_next(&worker_ctl, NULL, NULL, &bad);
-		if (m != NULL)
-			break;
-		if (bad)
-			_exit(0);
-		Py_BEGIN_ALLOW_THREADS
-		rc = poll(&p, 1, -1);
-		if (rc > 0)
-			rc = chan_fill(&worker_ctl) > 0 ? 1 : -1;
-		else if (rc == -1 && errno == EINTR)
-			rc = 0;
-		Py_END_ALLOW_THREADS
-		if (rc == -1)
-			_exit(0);	/* the supervisor is gone */
-		if (rc == 0 && PyErr_CheckSignals() == -1)
-			return NULL;
-	}
-	line = json_object_get(m, "line");
-	r = json_is_string(line) ? PyUnicode_FromStringAndSize(
-	    json_string_value(line), (Py_ssize_t)json_string_length(line)) :
-	    Py_NewRef(Py_None);
-	json_decref(m);
-	return r;
-}
-
-static PyMethodDef worker_ask_def = { "_ask", worker_ask, METH_VARARGS,
-	"a line from the terminal's person, or None at end of input" };
 
 static json_t *
 worker_call(json_t *req)
@@ -341,13 +283,8 @@ worker_init_python(json_t *conf, const struct sandbox_conf *sbx,
 	if (PyDict_SetItemString(dict, "__builtins__",
 	    PyEval_GetBuiltins()) == -1)
 		goto fail;
-	{
-		PyObject *ask = PyCFunction_New(&worker_ask_def, NULL);
-
-		if (ask == NULL || PyDict_SetItemString(dict, "_ask", ask) == -1)
-			goto fail;
-		Py_DECREF(ask);
-	}
+	if (worker_ask_install(dict) == -1)
+		goto fail;
 	if (pycode_run("_coil", dict) == -1)
 		goto fail;
 	if (effects != NULL) {

@@ -316,6 +316,35 @@ main(void)
 	say("[1]", NULL, 0);
 	refuses("not a message", "a frame that is not an object");
 
+	/* %save FILE.ipynb: a question mid-cell, one at a time. */
+	fresh();
+	seq = link_owe(&l, LINK_REPLY, 0, 0, -1);
+	snprintf(buf, sizeof buf, "{\"t\": \"notebook\", \"seq\": %llu}",
+	    (unsigned long long)seq);
+	say(buf, NULL, 0);
+	accepts(LINK_F_NOTEBOOK, "a cell asks for the notebook");
+	tap_ok(link_state(&l) == LINK_REPLY, "its reply is still owed");
+	say(buf, NULL, 0);
+	refuses("before its last question was answered",
+	    "a second question before the answer");
+	fresh();
+	seq = link_owe(&l, LINK_REPLY, 0, 0, -1);
+	say(buf, NULL, 0);
+	refuses("where seq", "a notebook question with another seq");
+	fresh();
+	seq = link_owe(&l, LINK_REPLY, 0, 0, -1);
+	snprintf(buf, sizeof buf, "{\"t\": \"notebook\", \"seq\": %llu}",
+	    (unsigned long long)seq);
+	say(buf, NULL, 0);
+	accepts(LINK_F_NOTEBOOK, "asked");
+	tap_ok(link_answered_input(&l) == 0, "answered");
+	say(buf, NULL, 0);
+	accepts(LINK_F_NOTEBOOK, "then it may ask again");
+	fresh();
+	say(buf, NULL, 0);
+	refuses("where nothing was owed", "a notebook question between "
+	    "cells");
+
 	link_close(&l);
 	close(peer);
 	close(sv[0]);

@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+"""coil --replay FILE on a terminal steps through the curses UI (tmux):
+n runs the next recorded cell, a to the end, g N goes back by the
+checkpoint of cell N (or, with no checkpoints, runs again from the
+start), a cell whose outcome differs is shown old and new side by side
+(one above the other on a narrow terminal, the same comparison as
+--check), the status line says "replay: cell i of n", F1 lists the
+replay's keys; :save FILE.ipynb writes the session as a notebook.  Not
+on a terminal, the replay prints lines as before."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+from coiltest import COIL, Coil, check, check_exit, done, skip_all  # noqa
+from uilib import Screen, coil_cmd, have_tmux  # noqa: E402
+
+if not have_tmux():
+    skip_all("tmux is not installed")
+
+WORK = tempfile.mkdtemp(prefix="ui-replay-",
+                        dir=os.environ.get("TEST_WORKDIR"))
+T = os.path.join(WORK, "t.jsonl")
+with open(os.path.join(WORK, "data.txt"), "w") as f:
+    f.write("one\n")
+c = Coil("--record", T, cwd=WORK)
+c.run("x = 1")
+c.run("print(open('data.txt').read().strip())")
+c.run("x += 1\nx")
+c.run("1/0")
+check_exit(c, "the session to replay is recorded")
+# what the second cell reads is not what it read then
+with open(os.path.join(WORK, "data.txt"), "w") as f:
+    f.write("two\n")
+
+
+def steps(scr):
+    check(scr.wait(r"^ replay: cell 0 of 4 \|") and
+          scr.wait(r"\(transcript\): 4 cells"),
+          "the UI opens on a fresh session, at cell 0 of 4", scr.text())
+    scr.keys("n")
+    check(scr.wait(r"^ replay: cell 1 of 4 \|") and
+          scr.wait(r"\[1\] replay") and scr.wait(r"^x +int +1"),
+          "n runs the first cell, origin replay", scr.text())
+    scr.keys("a")
+    check(scr.wait(r"^ replay: cell 4 of 4 \|"), "a runs to the end",
+          scr.text())
+    check(scr.wait(r"replay: 1 cell differs from the recording") and
+          scr.wait(r"cell 2 of 4 \(line \d+ of the file\) differs") and
+          scr.wait(r"^ +recorded +replayed$") and
+          scr.wait(r"^ ! +one +\| +two$") and
+          scr.wait(r"^ +status: ok +\| status: ok$"),
+          "the cell that differs: recorded and replayed side by side, "
+          "the differing row marked", scr.text())
+    check(not any("cell 3 of 4" in line or "cell 4 of 4 (line" in line
+                  for line in scr.text().splitlines()),
+          "the cells that match are not shown", scr.text())
+    scr.keys("Escape")
+    check(scr.wait_gone(r"^ replay: 1 cell differs from the recording"),
+          "Esc closes the comparison", scr.text())
+    scr.keys("g", "1")
+    check(scr.wait(r"replay: go to cell: 1_"), "g asks for the cell",
+          scr.text())
+    scr.keys("Enter")
+    check(scr.wait(r"^ replay: cell 1 of 4 \|") and
+          scr.wait(r"done|after cell 1") and scr.wait(r"^x +int +1 "),
+          "g 1 goes back: x is 1 again", scr.text())
+    check("no checkpoint after cell 1" not in scr.text(),
+          "by cell 1's checkpoint, not by running again", scr.text())
+    scr.keys("n")
+    check(scr.wait(r"^ replay: cell 2 of 4 \|") and
+          scr.wait(r"^ ! +one +\| +two$"), "n runs cell 2 again: it differs "
+          "again", scr.text())
+    scr.keys("n")
+    check(scr.wait(r"^ replay: cell 3 of 4 \|") and scr.wait(r"^x +int +2 "),
+          "n over the comparison closes it and runs cell 3: x is 2 again",
+          scr.text())
+    scr.keys("d")
+    check(scr.wait(r"^ ! +one +\| +two$"),
+          "d shows the differing cells again", scr.text())
+    scr.keys("Escape", "F1")
+    scr.wait(r"keys and commands")
+    scr.keys("NPage")
+    check(scr.wait(r"replay \(F4") and
+          scr.wait(r"^ +n +run the next recorded cell") and
+          scr.wait(r"^ +g N Enter +go to cell N"),
+          "F1 lists the replay's keys from the key table", scr.text())
+    scr.keys("Escape")
+
+
+scr = Screen(coil_cmd("--replay", "t.jsonl"), 100, 40, cwd=WORK)
+try:
+    steps(scr)
+    scr.keys("F4")
+    scr.type(":save s.ipynb")
+    check(scr.wait(r"cells written to the notebook"),
+          ":save FILE.ipynb runs %save in the session", scr.text())
+    scr.type(":save my nb's.ipynb")
+    check(scr.wait(r"to the notebook `my nb's\.ipynb`"),
+          "a name with a blank and a quote is quoted for %save",
+          scr.text())
+    scr.keys("C-d")
+    check(scr.wait(r"^EXITED 0"), "Ctrl-D leaves", scr.text())
+finally:
+    scr.close()
+nb = os.path.join(WORK, "s.ipynb")
+try:
+    r = subprocess.run(["/usr/bin/python3", "-c",
+                        "import nbformat, sys\n"
+                        "nb = nbformat.read(sys.argv[1], as_version=4)\n"
+                        "nbformat.validate(nb)\n"
+                        "print(len(nb.cells))", nb],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       timeout=60)
+    out = r.stdout.decode()
+except OSError as e:
+    out = str(e)
+if "No module named 'nbformat'" in out:
+    check(os.path.exists(nb), "the notebook :save wrote is there")
+else:
+    check(os.path.exists(os.path.join(WORK, "my nb's.ipynb")) and
+      out.strip().isdigit() and int(out) >= 4, "the notebook :save "
+          "wrote passes nbformat.validate and holds the replayed cells",
+          out)
+
+# narrow: one above the other; no checkpoints: g goes back by running
+scr = Screen(coil_cmd("--replay", "t.jsonl", "--checkpoints", "0"), 60, 30,
+             cwd=WORK)
+try:
+    check(scr.wait(r"^ replay: cell 0 of 4 \|"), "a narrow UI is up",
+          scr.text())
+    scr.keys("a")
+    check(scr.wait(r"^ recorded:$") and scr.wait(r"^ replayed:$") and
+          scr.wait(r"^ +one$") and scr.wait(r"^ +two$"),
+          "a narrow terminal shows recorded above replayed", scr.text())
+    scr.keys("Escape", "g", "2", "Enter")
+    scr.wait(r"^ replay: cell 2 of 4 \|")
+    scr.keys("Escape")
+    check(scr.wait(r"no checkpoint after cell 2") and
+          scr.wait(r"^ replay: cell 2 of 4 \|"),
+          "without its checkpoint, g 2 runs cells 1 and 2 again",
+          scr.text())
+    scr.keys("g", "3", "Enter")
+    # (no namespace pane under 80 columns: the result pane says it)
+    check(scr.wait(r"^ replay: cell 3 of 4 \|") and
+          scr.wait(r"result of cell 7 \(replay\): ok") and
+          scr.wait(r"^ 2 *$"), "g 3 from cell 2 runs forward to it",
+          scr.text())
+    scr.keys("C-d")
+finally:
+    scr.close()
+
+# a "# %%" file whose second cell hangs: Ctrl-C stops the run there
+with open(os.path.join(WORK, "hang.py"), "w") as f:
+    f.write("# %%\nx = 5\n# %%\nimport time\nwhile True:\n"
+            "    time.sleep(0.05)\n# %%\ny = 1\n")
+scr = Screen(coil_cmd("--replay", "hang.py"), 100, 30, cwd=WORK)
+try:
+    check(scr.wait(r"^ replay: cell 0 of 3 \|"), "a # %% file in the UI",
+          scr.text())
+    scr.keys("a")
+    check(scr.wait(r"^ replay: cell 1 of 3, running"),
+          "a runs into the cell that hangs", scr.text())
+    scr.keys("C-c")
+    check(scr.wait(r"^ replay: cell 2 of 3 \|") and
+          scr.wait(r"KeyboardInterrupt"),
+          "Ctrl-C interrupts it and the run stops after it", scr.text())
+    check(not scr.wait(r"^y +int", timeout=2),
+          "the cell after it did not run", scr.text())
+    scr.keys("C-d")
+finally:
+    scr.close()
+
+# --plain on a terminal: the lines of before
+scr = Screen(coil_cmd("--replay", "t.jsonl", "--plain"), 80, 30, cwd=WORK)
+try:
+    check(scr.wait(r"^Out\[3\]: 2$") and scr.wait(r"^EXITED 0"),
+          "--plain on a terminal prints the replay as lines", scr.text())
+finally:
+    scr.close()
+
+# not a terminal: the lines of before
+r = subprocess.run([COIL, "--replay", T], cwd=WORK, stdin=subprocess.DEVNULL,
+                   stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                   timeout=120)
+check(r.returncode == 0 and b"In [2]: print(open('data.txt')" in r.stdout
+      and b"Out[3]: 2" in r.stdout, "without a terminal, lines as before",
+      r.stdout.decode(errors="replace"))
+shutil.rmtree(WORK, ignore_errors=True)
+done()
