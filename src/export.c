@@ -215,7 +215,7 @@ export_add(struct export *x, json_t *cell)
 
 /* The response closes its cell: displays, then the result or error. */
 static void
-export_answer(struct export *x, struct xcell *c, const struct response *r)
+export_outputs(struct xcell *c, const struct response *r)
 {
 	json_t *outs = json_object_get(c->cell, "outputs"), *d, *n;
 	const char *type;
@@ -242,7 +242,83 @@ export_answer(struct export *x, struct xcell *c, const struct response *r)
 		    export_lines(r->error->traceback) : json_array()));
 	}
 	json_decref(n);
+}
+
+static void
+export_answer(struct export *x, struct xcell *c, const struct response *r)
+{
+	export_outputs(c, r);
 	export_add(x, c->cell);
+}
+
+/* The notebook cell (new) of an exec answer that did not stream. */
+static json_t *
+export_cell_of(const char *code, const struct response *r)
+{
+	struct xcell c = { 0, NULL };
+	json_t *outs;
+
+	c.cell = json_pack("{s:s, s:{}, s:n, s:o, s:[]}", "cell_type", "code",
+	    "metadata", "execution_count", "source", export_lines(code),
+	    "outputs");
+	outs = json_object_get(c.cell, "outputs");
+	if (r->output_len > 0)
+		json_array_append_new(outs, json_pack("{s:s, s:s, s:s%}",
+		    "output_type", "stream", "name", "stdout", "text",
+		    r->output, r->output_len));
+	if (r->stderr_len > 0)
+		json_array_append_new(outs, json_pack("{s:s, s:s, s:s%}",
+		    "output_type", "stream", "name", "stderr", "text",
+		    r->stderr_text, r->stderr_len));
+	export_outputs(&c, r);
+	return c.cell;
+}
+
+/* A JSON string's bytes (a NUL among them too), or NULL. */
+static char *
+export_bytes(json_t *v, size_t *len)
+{
+	char *p;
+
+	*len = 0;
+	if (!json_is_string(v))
+		return NULL;
+	*len = json_string_length(v);
+	p = xmalloc(*len + 1);
+	memcpy(p, json_string_value(v), *len + 1);
+	return p;
+}
+
+/* What export_cell_of needs, back from a response line. */
+static struct response *
+export_response_of(json_t *o)
+{
+	const char *st = json_string_value(json_object_get(o, "status"));
+	json_t *v;
+	struct response *r;
+	int i;
+
+	for (i = 0; st != NULL && status_names[i] != NULL; i++)
+		if (strcmp(status_names[i], st) == 0)
+			break;
+	r = response_new(st != NULL && status_names[i] != NULL ?
+	    (enum status)i : ST_ERROR);
+	r->has = RESP_EXEC;
+	if (json_is_integer(v = json_object_get(o, "cell"))) {
+		r->cell = (int)json_integer_value(v);
+		r->has |= RESP_CELL;
+	}
+	r->output = export_bytes(json_object_get(o, "output"), &r->output_len);
+	r->stderr_text = export_bytes(json_object_get(o, "stderr"),
+	    &r->stderr_len);
+	r->result = export_bytes(json_object_get(o, "result"), &r->result_len);
+	if (r->result != NULL)
+		r->has |= RESP_RESULT;
+	if (json_is_object(v = json_object_get(o, "error")))
+		r->error = response_error_from_json(v);
+	if (json_is_array(v = json_object_get(o, "display")))
+		r->display = json_incref(v);
+	return r;
 }
 
 struct export *
@@ -258,32 +334,38 @@ export_keeper(void)
 		fclose(x->spill);
 		x->spill = NULL;
 	}
+	if (x->spill != NULL)
+		setvbuf(x->spill, NULL, _IOFBF, 1 << 16);
 	return x;
 }
 
 void
-export_keep(struct export *x, json_t *req, const struct response *r)
+export_keep(struct export *x, json_t *req, struct response *r)
 {
-	const char *code = json_string_value(json_object_get(req, "code"));
-	struct xcell c = { 0, NULL };
-	json_t *outs;
+	json_t *code = json_object_get(req, "code"), *cell;
+	const char *text;
+	char *src;
+	size_t len;
 
-	if (code == NULL || !(r->has & RESP_EXEC))
+	if (!json_is_string(code) || !(r->has & RESP_EXEC))
 		return;
-	c.cell = json_pack("{s:s, s:{}, s:n, s:o, s:[]}", "cell_type", "code",
-	    "metadata", "execution_count", "source", export_lines(code),
-	    "outputs");
-	outs = json_object_get(c.cell, "outputs");
-	if (r->output_len > 0)
-		json_array_append_new(outs, json_pack("{s:s, s:s, s:s%}",
-		    "output_type", "stream", "name", "stdout", "text",
-		    r->output, r->output_len));
-	if (r->stderr_len > 0)
-		json_array_append_new(outs, json_pack("{s:s, s:s, s:s%}",
-		    "output_type", "stream", "name", "stderr", "text",
-		    r->stderr_text, r->stderr_len));
-	export_answer(x, &c, r);
-	json_decref(c.cell);
+	if (x->spill == NULL) {
+		cell = export_cell_of(json_string_value(code), r);
+		export_add(x, cell);
+		json_decref(cell);
+		return;
+	}
+	/* Each cell costs its keeper a line of what was at hand: the code,
+	 * and the answer's text its client was sent (response_text); the
+	 * notebook is built from them when it is asked for. */
+	text = response_text(r, 0, &len);
+	src = json_dumps(code, JSON_ENCODE_ANY);
+	if (src == NULL || fprintf(x->spill, "[%s,", src) < 0 ||
+	    fwrite(text, 1, len - 1, x->spill) != len - 1 ||
+	    fputs("]\n", x->spill) == EOF)
+		x->spill_failed = true;
+	x->spilled += (long)(len + (src != NULL ? strlen(src) : 0) + 3);
+	free(src);
 }
 
 void
@@ -322,9 +404,21 @@ export_cells(const struct export *x)
 	a = json_array();
 	if (fflush(x->spill) == EOF || fseek(x->spill, 0, SEEK_SET) == -1)
 		return a;
-	while ((len = getline(&line, &cap, x->spill)) > 0)
-		if ((cell = json_loadb(line, (size_t)len, 0, NULL)) != NULL)
+	while ((len = getline(&line, &cap, x->spill)) > 0) {
+		json_t *o = json_loadb(line, (size_t)len, 0, NULL);
+		const char *code = json_string_value(json_array_get(o, 0));
+		struct response *r;
+
+		if (code != NULL && json_is_object(json_array_get(o, 1))) {
+			r = export_response_of(json_array_get(o, 1));
+			cell = export_cell_of(code, r);
+			json_object_set_new(cell, "id", json_sprintf("cell-%zu",
+			    json_array_size(a) + 1));
 			json_array_append_new(a, cell);
+			response_free(r);
+		}
+		json_decref(o);
+	}
 	free(line);
 	fseek(x->spill, 0, SEEK_END);
 	return a;

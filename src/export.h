@@ -16,8 +16,10 @@
  * the supervisor builds the bytes, and the worker writes them (link.h).
  * That one is no observer (observers make every event, which costs each
  * cell): the session hands it each exec answer (export_keep), whose
- * output and stderr become one stream each, and it keeps its cells in
- * an unlinked temp file, so a long session's notebook costs no memory.
+ * output and stderr become one stream each.  It keeps in an unlinked
+ * temp file what it had at hand, each cell's code and the answer's text
+ * as its client got it, and builds the cells from them when asked: a
+ * long session's notebook costs no memory, and a cell no encoding.
  *
  * Supervisor only; no Python.  export_close frees what export_new
  * made.
@@ -34,7 +36,7 @@ struct export *export_new(const char *path);
 /* A keeper, written nowhere, fed by export_keep. */
 struct export *export_keeper(void);
 /* A request (borrowed) and its answer: a cell, if it is an exec. */
-void export_keep(struct export *x, json_t *req, const struct response *r);
+void export_keep(struct export *x, json_t *req, struct response *r);
 /* The hub callback (ctx: the export). */
 void export_event(void *ctx, const struct session_event *ev);
 /* Write the notebook and free; -1 (said on stderr) when it could not
