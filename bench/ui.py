@@ -66,7 +66,8 @@ FLOOD_MAX_S = 10 if QUICK else 30       # of sampling during one flood
 # turn still change the screen
 KEYS = (b"z", b"q")
 # Samples: (default, quick).
-N = {"idle": (300, 60)}
+N = {"idle": (300, 60), "flood": (300, 30)}
+FLOODS = 4                              # at most, for those samples
 BURST_GAP_NS = 8e6
 QUIET_S = 1 if QUICK else 2   # of the flood with no keys
 
@@ -166,21 +167,23 @@ def redraws(out, t0, t1):
     return bursts / secs, total / 1e6 / secs
 
 
-def flood(scr, ctl, running):
-    """The flood: QUIET_S seconds untouched for the redraw and byte
+def flood(scr, ctl, running, quiet=QUIET_S):
+    """One flood: quiet seconds untouched for the terminal's output
     rates, then samples while it runs (running(text) says it does), for
-    FLOOD_MAX_S at most.  Their stats, the rates, the seconds sampled
-    and whether the flood ended by itself."""
+    FLOOD_MAX_S at most.  The samples (.times), the rates, the seconds
+    sampled and whether the flood ended by itself."""
     scr.keys("C-u")
     scr.type(FLOOD)
     scr.keys("Enter")                   # a compound statement: it ends
     if not scr.wait(r"\d{9} x{20}", timeout=30):
         raise NA("the flood did not show: " + scr.text()[-200:])
     t0 = time.perf_counter_ns()
-    while time.perf_counter_ns() - t0 < QUIET_S * 1e9:
-        ctl.pump(QUIET_S - (time.perf_counter_ns() - t0) / 1e9)
+    while time.perf_counter_ns() - t0 < quiet * 1e9:
+        ctl.pump(quiet - (time.perf_counter_ns() - t0) / 1e9)
     t1 = time.perf_counter_ns()
-    rate, mbs = redraws(ctl.out, t0, t1)
+    rec = {}
+    if quiet:
+        rec["bursts"], rec["term_mbs"] = redraws(ctl.out, t0, t1)
     times, ended, checked = [], False, time.perf_counter()
     while time.perf_counter_ns() - t1 < FLOOD_MAX_S * 1e9:
         times.append(sample(ctl))
@@ -189,8 +192,7 @@ def flood(scr, ctl, running):
                 ended = True
                 break
             checked = time.perf_counter()
-    secs = (time.perf_counter_ns() - t1) / 1e9
-    return dict(stats(times), secs=secs, bursts=rate, term_mbs=mbs,
+    return dict(rec, times=times, secs=(time.perf_counter_ns() - t1) / 1e9,
                 ended=ended)
 
 
@@ -224,6 +226,32 @@ def coil_running(text):
     return bool(lines) and "running" in lines[-1]
 
 
+def coil_flood(scr, ctl):
+    """The first flood, then the memory; more floods for more samples,
+    then the peak again."""
+    pid = scr.coil_pid()
+    rec = {"rss_before_mb": vm_kb(pid, "VmRSS") / 1024}
+    first = flood(scr, ctl, coil_running)
+    if not first["ended"] and not wait_done(scr):
+        raise NA("the flood did not end")
+    time.sleep(1)
+    rec["hwm_mb"] = vm_kb(pid, "VmHWM") / 1024
+    rec["rss_after_mb"] = vm_kb(pid, "VmRSS") / 1024
+    times, secs, k = first.pop("times"), first["secs"], 1
+    while len(times) < n("flood") and k < FLOODS:
+        more = flood(scr, ctl, coil_running, quiet=0)
+        if not more["ended"] and not wait_done(scr):
+            raise NA("a flood did not end")
+        times += more["times"]
+        secs += more["secs"]
+        k += 1
+    rec["hwm_end_mb"] = vm_kb(pid, "VmHWM") / 1024
+    if not re.search(r"│  \d{9} x{20}", scr.text()):
+        raise NA("no flood on screen at the end")
+    rec["flood"] = dict(first, **stats(times), secs=secs, floods=k)
+    return rec
+
+
 def ui_coil(*args, with_idle=True):
     if not have_tmux():
         raise NA("no tmux")
@@ -231,18 +259,8 @@ def ui_coil(*args, with_idle=True):
         raise NA(f"no coil at {COIL}")
     scr, ctl = started(coil_cmd(*args), r"^>>>")
     try:
-        pid = scr.coil_pid()
         rec = {"idle": idle(ctl)} if with_idle else {}
-        rec["rss_before_mb"] = vm_kb(pid, "VmRSS") / 1024
-        rec["flood"] = flood(scr, ctl, coil_running)
-        scr.keys("C-u")
-        if not rec["flood"]["ended"] and not wait_done(scr):
-            raise NA("the flood did not end")
-        time.sleep(1)
-        rec["hwm_mb"] = vm_kb(pid, "VmHWM") / 1024
-        rec["rss_after_mb"] = vm_kb(pid, "VmRSS") / 1024
-        if not re.search(r"│  \d{9} x{20}", scr.text()):
-            raise NA("no flood on screen at the end")
+        rec.update(coil_flood(scr, ctl))
     finally:
         ctl.close()
         scr.close()
@@ -271,7 +289,9 @@ def ui_ipython():
     scr, ctl = started(PY + " -m IPython --no-banner", r"^In \[1\]:")
     try:
         rec = {"idle": idle(ctl)}
-        rec["flood"] = flood(scr, ctl, ipython_running)
+        f = flood(scr, ctl, ipython_running)
+        times = f.pop("times")
+        rec["flood"] = dict(f, **stats(times), floods=1)
         scr.keys("C-c")
     finally:
         ctl.close()
@@ -370,10 +390,17 @@ def notes(c, c1, p):
         f = rec["flood"]
         idle = ("%d idle samples, " % rec["idle"]["n"]
                 if "idle" in rec else "")
-        parts.append("%s: %s%d during %.1f s of the flood%s%s" % (
-            name, idle, f["n"], f["secs"],
+        parts.append("%s: %s%d during %.1f s of %s%s%s" % (
+            name, idle, f["n"], f["secs"], "the flood" if f["floods"] == 1
+            else "%d floods in turn" % f["floods"],
             "" if f["ended"] else " (it was still running)",
             ", %d keys lost" % f["lost"] if f["lost"] else ""))
+    peak = "; ".join("%s's peak after %d floods %s MB" % (
+        name, r["flood"]["floods"], num(r["hwm_end_mb"]))
+        for name, r in (("coil", c), ("coil --scrollback 1000", c1))
+        if r and "hwm_end_mb" in r and r["flood"]["floods"] > 1)
+    if peak:
+        parts.append(peak)
     return ("In tmux 80x24, typed through tmux's control mode. "
             + "; ".join(parts) + ". The flood: `" + FLOOD.replace(
                 "%d" % (MB * 10), "N") + "`.")
