@@ -41,6 +41,8 @@ import os
 import random
 import re
 import select
+import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -214,11 +216,21 @@ def started(cmd, ready):
     client."""
     d = tempfile.mkdtemp(prefix="coil-bench-ui.")
     scr = Screen(cmd, env=home_env(d), cwd=d)
+    scr.home = d
     if not scr.wait(ready, timeout=60):
         text = scr.text()
-        scr.close()
+        stop(scr, None)
         raise NA("did not start: " + " ".join(text.split())[-150:])
     return scr, Control(scr)
+
+
+def stop(scr, ctl):
+    """The control client, the tmux server and the home directory
+    gone."""
+    if ctl is not None:
+        ctl.close()
+    scr.close()
+    shutil.rmtree(scr.home, ignore_errors=True)
 
 
 def coil_running(text):
@@ -262,8 +274,7 @@ def ui_coil(*args, with_idle=True):
         rec = {"idle": idle(ctl)} if with_idle else {}
         rec.update(coil_flood(scr, ctl))
     finally:
-        ctl.close()
-        scr.close()
+        stop(scr, ctl)
     return rec
 
 
@@ -294,8 +305,7 @@ def ui_ipython():
         rec["flood"] = dict(f, **stats(times), floods=1)
         scr.keys("C-c")
     finally:
-        ctl.close()
-        scr.close()
+        stop(scr, ctl)
     return rec
 
 
@@ -407,4 +417,7 @@ def notes(c, c1, p):
 
 
 if __name__ == "__main__":
+    # bench/run's deadline is a SIGTERM: through the finally clauses,
+    # so no tmux server is left behind with its UI running
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     bench.cli(table, measure, MEASURES, __doc__)
