@@ -4,12 +4,16 @@ same timer, so the figures must be of one order of magnitude; a ratio
 far from 1 means coil's %timeit measures something else (its own call
 overhead, a namespace that is not the cell's).
 
-    /usr/bin/python3 bench/timeit.py
+    /usr/bin/python3 bench/timeit-magic.py
 
 Environment: COIL (the coil binary, as for the tests).  Prints a Markdown
 table on stdout; exits 1 if a ratio is outside [0.1, 10].  IPython is
 Debian's python3-ipython (setup.sh installs it); without it the table
 says n/a and the exit status is 0.
+
+Not named timeit.py: bench/ is first on the path of every bench/ script,
+and that name shadowed the standard module, which IPython imports (as
+jupyter_client does in bench.py), running this table instead.
 """
 import json
 import os
