@@ -7,7 +7,8 @@
    (ipykernel, through jupyter_client) executing the same cells one
    after another.  Target: 20 times Jupyter's rate.
 2. Recording: the median round trip of a trivial cell in an agent
-   session with --record against --no-record, interleaved rounds.
+   session with --record against --no-record, interleaved rounds
+   (measured first, on a quiet machine).
    Target: under 5 %.
 
     COIL=build/src/coil /usr/bin/python3 bench/replay.py
@@ -96,7 +97,23 @@ def roundtrips(args, n):
     return statistics.median(ts) * 1e6
 
 
+def recording():
+    """Medians of round trips without and with --record, in rounds that
+    alternate which goes first, before anything else has run (a Jupyter
+    kernel's processes linger a while after it is shut down)."""
+    rounds, n = (3, 200) if QUICK else (9, 1000)
+    on, off = [], []
+    rec = ["--record", os.path.join(WORK, "r.jsonl")]
+    for i in range(rounds):
+        for args in ((["--no-record"], rec) if i % 2 == 0 else
+                     (rec, ["--no-record"])):
+            (off if args[0] == "--no-record" else on).append(
+                roundtrips(args, n))
+    return statistics.median(off), statistics.median(on), rounds, n
+
+
 def main():
+    recording_figures = recording()
     path = os.path.join(WORK, "t.jsonl")
     record(path, N)
     size = os.path.getsize(path)
@@ -115,13 +132,8 @@ def main():
         print("| Jupyter kernel (jupyter_client) | %.2f | %.0f | |"
               % (jt, N / jt))
         print("\nreplay / Jupyter: %.1fx (target 20x)" % (jt / took))
-    rounds, n = (3, 200) if QUICK else (7, 1000)
-    on, off = [], []
-    for _ in range(rounds):
-        off.append(roundtrips(["--no-record"], n))
-        on.append(roundtrips(["--record", os.path.join(WORK, "r.jsonl")],
-                             n))
-    a, b = statistics.median(off), statistics.median(on)
+    a, b, rounds, n = recording_figures
+
     print("\n| agent cell round trip, median of %d rounds of %d | µs |"
           % (rounds, n))
     print("| --- | ---: |")
