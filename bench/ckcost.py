@@ -267,6 +267,7 @@ MEASURES = {
     "data_nockpt": lambda: data_session("--checkpoints", "0"),
     "data_every": lambda: data_session(*policy_every()),
     "conc_default": conc,
+    "conc_nockpt": lambda: conc("--checkpoints", "0"),
     "conc_every": lambda: conc(*policy_every()),
     "idle_mem": idle_mem,
     "rt_every": rt_every,

@@ -288,23 +288,19 @@ void
 session_deliver(struct session *s)
 {
 	struct sevent *e;
-	int i, last;
+	int i;
 
 	while ((e = s->events) != NULL) {
 		s->events = e->next;
 		if (s->events == NULL)
 			s->events_tail = &s->events;
-		for (last = 0; last < 2; last++)
-			for (i = 0; i < s->nclients; i++) {
-				struct sclient *c = s->clients[i];
+		for (i = 0; i < s->nclients; i++) {
+			struct sclient *c = s->clients[i];
 
-				bool lag = (c->flags & SESSION_LAST) != 0;
-
-				if (!c->gone && lag == (last == 1) &&
-				    (c->id == e->ev.client ||
-				    (c->flags & SESSION_OBSERVE)))
-					c->fn(c->ctx, &e->ev);
-			}
+			if (!c->gone && (c->id == e->ev.client ||
+			    (c->flags & SESSION_OBSERVE)))
+				c->fn(c->ctx, &e->ev);
+		}
 		if (e->hist_req != NULL)
 			session_history_add(s, e);
 		sevent_free(e);

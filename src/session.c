@@ -459,9 +459,8 @@ session_new(const struct coil_opts *opts, char *err, size_t errlen)
 		session_free(s);
 		return NULL;
 	}
-	/* The transcript hears each event last: the answer goes out
-	 * first, and the transcript's write (its line flushed at once,
-	 * in the same turn of the loop) does not delay the client. */
+	/* The transcript is the first client, so each line is written
+	 * before any client hears of what it says. */
 	if (opts->record != NULL) {
 		s->rec = record_open(opts, err, errlen);
 		if (s->rec == NULL) {
@@ -469,7 +468,7 @@ session_new(const struct coil_opts *opts, char *err, size_t errlen)
 			return NULL;
 		}
 		session_attach(s, ORIGIN_AGENT, SESSION_OBSERVE |
-		    SESSION_NO_NS | SESSION_LAST, record_event, s->rec);
+		    SESSION_NO_NS, record_event, s->rec);
 	}
 	/* Kept with or without --export: %save FILE.ipynb asks for it. */
 	if (opts->export != NULL) {

@@ -116,9 +116,6 @@ typedef void (*session_fn)(void *ctx, const struct session_event *ev);
 #define SESSION_NO_NS	0x10	/* an observer that needs no namespace
 				   events (a transcript): cells are not
 				   summed up for it alone */
-#define SESSION_LAST	0x20	/* hears each event after the others (a
-				   transcript: its write does not delay
-				   the client waiting for the answer) */
 
 struct session;
 

@@ -40,7 +40,7 @@ with open(os.path.join(WORK, "data.txt"), "w") as f:
 
 def steps(scr):
     check(scr.wait(r"^ replay: cell 0 of 4 \|") and
-          scr.wait(r"\(transcript\): 4 cells"),
+          scr.wait_joined(r"\(transcript\): 4 cells"),
           "the UI opens on a fresh session, at cell 0 of 4", scr.text())
     scr.keys("n")
     check(scr.wait(r"^ replay: cell 1 of 4 \|") and

@@ -70,6 +70,18 @@ class Screen:
             time.sleep(0.1)
         return False
 
+    def wait_joined(self, regex, timeout=15):
+        """Like wait, in the output pane's text with its wrapped lines
+        joined (a long path wraps anywhere)."""
+        end = time.time() + timeout
+        while time.time() < end:
+            right = [ln.split("\u2502", 1)[1].strip()
+                     for ln in self.text().split("\n") if "\u2502" in ln]
+            if re.search(regex, "".join(right)):
+                return True
+            time.sleep(0.1)
+        return False
+
     def wait_gone(self, regex, timeout=15):
         end = time.time() + timeout
         while time.time() < end:
