@@ -298,10 +298,10 @@ export_response_of(json_t *o)
 	struct response *r;
 	int i;
 
-	for (i = 0; st != NULL && status_names[i] != NULL; i++)
+	for (i = 0; st != NULL && i <= (int)ST_INVALID; i++)
 		if (strcmp(status_names[i], st) == 0)
 			break;
-	r = response_new(st != NULL && status_names[i] != NULL ?
+	r = response_new(st != NULL && i <= (int)ST_INVALID ?
 	    (enum status)i : ST_ERROR);
 	r->has = RESP_EXEC;
 	if (json_is_integer(v = json_object_get(o, "cell"))) {
