@@ -54,8 +54,16 @@ record_now(char *buf, size_t len)
 	buf[daylen + 5] = '\0';
 }
 
-/* Write one object as a line (stolen); flush when asked.  A failure is
- * said once and ends the recording, not the session. */
+/* A write failed: said once; the recording ends, not the session. */
+static void
+record_broke(struct record *r)
+{
+	fprintf(stderr, "coil: warning: transcript '%s' not written on: %s\n",
+	    r->path, strerror(errno));
+	r->broken = true;
+}
+
+/* Write one object as a line (stolen); flush when asked. */
 static void
 record_write(struct record *r, json_t *o, bool flush)
 {
@@ -74,11 +82,8 @@ record_write(struct record *r, json_t *o, bool flush)
 	ok = fputs(line, r->f) != EOF && putc('\n', r->f) != EOF &&
 	    (!flush || fflush(r->f) == 0);
 	free(line);
-	if (ok)
-		return;
-	fprintf(stderr, "coil: warning: transcript '%s' not written on: %s\n",
-	    r->path, strerror(errno));
-	r->broken = true;
+	if (!ok)
+		record_broke(r);
 }
 
 static json_t *
@@ -177,11 +182,8 @@ record_fast(struct record *r, const struct session_event *ev,
 		fprintf(r->f, ",\"cell\":%d", ev->cell);
 	ok = fputs("}\n", r->f) != EOF &&
 	    (ev->kind != EV_RESPONSE || fflush(r->f) == 0);
-	if (!ok) {
-		fprintf(stderr, "coil: warning: transcript '%s' not written "
-		    "on: %s\n", r->path, strerror(errno));
-		r->broken = true;
-	}
+	if (!ok)
+		record_broke(r);
 	return true;
 }
 

@@ -562,7 +562,7 @@ def _cell_source(code, fname, repl):
     """(tree, None), (None, why) or a SyntaxError raised, as _classify,
     after magics.py's rewriting: a cell magic is incomplete while its
     body is, and at a terminal until a blank line ends it."""
-    text = _text_body(code)
+    text = "%%" in code and _text_body(code)
     code, body = _transform(code)
     if body is not None:
         _, why = (None, None) if text else \

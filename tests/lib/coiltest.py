@@ -467,3 +467,19 @@ def wait_for(pred, timeout=10, step=0.05):
             return v
         time.sleep(step)
     return pred()
+
+
+def check_notebook(path, what):
+    """Check that the notebook at path passes nbformat.validate (skipped
+    without python3-nbformat)."""
+    try:
+        import nbformat
+    except ImportError:
+        skip("nbformat.validate", "python3-nbformat is not installed")
+        return
+    try:
+        nbformat.validate(nbformat.read(path, as_version=4))
+        ok, why = True, None
+    except Exception as e:          # noqa: BLE001 - its message is the detail
+        ok, why = False, e
+    check(ok, what, why)

@@ -16,7 +16,8 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
-from coiltest import COIL, Coil, check, check_exit, done, skip  # noqa: E402
+from coiltest import (COIL, Coil, check, check_exit, check_notebook,  # noqa
+                      done, skip)
 
 WORK = tempfile.mkdtemp(prefix="exp-", dir=os.environ.get("TEST_WORKDIR"))
 NB = os.path.join(WORK, "s.ipynb")
@@ -66,19 +67,7 @@ check(err and err[0]["ename"] == "ValueError" and
 check(cells[4]["execution_count"] is None if len(cells) > 4 else False,
       "a cell that never ran has no execution count")
 
-try:
-    import nbformat
-except ImportError:
-    nbformat = None
-if nbformat is None:
-    skip("nbformat.validate", "python3-nbformat is not installed")
-else:
-    try:
-        nbformat.validate(nbformat.read(NB, as_version=4))
-        ok, why = True, None
-    except Exception as e:          # noqa: BLE001 - its message is the detail
-        ok, why = False, e
-    check(ok, "the notebook passes nbformat.validate", why)
+check_notebook(NB, "the notebook passes nbformat.validate")
 
 # coil replays its own notebook and finds the same outputs
 p = subprocess.run([COIL, "--replay", NB, "--check", "--no-record"],

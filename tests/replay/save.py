@@ -16,7 +16,8 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
-from coiltest import Coil, check, check_exit, done, skip  # noqa: E402
+from coiltest import (Coil, check, check_exit, check_notebook,  # noqa
+                      done, skip)
 
 WORK = tempfile.mkdtemp(prefix="save-", dir=os.environ.get("TEST_WORKDIR"))
 # outside the work dir, in a temp dir of the test's own that the worker
@@ -51,19 +52,7 @@ err = [o for o in outs[2] if o["output_type"] == "error"]
 check(err and err[0]["ename"] == "ValueError" and err[0]["evalue"] == "bad"
       and any("raise ValueError" in t for t in err[0]["traceback"]),
       "the error with its traceback", outs[2])
-try:
-    import nbformat
-except ImportError:
-    nbformat = None
-if nbformat is None:
-    skip("nbformat.validate", "python3-nbformat is not installed")
-else:
-    try:
-        nbformat.validate(nbformat.read(NB, as_version=4))
-        ok, why = True, None
-    except Exception as e:          # noqa: BLE001 - its message is the detail
-        ok, why = False, e
-    check(ok, "the saved notebook passes nbformat.validate", why)
+check_notebook(NB, "the saved notebook passes nbformat.validate")
 
 r = c.run("%save s.ipynb")
 check("exists. Use `%save -f" in r.get("output", ""),
