@@ -85,14 +85,22 @@ worker_high_fd(int fd)
 }
 
 /* Make fd 1 and 2, and the copies worker_save_fds keeps of them, refer
- * to out and err.  The copies keep their numbers: worker.py knows them. */
+ * to out and err.  The copies keep their numbers: worker.py knows them.
+ * worker_point_fds also notes what they are. */
 void
-worker_point_fds(int out, int err)
+worker_aim_fds(int out, int err)
 {
 	if (dup2(out, 1) == -1 || dup2(err, 2) == -1 ||
 	    dup3(out, worker_saved_fd[1], O_CLOEXEC) == -1 ||
-	    dup3(err, worker_saved_fd[2], O_CLOEXEC) == -1 ||
-	    fstat(1, &worker_saved_st[1]) == -1 ||
+	    dup3(err, worker_saved_fd[2], O_CLOEXEC) == -1)
+		_exit(EXIT_SETUP);
+}
+
+void
+worker_point_fds(int out, int err)
+{
+	worker_aim_fds(out, err);
+	if (fstat(1, &worker_saved_st[1]) == -1 ||
 	    fstat(2, &worker_saved_st[2]) == -1)
 		_exit(EXIT_SETUP);
 }

@@ -49,6 +49,9 @@ int worker_repair_fds(void);
 /* Make fd 1 and 2, and the copies of them, refer to out and err (still
  * the caller's to close); ends the process when it cannot. */
 void worker_point_fds(int out, int err);
+/* The same without noting what they now are (for worker_repair_fds): a
+ * checkpoint on its way to sleep touches no more memory than it must. */
+void worker_aim_fds(int out, int err);
 
 /* fd moved to a high close-on-exec descriptor (fd itself closed), or fd
  * when there is no room up there.  Returns the descriptor to use. */

@@ -21,7 +21,7 @@
  * copy it returns 1, but only once the supervisor has resumed that copy
  * as the new worker, which then carries on with the request loop as if
  * it had just answered the request the checkpoint was taken at.  Each
- * copy leads a process group of its own (worker_leave_group): the
+ * copy leads a process group of its own (worker_become_checkpoint): the
  * worker's group, which an interrupt and the worker's end reach, is the
  * worker and what its cells started.
  */
@@ -383,15 +383,22 @@ worker_send_gate(void)
 }
 
 static int worker_checkpoint(const char *kind, int cell, json_int_t seq);
+static void worker_clear_sigint(void);
 
 /*
  * In the fresh copy, right after fork.  It lets go of everything that is
  * the worker's conversation with the supervisor first: a copy holding
  * the control socket or the output pipes would keep them open after the
- * worker dies.  Then it sleeps (ckpt_wait) until it is resumed or not
- * needed any more.  Python is left exactly as it was at the fork:
- * PyOS_AfterFork_Child runs only on resume, so a copy that is never
- * resumed writes to hardly any of the pages it shares with the worker.
+ * worker dies.  It leaves the worker's process group (a SIGINT meant for
+ * a cell is not for it).  Then it sleeps (ckpt_wait) until it is resumed
+ * or not needed any more.
+ *
+ * Until then it does as little as it can, and touches as little memory:
+ * each page a new process touches first is a fault, about 50 us on a
+ * 2-CPU VM, and the 25 or so its way to sleep took were a fifth of what
+ * a checkpoint cost the machine.  So no freeing, no bookkeeping: that
+ * waits for a resume.  Python is left exactly as it was at the fork too:
+ * PyOS_AfterFork_Child runs only on resume.
  */
 static void
 worker_become_checkpoint(int sock)
@@ -399,16 +406,28 @@ worker_become_checkpoint(int sock)
 	struct ckpt_resume res;
 	int devnull;
 
-	chan_close(&worker_ctl);
+	if (setpgid(0, 0) == -1)
+		_exit(EXIT_SETUP);
+	close(worker_ctl.fd);
 	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (devnull >= 0) {
-		worker_point_fds(devnull, devnull);
+		worker_aim_fds(devnull, devnull);
 		close(devnull);
 	}
-	worker_nkids = 0;		/* the worker's children, not ours */
 	prctl(PR_SET_NAME, "coil-ckpt");
 
 	ckpt_wait(sock, &res);
+
+	/* What the fork left to clean up: the old socket's buffer, the
+	 * worker's children (not ours), the death signal (fork cleared it),
+	 * the copy-ahead list, and SIGINT, blocked across the fork (one that
+	 * came while we slept was for a cell long gone). */
+	worker_ctl.fd = -1;
+	chan_close(&worker_ctl);
+	worker_nkids = 0;
+	worker_orphan_armed = false;
+	worker_hot.n = worker_hot.pages = 0;
+	worker_clear_sigint();
 
 	/* Resumed: become the worker.  The worker that forked this copy is
 	 * dead by now (the supervisor waits for init's report of its exit),
@@ -486,21 +505,20 @@ worker_block_sigint(bool on)
 }
 
 /*
- * In a checkpoint just forked: leave the worker's process group for one
- * of its own.  An interrupt goes to the worker's group (init.c), and a
- * checkpoint must sleep through it to be resumed later, whatever a cell
- * did to SIGINT's handler; when the worker dies its group is killed.  An
- * interrupt sent between the fork and setpgid is pending here, as SIGINT
- * is blocked: it is dropped before the mask is put back.
+ * In a checkpoint resumed.  A checkpoint leaves the worker's process
+ * group for one of its own (worker_become_checkpoint): an interrupt goes
+ * to the worker's group (init.c), and a checkpoint must sleep through it
+ * to be resumed later, whatever a cell did to SIGINT's handler; when the
+ * worker dies its group is killed.  An interrupt sent between the fork
+ * and setpgid, or to the copy while it slept, is pending here, as SIGINT
+ * stayed blocked: it is dropped before the mask is put back.
  */
 static void
-worker_leave_group(void)
+worker_clear_sigint(void)
 {
 	struct timespec zero = { 0, 0 };
 	sigset_t set;
 
-	if (setpgid(0, 0) == -1)
-		_exit(EXIT_SETUP);
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	while (sigtimedwait(&set, NULL, &zero) == SIGINT)
@@ -549,10 +567,7 @@ worker_checkpoint(const char *kind, int cell, json_int_t seq)
 	PyOS_BeforeFork();
 	pid = fork();
 	if (pid == 0) {
-		worker_leave_group();
 		close(sv[0]);
-		worker_orphan_armed = false;	/* fork cleared the signal */
-		worker_hot.n = worker_hot.pages = 0;
 		worker_become_checkpoint(sv[1]);
 		return 1;
 	}
