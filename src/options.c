@@ -74,7 +74,7 @@ static const struct options_entry options[] = {
 	{ "attach", 0, "PATH", opt_path, FIELD(attach), 0, 0,
 	  "the UI on the session of an --agent --listen", 0 },
 	{ "scrollback", 0, "N", opt_count, FIELD(scrollback), 100, 10000000,
-	  "output lines the UI keeps (default 10000)", 0 },
+	  "lines and KiB of answers the UI keeps (10000)", 0 },
 	{ "timeout", 0, "SECS", opt_seconds, FIELD(timeout), -1, MAX_SECONDS,
 	  "interrupt cells after SECS (30; 0/tty: none)", OPT_SESSION },
 	{ "grace", 0, "SECS", opt_seconds, FIELD(grace), 0, MAX_SECONDS,

@@ -34,6 +34,10 @@ enum ui_kind {
 };
 
 #define UI_LINE_MAX 4096	/* bytes kept of one line; the rest is cut */
+/* Whole answers the cell list keeps: this many bytes a scrollback line
+ * (10 MiB by default), an effect counted as UI_KEEP_PER_EFFECT. */
+#define UI_KEEP_PER_LINE 1024
+#define UI_KEEP_PER_EFFECT 256
 
 struct ui_line {
 	char *text;		/* not NUL-terminated; len bytes */
@@ -53,6 +57,8 @@ struct ui_cell {
 	bool done;
 	int64_t started_ms;
 	json_t *resp;		/* its answer (the protocol's object) */
+	size_t weight;		/* the bytes of it a trim lets go of */
+	bool trimmed;		/* resp holds its status and times only */
 };
 
 /* What the person's requests were for, to route their answers. */
@@ -87,6 +93,8 @@ struct ui {
 	size_t cap, head, nlines;
 	struct ui_cell *cells;
 	size_t ncells;
+	size_t kept, keep;	/* bytes of whole answers kept, the most */
+	size_t untrimmed;	/* cells before this one are trimmed */
 	uint64_t running;	/* the seq of the running cell, or 0 */
 	size_t last;		/* the last answered cell + 1, or 0 */
 	json_t *vars;		/* the namespace, sorted by name */

@@ -2,7 +2,9 @@
  * ui-model.c - what the curses UI shows, as data (see ui-int.h): the
  * scrollback (a ring of at most --scrollback lines, each cut at
  * UI_LINE_MAX bytes, so a flood of any size holds bounded memory),
- * every cell of the session with its answer, and the namespace.
+ * every cell of the session with its answer (whole for the newest ones,
+ * up to UI_KEEP_PER_LINE bytes a scrollback line: a long session holds
+ * bounded memory too), and the namespace.
  *
  * Events come in the shape of the attach socket's lines (listen.h:
  * {"event", "seq", "origin", ...}), whichever back end delivered them,
@@ -30,6 +32,7 @@ void
 ui_model_init(struct ui *u, size_t scrollback)
 {
 	u->cap = scrollback > 0 ? scrollback : 1;
+	u->keep = u->cap * UI_KEEP_PER_LINE;
 	u->lines = xcalloc(u->cap, sizeof *u->lines);
 	u->vars = json_array();
 	u->vars_cell = -1;
@@ -176,6 +179,9 @@ ui_cell_drop(struct ui *u, struct ui_cell *c)
 {
 	size_t i = (size_t)(c - u->cells);
 
+	u->kept -= c->weight;
+	if (u->untrimmed > i)
+		u->untrimmed--;
 	free(c->code);
 	json_decref(c->resp);
 	memmove(c, c + 1, (u->ncells - i - 1) * sizeof *c);
@@ -184,6 +190,63 @@ ui_cell_drop(struct ui *u, struct ui_cell *c)
 		u->last--;
 	if (u->cell_sel >= u->ncells && u->cell_sel > 0)
 		u->cell_sel--;
+}
+
+/* What the cell list can let go of in an answer: its texts. */
+static size_t
+ui_answer_weight(json_t *r)
+{
+	json_t *e = json_object_get(r, "error");
+
+	return json_string_length(json_object_get(r, "output")) +
+	    json_string_length(json_object_get(r, "stderr")) +
+	    json_string_length(json_object_get(r, "result")) +
+	    json_string_length(json_object_get(e, "message")) +
+	    json_string_length(json_object_get(e, "traceback")) +
+	    UI_KEEP_PER_EFFECT * json_array_size(json_object_get(r,
+	    "effects"));
+}
+
+/* Keep of c's answer what the list and the status line show: a new
+ * object (r may be shared with other clients of the session). */
+static void
+ui_cell_trim(struct ui *u, struct ui_cell *c)
+{
+	json_t *r = c->resp, *e = json_object_get(r, "error"), *slim;
+
+	slim = json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?}", "status",
+	    json_object_get(r, "status"), "cell", json_object_get(r, "cell"),
+	    "duration_ms", json_object_get(r, "duration_ms"), "cpu_ms",
+	    json_object_get(r, "cpu_ms"), "memory_peak", json_object_get(r,
+	    "memory_peak"));
+	if (json_is_object(e))
+		json_object_set_new(slim, "error", json_pack("{s:O?}", "type",
+		    json_object_get(e, "type")));
+	json_decref(r);
+	c->resp = slim;
+	c->trimmed = true;
+	u->kept -= c->weight;
+	c->weight = 0;
+}
+
+/* c was answered: count it, and trim the oldest whole answers while
+ * more than u->keep bytes are kept (never c's own). */
+static void
+ui_cells_bound(struct ui *u, struct ui_cell *c)
+{
+	size_t mine = (size_t)(c - u->cells);
+
+	c->weight = ui_answer_weight(c->resp);
+	u->kept += c->weight;
+	for (; u->kept > u->keep && u->untrimmed < u->ncells;
+	    u->untrimmed++) {
+		struct ui_cell *old = &u->cells[u->untrimmed];
+
+		if (u->untrimmed == mine || !old->done)
+			break;
+		if (!old->trimmed)
+			ui_cell_trim(u, old);
+	}
 }
 
 /* The header and the source, once the cell has something to show. */
@@ -281,6 +344,7 @@ ui_answered(struct ui *u, struct ui_cell *c, json_t *r)
 	ui_close_line(u);
 	c->done = true;
 	c->resp = json_incref(r);
+	ui_cells_bound(u, c);
 	if (json_is_object(json_object_get(r, "error")))
 		ui_fail_line(u, json_object_get(r, "error"));
 	u->last = (size_t)(c - u->cells) + 1;
@@ -545,6 +609,11 @@ ui_cell_detail(const struct ui_cell *c, struct buf *b)
 		    json_is_integer(mem) ? (double)json_integer_value(mem) /
 		    1048576 : 0.0);
 	buf_printf(b, "\ncode:\n%s\n", c->code);
+	if (c->trimmed)
+		buf_addstr(b, "\n(its output, result and traceback are no "
+		    "longer kept: the cell list keeps the newest answers whole, "
+		    "1 KiB a line of --scrollback in all; --record keeps them "
+		    "all)\n");
 	ui_detail_text(b, "stdout", json_object_get(r, "output"));
 	ui_detail_text(b, "stderr", json_object_get(r, "stderr"));
 	ui_detail_text(b, "result", json_object_get(r, "result"));

@@ -3,7 +3,8 @@
 push a pane out of line; NO_COLOR draws no colour and keeps the
 markers; the namespace filter and delete; a rollback from the cell list
 and a :snapshot; the history shared with the plain REPL; 30 MB of output held in a
-bounded scrollback, and no CPU once quiet; vi keys from an inputrc;
+bounded scrollback, and no CPU once quiet; the cell list's whole answers
+bounded by --scrollback too; vi keys from an inputrc;
 SIGHUP and a crash of coil itself (SIGSEGV) leave the terminal as it
 was."""
 import os
@@ -155,6 +156,42 @@ def bounded():
         scr.close()
 
 
+def kept_answers():
+    """--scrollback bounds the whole answers the cell list keeps too
+    (1 KiB a line): with --scrollback 100, three answers of 40 KB are
+    more than 100 KiB, and the oldest keeps its status and times only;
+    the newer two stay whole."""
+    scr = Screen(coil_cmd("--history", "''", "--scrollback", "100"), 80,
+                 24)
+    try:
+        check(scr.wait(r"^>>> ?$"), "a UI with --scrollback 100", scr.text())
+        for n, ch in enumerate("ABC", 1):
+            scr.type("print('%s' * 40000)" % ch)
+            check(scr.wait(r"cell %d ok" % n, timeout=30),
+                  "cell %d printed 40 KB" % n, scr.text())
+        scr.keys("F3")
+        check(scr.wait(r"\[3\] person ok"), "the cell list", scr.text())
+        scr.keys("Enter")
+        check(scr.wait(r"CCCCCCCC") and not scr.wait(
+              r"no longer kept", timeout=1),
+              "the newest cell's answer is whole", scr.text())
+        scr.keys("Escape", "Up", "Enter")
+        check(scr.wait(r"BBBBBBBB") and not scr.wait(
+              r"no longer kept", timeout=1),
+              "so is the one before (80 KB kept in all)", scr.text())
+        scr.keys("Escape", "Up", "Enter")
+        check(scr.wait(r"cell 1, by the person: ok") and
+              scr.wait(r"no longer kept") and
+              not scr.wait(r"AAAAAAAA", timeout=1),
+              "the oldest keeps its status and says its output is gone",
+              scr.text())
+        scr.keys("Escape", "Escape")
+        scr.keys("C-d")
+        check(scr.wait(r"^EXITED 0"), "Ctrl-D leaves", scr.text())
+    finally:
+        scr.close()
+
+
 def vi():
     """~/.inputrc's editing mode reaches readline in the input window."""
     rc = os.path.join(STATE, "inputrc")
@@ -213,6 +250,7 @@ finally:
     plain.close()
 nocolor()
 bounded()
+kept_answers()
 vi()
 crash()
 done()
