@@ -20,6 +20,21 @@
 #include "export.h"
 #include "util.h"
 
+void
+export_runs_add(struct export_runs *o, int stream, size_t n)
+{
+	if (n == 0 || o->over)
+		return;
+	if (o->n > 0 && o->stream[o->n - 1] == stream) {
+		o->len[o->n - 1] += n;
+	} else if (o->n == EXPORT_RUNS_MAX) {
+		o->over = true;
+	} else {
+		o->stream[o->n] = (unsigned char)stream;
+		o->len[o->n++] = n;
+	}
+}
+
 /* A cell opened by its request, waiting for its response. */
 struct xcell {
 	uint64_t seq;
@@ -251,9 +266,59 @@ export_answer(struct export *x, struct xcell *c, const struct response *r)
 	export_add(x, c->cell);
 }
 
-/* The notebook cell (new) of an exec answer that did not stream. */
+/* The start of the UTF-8 character holding text[at] (at <= n). */
+static size_t
+export_char_start(const char *text, size_t n, size_t at)
+{
+	while (at > 0 && at < n && ((unsigned char)text[at] & 0xC0) == 0x80)
+		at--;
+	return at;
+}
+
+/* The streams split by runs ([[stream, bytes], ...]) into outs, in the
+ * order they came; false (outs untouched) when the runs do not count
+ * exactly the bytes of the texts. */
+static bool
+export_interleave(json_t *outs, const struct response *r, json_t *runs)
+{
+	const char *text[2] = { r->output, r->stderr_text };
+	size_t len[2] = { r->output_len, r->stderr_len }, sum[2] = { 0, 0 };
+	size_t at[2] = { 0, 0 }, i, k, to;
+	json_t *run;
+
+	json_array_foreach(runs, i, run) {
+		json_int_t st = json_integer_value(json_array_get(run, 0));
+		json_int_t n = json_integer_value(json_array_get(run, 1));
+
+		if ((st != 1 && st != 2) || n <= 0)
+			return false;
+		sum[st - 1] += (size_t)n;
+	}
+	if (sum[0] != len[0] || sum[1] != len[1])
+		return false;
+	sum[0] = sum[1] = 0;	/* now the bytes of each stream so far */
+	json_array_foreach(runs, i, run) {
+		k = (size_t)json_integer_value(json_array_get(run, 0)) - 1;
+		sum[k] += (size_t)json_integer_value(json_array_get(run, 1));
+		to = export_char_start(text[k], len[k], sum[k]);
+		if (to > at[k])
+			json_array_append_new(outs, json_pack("{s:s, s:s, s:s%}",
+			    "output_type", "stream", "name", k ? "stderr" :
+			    "stdout", "text", text[k] + at[k], to - at[k]));
+		at[k] = to;
+	}
+	for (k = 0; k < 2; k++)	/* a character cut at the very end */
+		if (at[k] < len[k])
+			json_array_append_new(outs, json_pack("{s:s, s:s, s:s%}",
+			    "output_type", "stream", "name", k ? "stderr" :
+			    "stdout", "text", text[k] + at[k], len[k] - at[k]));
+	return true;
+}
+
+/* The notebook cell (new) of an exec answer that did not stream; runs
+ * (may be NULL) as export_interleave takes them. */
 static json_t *
-export_cell_of(const char *code, const struct response *r)
+export_cell_of(const char *code, const struct response *r, json_t *runs)
 {
 	struct xcell c = { 0, NULL };
 	json_t *outs;
@@ -262,16 +327,35 @@ export_cell_of(const char *code, const struct response *r)
 	    "metadata", "execution_count", "source", export_lines(code),
 	    "outputs");
 	outs = json_object_get(c.cell, "outputs");
-	if (r->output_len > 0)
-		json_array_append_new(outs, json_pack("{s:s, s:s, s:s%}",
-		    "output_type", "stream", "name", "stdout", "text",
-		    r->output, r->output_len));
-	if (r->stderr_len > 0)
-		json_array_append_new(outs, json_pack("{s:s, s:s, s:s%}",
-		    "output_type", "stream", "name", "stderr", "text",
-		    r->stderr_text, r->stderr_len));
+	if (!json_is_array(runs) || !export_interleave(outs, r, runs)) {
+		if (r->output_len > 0)
+			json_array_append_new(outs, json_pack("{s:s, s:s, "
+			    "s:s%}", "output_type", "stream", "name", "stdout",
+			    "text", r->output, r->output_len));
+		if (r->stderr_len > 0)
+			json_array_append_new(outs, json_pack("{s:s, s:s, "
+			    "s:s%}", "output_type", "stream", "name", "stderr",
+			    "text", r->stderr_text, r->stderr_len));
+	}
 	export_outputs(&c, r);
 	return c.cell;
+}
+
+/* The runs worth keeping, as JSON: only when both streams took turns
+ * (else the two texts say it all); NULL otherwise. */
+static json_t *
+export_runs_json(const struct export_runs *o)
+{
+	json_t *a;
+	size_t i;
+
+	if (o == NULL || o->over || o->n < 3)
+		return NULL;
+	a = json_array();
+	for (i = 0; i < o->n; i++)
+		json_array_append_new(a, json_pack("[i, I]", o->stream[i],
+		    (json_int_t)o->len[i]));
+	return a;
 }
 
 /* A JSON string's bytes (a NUL among them too), or NULL. */
@@ -340,32 +424,42 @@ export_keeper(void)
 }
 
 void
-export_keep(struct export *x, json_t *req, struct response *r)
+export_keep(struct export *x, json_t *req, struct response *r,
+    const struct export_runs *runs)
 {
-	json_t *code = json_object_get(req, "code"), *cell;
+	json_t *code = json_object_get(req, "code"), *cell, *order;
 	const char *text;
-	char *src;
+	char *src, *ord = NULL;
 	size_t len;
 
 	if (!json_is_string(code) || !(r->has & RESP_EXEC))
 		return;
+	order = export_runs_json(runs);
 	if (x->spill == NULL) {
-		cell = export_cell_of(json_string_value(code), r);
+		cell = export_cell_of(json_string_value(code), r, order);
 		export_add(x, cell);
 		json_decref(cell);
+		json_decref(order);
 		return;
 	}
 	/* Each cell costs its keeper a line of what was at hand: the code,
-	 * and the answer's text its client was sent (response_text); the
-	 * notebook is built from them when it is asked for. */
+	 * the answer's text its client was sent (response_text), and the
+	 * order of its streams when they took turns; the notebook is built
+	 * from them when it is asked for. */
 	text = response_text(r, 0, &len);
 	src = json_dumps(code, JSON_ENCODE_ANY);
+	if (order != NULL)
+		ord = json_dumps(order, JSON_COMPACT);
 	if (src == NULL || fprintf(x->spill, "[%s,", src) < 0 ||
 	    fwrite(text, 1, len - 1, x->spill) != len - 1 ||
+	    (ord != NULL && fprintf(x->spill, ",%s", ord) < 0) ||
 	    fputs("]\n", x->spill) == EOF)
 		x->spill_failed = true;
-	x->spilled += (long)(len + (src != NULL ? strlen(src) : 0) + 3);
+	x->spilled += (long)(len + (src != NULL ? strlen(src) : 0) + 3 +
+	    (ord != NULL ? strlen(ord) + 1 : 0));
 	free(src);
+	free(ord);
+	json_decref(order);
 }
 
 void
@@ -411,7 +505,7 @@ export_cells(const struct export *x)
 
 		if (code != NULL && json_is_object(json_array_get(o, 1))) {
 			r = export_response_of(json_array_get(o, 1));
-			cell = export_cell_of(code, r);
+			cell = export_cell_of(code, r, json_array_get(o, 2));
 			json_object_set_new(cell, "id", json_sprintf("cell-%zu",
 			    json_array_size(a) + 1));
 			json_array_append_new(a, cell);

@@ -15,8 +15,11 @@
  * so that %save FILE.ipynb can have the session so far (export_dump):
  * the supervisor builds the bytes, and the worker writes them (link.h).
  * That one is no observer (observers make every event, which costs each
- * cell): the session hands it each exec answer (export_keep), whose
- * output and stderr become one stream each.  It keeps in an unlinked
+ * cell): the session hands it each exec answer (export_keep) with the
+ * order the streams' bytes came in (struct export_runs), which splits
+ * the answer's output and stderr back into the streams as they came,
+ * unless the answer's texts were cut or are not the bytes the runs
+ * counted (then they are one stream each).  It keeps in an unlinked
  * temp file what it had at hand, each cell's code and the answer's text
  * as its client got it, and builds the cells from them when asked: a
  * long session's notebook costs no memory, and a cell no encoding.
@@ -35,8 +38,21 @@ struct export;
 struct export *export_new(const char *path);
 /* A keeper, written nowhere, fed by export_keep. */
 struct export *export_keeper(void);
-/* A request (borrowed) and its answer: a cell, if it is an exec. */
-void export_keep(struct export *x, json_t *req, struct response *r);
+/* The order an exec's stdout (1) and stderr (2) came in: runs of
+ * bytes, at most EXPORT_RUNS_MAX of them (past that, over). */
+#define EXPORT_RUNS_MAX 1024
+struct export_runs {
+	unsigned char stream[EXPORT_RUNS_MAX];
+	size_t len[EXPORT_RUNS_MAX];
+	size_t n;
+	bool over;
+};
+void export_runs_add(struct export_runs *o, int stream, size_t n);
+
+/* A request (borrowed) and its answer: a cell, if it is an exec; runs
+ * (may be NULL), the order of its streams. */
+void export_keep(struct export *x, json_t *req, struct response *r,
+    const struct export_runs *runs);
 /* The hub callback (ctx: the export). */
 void export_event(void *ctx, const struct session_event *ev);
 /* Write the notebook and free; -1 (said on stderr) when it could not

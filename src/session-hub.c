@@ -399,6 +399,8 @@ session_output(struct session *s, int stream, const char *p, size_t n)
 	}
 	if (r != NULL && r->op == OP_EXEC) {
 		outbuf_append(stream == 2 ? &s->ob_err : &s->ob_out, p, n);
+		if (s->runs != NULL)
+			export_runs_add(s->runs, stream, n);
 		session_post_output(s, EV_OUTPUT, r, r->client,
 		    &r->shape[stream - 1], stream, p, n, r->stream ||
 		    session_watched(s));
@@ -482,7 +484,7 @@ session_answer(struct sreq *r, struct response *resp)
 	if (resp->has & RESP_EXEC)
 		session_take_background(s, r, resp);
 	if (s->export_fed && r->op == OP_EXEC)
-		export_keep(s->export, r->req, resp);
+		export_keep(s->export, r->req, resp, s->runs);
 	e = session_event_new(EV_RESPONSE, r);
 	e->ev.resp = resp;
 	if (r->op == OP_EXEC && s->opts->listen != NULL &&

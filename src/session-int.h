@@ -39,6 +39,8 @@
 #include "outbuf.h"
 #include "session.h"
 #include "usage.h"
+
+struct export_runs;
 #include "util.h"
 
 /* What a run waits for once its worker is gone. */
@@ -162,6 +164,7 @@ struct session {
 	char *python;		/* the worker's Py_GetVersion, first word */
 
 	struct outbuf ob_out, ob_err;	/* the running cell's streams */
+	struct export_runs *runs;	/* their order, for the keeper */
 	bool done;
 
 	struct ckpt_set ck;

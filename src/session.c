@@ -478,6 +478,7 @@ session_new(const struct coil_opts *opts, char *err, size_t errlen)
 	} else {
 		s->export = export_keeper();
 		s->export_fed = true;
+		s->runs = xcalloc(1, sizeof *s->runs);
 	}
 	session_spawn(s);
 	return s;
@@ -515,6 +516,7 @@ session_free(struct session *s)
 	free(s->clients);
 	outbuf_free(&s->ob_out);
 	outbuf_free(&s->ob_err);
+	free(s->runs);
 	buf_free(&s->start_err);
 	json_decref(s->worker_conf);
 	json_decref(s->orphan_warnings);

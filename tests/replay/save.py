@@ -3,7 +3,8 @@
 
 The notebook of the session so far, built by the supervisor and written
 by the worker under the sandbox's rights: it passes nbformat.validate
-and holds each cell's outputs (stream, execute_result, error); an
+and holds each cell's outputs (stream, execute_result, error), the
+streams in the order they came; an
 existing file is kept unless -f; a path the sandbox forbids is a clear
 PermissionError and no file; %save FILE.py keeps IPython's meaning; a
 cell that asks for the notebook twice in a row gets it twice.
@@ -105,6 +106,40 @@ else:
 r = c.run("%save -a s.ipynb")
 check((r.get("error") or {}).get("type") == "UsageError",
       "-a makes no sense for a notebook: a UsageError", r)
+check_exit(c)
+
+# stdout and stderr in the order they came, as the streams took turns
+# (each write is let be read before the next: the order is that of
+# arrival, as in Jupyter); a character split across turns stays whole;
+# a cell whose output was cut has one stream of each
+c = Coil("--no-record", cwd=WORK)
+turns = ("import sys, time\n"
+         "for i, s in enumerate([sys.stdout, sys.stderr] * 2):\n"
+         "    print(i, 'to', 'err' if s is sys.stderr else 'out', file=s,"
+         " flush=True)\n"
+         "    time.sleep(0.2)\n")
+c.run(turns)
+c.run("import sys, time\n"
+      "sys.stdout.buffer.write(b'\\xc3'); sys.stdout.flush(); "
+      "time.sleep(0.2)\n"
+      "print('e', file=sys.stderr, flush=True); time.sleep(0.2)\n"
+      "sys.stdout.buffer.write(b'\\xa9!\\n'); sys.stdout.flush()")
+c.run(turns, max_output=12)
+r = c.run("%save order.ipynb")
+with open(os.path.join(WORK, "order.ipynb"), encoding="utf-8") as f:
+    outs = [[(o.get("name"), o.get("text")) for o in cell["outputs"]]
+            for cell in json.load(f)["cells"]] + [[]] * 3
+check(outs[0] == [("stdout", "0 to out\n"), ("stderr", "1 to err\n"),
+                  ("stdout", "2 to out\n"), ("stderr", "3 to err\n")],
+      "the streams in the order they came", outs[0])
+check(outs[1] == [("stderr", "e\n"), ("stdout", "\u00e9!\n")],
+      "a character split across the turns is not split in the notebook",
+      outs[1])
+check([n for n, _ in outs[2]] == ["stdout", "stderr"] and
+      "bytes cut" in outs[2][0][1],
+      "a cut output: one stream of each", outs[2])
+check_notebook(os.path.join(WORK, "order.ipynb"),
+               "that notebook passes nbformat.validate too")
 check_exit(c)
 
 # over what the supervisor hands over (16 MiB): refused, said, no file;
