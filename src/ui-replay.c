@@ -21,11 +21,16 @@
  * or one above the other on a narrow terminal.
  *
  * One request of the replay's is in flight at a time, so each cell
- * meets the state the recording's met.  The file is read whole at the
- * start: n is known for the status line, and g can go anywhere.
+ * meets the state the recording's met.  The file is read through at the
+ * start, so that n is known for the status line and g can go anywhere;
+ * its cells go to an unlinked temp file, one line each, and each is read
+ * back when it runs: a transcript of any size holds a few bytes of
+ * memory a cell.
  */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +44,8 @@
 enum rp_wait { RW_NONE, RW_CELL, RW_ROLLBACK, RW_RESET };
 
 struct rp_cell {
-	struct rcell c;
+	long off;		/* its line in the spill; -1: in mem */
+	int n, line;		/* as struct rcell's */
 	int after;		/* the session's cell after it ran; 0: not
 				   known (not run, or no cell) */
 	char *was, *now;	/* the compared views when it differed */
@@ -48,6 +54,9 @@ struct rp_cell {
 struct ui_replay {
 	struct rp_cell *cells;
 	int n;
+	FILE *spill;		/* [req, expect] a line, unlinked */
+	json_t *mem;		/* the same in memory, without a temp file */
+	int first_mem;		/* the first cell in mem (all after are) */
 	int client;
 	struct check_noise noise;
 	int done;		/* the session stands after this many */
@@ -62,6 +71,70 @@ struct ui_replay {
 };
 
 static void rp_advance(struct ui *u);
+
+/* ---- the cells, kept aside ------------------------------------------- */
+
+/* Keep c (cleared after) as the replay's next cell. */
+static void
+rp_keep(struct ui_replay *rp, struct rcell *c)
+{
+	struct rp_cell *k;
+	json_t *both = json_pack("[O?, O?]", c->req, c->expect);
+
+	rp->cells = xrealloc(rp->cells, (size_t)(rp->n + 1) *
+	    sizeof *rp->cells);
+	k = &rp->cells[rp->n++];
+	*k = (struct rp_cell){ .off = -1, .n = c->n, .line = c->line };
+	if (rp->spill != NULL) {
+		k->off = ftell(rp->spill);
+		if (k->off == -1 || json_dumpf(both, rp->spill,
+		    JSON_COMPACT) == -1 || putc('\n', rp->spill) == EOF) {
+			/* the disk is full: this cell and the rest in memory */
+			fclose(rp->spill);
+			rp->spill = NULL;
+			k->off = -1;
+		}
+	}
+	if (k->off == -1) {
+		if (json_array_size(rp->mem) == 0)
+			rp->first_mem = rp->n - 1;
+		json_array_append(rp->mem, both);
+	}
+	json_decref(both);
+	rcell_clear(c);
+}
+
+/* Cell i as rsrc_next gave it, into c (the caller clears it); false
+ * when the temp file cannot give it back. */
+static bool
+rp_cell_load(struct ui_replay *rp, int i, struct rcell *c)
+{
+	struct rp_cell *k = &rp->cells[i];
+	json_t *both = NULL;
+	char *line = NULL;
+	size_t cap = 0;
+
+	if (k->off >= 0) {
+		if (rp->spill != NULL && fseek(rp->spill, k->off, SEEK_SET) ==
+		    0 && getline(&line, &cap, rp->spill) > 0)
+			both = json_loads(line, 0, NULL);
+		free(line);
+	} else {
+		both = json_incref(json_array_get(rp->mem, (size_t)(i -
+		    rp->first_mem)));
+	}
+	if (!json_is_array(both)) {
+		json_decref(both);
+		return false;
+	}
+	c->n = k->n;
+	c->line = k->line;
+	c->req = json_incref(json_array_get(both, 0));
+	c->expect = json_is_null(json_array_get(both, 1)) ? NULL :
+	    json_incref(json_array_get(both, 1));
+	json_decref(both);
+	return true;
+}
 
 /* ---- the side-by-side view ------------------------------------------- */
 
@@ -181,7 +254,7 @@ rp_show(struct ui *u, const int *idx, int n)
 
 		buf_printf(&b, "%scell %d of %d (line %d of the file) "
 		    "differs:\n", i > 0 ? "\n" : "", idx[i] + 1, rp->n,
-		    c->c.line);
+		    c->line);
 		if (u->cols >= 72)
 			rp_side(&b, c->was, c->now, u->cols - 2);
 		else
@@ -203,19 +276,23 @@ rp_compare(struct ui *u, int i, json_t *got)
 {
 	struct ui_replay *rp = u->rp;
 	struct rp_cell *c = &rp->cells[i];
+	struct rcell rc = { 0 };
 	struct buf was, now;
 
 	free(c->was);
 	free(c->now);
 	c->was = c->now = NULL;
-	if (!json_is_object(c->c.expect))
+	if (!rp_cell_load(rp, i, &rc) || !json_is_object(rc.expect)) {
+		rcell_clear(&rc);
 		return;
+	}
 	buf_init(&was);
 	buf_init(&now);
 	buf_addstr(&was, "");
 	buf_addstr(&now, "");
-	check_view(&rp->noise, c->c.expect, c->c.expect, &was);
-	check_view(&rp->noise, c->c.expect, got, &now);
+	check_view(&rp->noise, rc.expect, rc.expect, &was);
+	check_view(&rp->noise, rc.expect, got, &now);
+	rcell_clear(&rc);
 	if (strcmp(was.p, now.p) != 0) {
 		c->was = xstrdup(was.p);
 		c->now = xstrdup(now.p);
@@ -273,13 +350,24 @@ rp_advance(struct ui *u)
 
 	while (rp->done < rp->target && u->ended == NULL) {
 		struct rp_cell *c = &rp->cells[rp->done];
+		struct rcell rc = { 0 };
+		int got;
 
-		if (replay_request(&c->c, &req, &op, err, sizeof err) == 0) {
+		if (!rp_cell_load(rp, rp->done, &rc)) {
+			snprintf(err, sizeof err, "it could not be read back "
+			    "from the temp file: %s", strerror(errno));
+			got = -1;
+		} else {
+			got = replay_request(&rc, &req, &op, err, sizeof err);
+		}
+		if (got == 0) {
 			rp->wait = RW_CELL;
 			session_submit(u->s, rp->client, req,
-			    json_integer(c->c.n), (enum op)op);
+			    json_integer(rc.n), (enum op)op);
+			rcell_clear(&rc);
 			return;
 		}
+		rcell_clear(&rc);
 		ui_note_line(u, UL_NOTE, "replay: cell %d skipped: %s",
 		    rp->done + 1, err);
 		c->after = 0;
@@ -517,19 +605,23 @@ ui_replay_open(struct ui *u, char *err, size_t len)
 	struct rsrc *src = replay_take();
 	int rc;
 
+	struct rcell c = { 0 };
+
 	u->rp = rp;
+	rp->mem = json_array();
 	if (check_noise_init(&rp->noise, u->opts->ignore, err, len) == -1) {
 		rsrc_close(src);
 		return -1;
 	}
-	for (;;) {
-		rp->cells = xrealloc(rp->cells, (size_t)(rp->n + 1) *
-		    sizeof *rp->cells);
-		memset(&rp->cells[rp->n], 0, sizeof *rp->cells);
-		if ((rc = rsrc_next(src, &rp->cells[rp->n].c, err, len)) != 1)
-			break;
-		rp->n++;
+	rp->spill = tmpfile();
+	if (rp->spill != NULL && fcntl(fileno(rp->spill), F_SETFD,
+	    FD_CLOEXEC) == -1) {
+		fclose(rp->spill);
+		rp->spill = NULL;
 	}
+	while ((rc = rsrc_next(src, &c, err, len)) == 1)
+		rp_keep(rp, &c);
+	rcell_clear(&c);
 	if (rc == -1)
 		ui_note_line(u, UL_NOTE, "replay: %s; the cells before it are "
 		    "here", err);
@@ -552,12 +644,14 @@ ui_replay_free(struct ui *u)
 
 	if (rp == NULL)
 		return;
-	for (i = 0; rp->cells != NULL && i <= rp->n; i++) {
-		rcell_clear(&rp->cells[i].c);
+	for (i = 0; i < rp->n; i++) {
 		free(rp->cells[i].was);
 		free(rp->cells[i].now);
 	}
 	free(rp->cells);
+	if (rp->spill != NULL)
+		fclose(rp->spill);
+	json_decref(rp->mem);
 	free(rp->differ);
 	check_noise_free(&rp->noise);
 	free(rp);

@@ -5,8 +5,9 @@ checkpoint of cell N (or, with no checkpoints, runs again from the
 start), a cell whose outcome differs is shown old and new side by side
 (one above the other on a narrow terminal, the same comparison as
 --check), the status line says "replay: cell i of n", F1 lists the
-replay's keys; :save FILE.ipynb writes the session as a notebook.  Not
-on a terminal, the replay prints lines as before."""
+replay's keys; :save FILE.ipynb writes the session as a notebook; a big
+transcript's cells are not held in memory.  Not on a terminal, the
+replay prints lines as before."""
 import json
 import os
 import shutil
@@ -16,11 +17,21 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
-from coiltest import COIL, Coil, check, check_exit, done, skip_all  # noqa
+from coiltest import (ASAN, COIL, Coil, check, check_exit, done,  # noqa
+                      skip, skip_all)
 from uilib import Screen, coil_cmd, have_tmux  # noqa: E402
 
 if not have_tmux():
     skip_all("tmux is not installed")
+
+
+def rss_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return None
+
 
 WORK = tempfile.mkdtemp(prefix="ui-replay-",
                         dir=os.environ.get("TEST_WORKDIR"))
@@ -171,6 +182,36 @@ try:
           "Ctrl-C interrupts it and the run stops after it", scr.text())
     check(not scr.wait(r"^y +int", timeout=2),
           "the cell after it did not run", scr.text())
+    scr.keys("C-d")
+finally:
+    scr.close()
+
+# a big transcript: its cells wait in a temp file, not in memory
+B = os.path.join(WORK, "big.jsonl")
+c = Coil("--record", B, "--max-output", "16M", "--sandbox", "none",
+         "--checkpoints", "0", cwd=WORK)
+for i in range(8):
+    c.run("print('%d' * (8 << 20))" % i)
+check_exit(c, "a transcript of 8 cells of 8 MB each is recorded")
+scr = Screen(coil_cmd("--replay", "big.jsonl"), 100, 30, cwd=WORK)
+try:
+    check(scr.wait(r"^ replay: cell 0 of 8 \|", timeout=60),
+          "it opens in the UI", scr.text())
+    rss = rss_kb(scr.coil_pid())
+    if ASAN:
+        skip("the UI's memory with it open (%s KiB)" % rss,
+             "a sanitizer build's memory figures mean nothing")
+    else:
+        check(rss is not None and rss < 40 * 1024,
+              "its 64 MB of answers are not held in memory (%s KiB)" % rss)
+    scr.keys("n")
+    check(scr.wait(r"^ replay: cell 1 of 8 \|", timeout=60) and
+          not scr.wait(r"differs", timeout=1),
+          "its first cell runs and matches the recording", scr.text())
+    scr.keys("g", "8", "Enter")
+    check(scr.wait(r"^ replay: cell 8 of 8 \|", timeout=120) and
+          not scr.wait(r"differs", timeout=1),
+          "so do the rest, each read back as it runs", scr.text())
     scr.keys("C-d")
 finally:
     scr.close()
