@@ -47,6 +47,8 @@ response_ref(struct response *r)
 void
 response_free(struct response *r)
 {
+	int i;
+
 	if (r == NULL || --r->refs > 0)
 		return;
 	json_decref(r->id);
@@ -60,7 +62,8 @@ response_free(struct response *r)
 	json_decref(r->background);
 	json_decref(r->warnings);
 	json_decref(r->fields);
-	free(r->text);
+	for (i = 0; i < RESPONSE_FLAGS; i++)
+		free(r->text[i]);
 	free(r);
 }
 
@@ -329,18 +332,17 @@ response_text(struct response *r, unsigned flags, size_t *len)
 	char *line;
 	json_t *o;
 
-	if (r->text == NULL || r->text_flags != flags) {
+	flags &= RESPONSE_FLAGS - 1;
+	if (r->text[flags] == NULL) {
 		o = response_json(r, flags);
 		line = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(6));
 		json_decref(o);
 		if (line == NULL)
 			fatal("cannot encode a response");
-		free(r->text);
-		r->text_len = strlen(line);
-		r->text = xrealloc(line, r->text_len + 2);
-		memcpy(r->text + r->text_len++, "\n", 2);
-		r->text_flags = flags;
+		r->text_len[flags] = strlen(line);
+		r->text[flags] = xrealloc(line, r->text_len[flags] + 2);
+		memcpy(r->text[flags] + r->text_len[flags]++, "\n", 2);
 	}
-	*len = r->text_len;
-	return r->text;
+	*len = r->text_len[flags];
+	return r->text[flags];
 }

@@ -47,6 +47,9 @@ struct response_error {
 #define RESP_RESULT	0x04	/* result is a value (else null) */
 #define RESP_COST	0x08	/* cpu_ms and memory_peak measured (else null) */
 
+/* The combinations of response_json's flags (RESPONSE_SEQ, ..._BRIEF). */
+#define RESPONSE_FLAGS 4
+
 struct response {
 	enum status status;
 	enum op op;
@@ -71,9 +74,10 @@ struct response {
 	json_t *warnings;	/* array of strings, or NULL */
 	json_t *fields;		/* the op's own fields (vars, matches, ...) */
 	int refs;
-	char *text;		/* response_text's line, for text_flags */
-	size_t text_len;
-	unsigned text_flags;
+	/* response_text's lines, one for each set of flags: the recorder,
+	 * a --brief agent and the socket's clients each want their own */
+	char *text[RESPONSE_FLAGS];
+	size_t text_len[RESPONSE_FLAGS];
 };
 
 struct response *response_new(enum status status);
