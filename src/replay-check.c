@@ -16,15 +16,26 @@
  * marked word matches only where a word ends ("12 s" but not "12 sets"):
  * POSIX regexes have no \b.
  */
+static const char *const check_time_units[] = { "ns", "us", "µs", "ms",
+	"s", "sec", "secs", "seconds", NULL };
+static const char *const check_memory_units[] = { "KB", "MB", "GB", "TB",
+	"KiB", "MiB", "GiB", "TiB", "kB", "bytes", NULL };
+
+/* A pattern with units is a number and a unit, matched by check_units,
+ * not by the regex (which says what it matches, for the record): POSIX
+ * regexec tries each digit of a run as a start, each to the run's end,
+ * and a cell that printed a megabyte of digits took minutes. */
 static const struct {
 	const char *re, *with;
 	bool word;
+	const char *const *units;
 } check_builtin[] = {
-	{ "0x[0-9a-fA-F]{4,}", "0x?", false },
+	{ "0x[0-9a-fA-F]{4,}", "0x?", false, NULL },
 	{ "[0-9]+(\\.[0-9]+)? ?(ns|us|µs|ms|s|sec|secs|seconds)", "<time>",
-	  true },
-	{ "[0-9]+(\\.[0-9]+)? ?([KMGT]i?B|kB|bytes)", "<memory>", true },
-	{ "(/var)?/tmp/[^] \t\n'\":,)]+", "<tmp>", false },
+	  true, check_time_units },
+	{ "[0-9]+(\\.[0-9]+)? ?([KMGT]i?B|kB|bytes)", "<memory>", true,
+	  check_memory_units },
+	{ "(/var)?/tmp/[^] \t\n'\":,)]+", "<tmp>", false, NULL },
 };
 
 int
@@ -75,6 +86,56 @@ check_wordch(char c)
 	return isalnum((unsigned char)c) || c == '_';
 }
 
+/* The length of the longest of units that text starts with, or 0. */
+static size_t
+check_unit_at(const char *text, const char *const *units)
+{
+	size_t best = 0, n;
+
+	for (; *units != NULL; units++)
+		if ((n = strlen(*units)) > best && strncmp(text, *units, n) == 0)
+			best = n;
+	return best;
+}
+
+/* text with every "<number>[ ]<unit>" that stands as a word of its own
+ * replaced by with: what the regex [0-9]+(\.[0-9]+)? ?(units) matches
+ * with check_replace's word rule, in one pass.  Only a digit run's first
+ * digit can start such a match: every other has a digit before it. */
+static char *
+check_units(const char *text, const char *const *units, const char *with)
+{
+	const char *p = text, *q, *run;
+	struct buf b;
+	size_t u;
+
+	buf_init(&b);
+	while (*p != '\0') {
+		if (!isdigit((unsigned char)*p)) {
+			p++;
+			continue;
+		}
+		run = p;
+		while (isdigit((unsigned char)*p))
+			p++;
+		if (run > text && check_wordch(run[-1]))
+			continue;
+		q = p;
+		if (*q == '.' && isdigit((unsigned char)q[1]))
+			for (q++; isdigit((unsigned char)*q); q++)
+				;
+		if (*q == ' ')
+			q++;
+		if ((u = check_unit_at(q, units)) == 0 || check_wordch(q[u]))
+			continue;
+		buf_add(&b, text, (size_t)(run - text));
+		buf_addstr(&b, with);
+		text = p = q + u;
+	}
+	buf_addstr(&b, text);
+	return buf_take(&b);
+}
+
 /* text with every match of pattern i replaced; a new string. */
 static char *
 check_replace(const struct check_noise *nz, size_t i, const char *text)
@@ -85,6 +146,8 @@ check_replace(const struct check_noise *nz, size_t i, const char *text)
 	regmatch_t m;
 	int flags = 0;
 
+	if (i < nitems(check_builtin) && check_builtin[i].units != NULL)
+		return check_units(text, check_builtin[i].units, nz->with[i]);
 	buf_init(&b);
 	while (*p != '\0' && regexec(&nz->re[i], p, 1, &m, flags) == 0) {
 		const char *end = p + m.rm_eo;

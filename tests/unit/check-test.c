@@ -143,6 +143,23 @@ test_forms(void)
 	    NULL, "error: chat log 'none.json' has no Python tool calls");
 }
 
+/* A megabyte of digits is normalised in one pass (the regexes tried
+ * each digit as a start and took hours: the test would hang). */
+static void
+test_long_digits(void)
+{
+	size_t n = 1 << 20;
+	char *in = xmalloc(n + 8), *got;
+
+	memset(in, '7', n);
+	strcpy(in + n, " ms 0x");
+	got = check_normalise(&nz, in);
+	tap_ok(strcmp(got, "<time> 0x") == 0, "a megabyte of digits and a "
+	    "unit is one <time>");
+	free(got);
+	free(in);
+}
+
 int
 main(void)
 {
@@ -158,6 +175,11 @@ main(void)
 	norm("'/tmp/coil-1234/x.png' saved", "'<tmp>' saved");
 	norm("seed=42 kept", "<ignored> kept");
 	norm("x1s and 0x12", "x1s and 0x12");
+	norm("12 sets, 12  ms, 12.ms, v12 ms, 1.5secs, x.14 s, -3µs",
+	    "12 sets, 12  ms, 12.ms, v12 ms, <time>, x.<time>, -<time>");
+	norm("10 kB 3 KiB 5GB 7 bytes 7 bytesx 2 Mb", "<memory> <memory> "
+	    "<memory> <memory> 7 bytesx 2 Mb");
+	test_long_digits();
 	diff("equal texts", "a\nb\nc\n", "a\nb\nc\n", NULL);
 	diff("a line changed", "a\nb\nc\n", "a\nB\nc\n",
 	    "--- a\n+++ b\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n");
