@@ -699,6 +699,8 @@ opt_value_json(const struct coil_opts *o, const struct options_entry *e)
 	char s[64];
 
 	if (e->set == opt_seconds) {
+		if (*AT(o, e, const double) < 0)
+			return NULL;	/* unset: --timeout's front-end default */
 		snprintf(s, sizeof s, "%g", *AT(o, e, const double));
 		return json_string(s);
 	}
@@ -782,6 +784,9 @@ options_replay(struct coil_opts *o, json_t *recorded, struct buf *warnings)
 		}
 		if (o->given & (1ULL << i))
 			continue;	/* the command line's wins */
+		if (options[i].set == opt_seconds && json_is_string(v) &&
+		    strtod(json_string_value(v), NULL) < 0)
+			continue;	/* unset, as coil 0.1.0 recorded it */
 		if (opt_replay_one(o, &options[i], v, err, sizeof err) != 0)
 			buf_printf(warnings, "the recording's --%s: %s: "
 			    "replayed without it\n", name, err);

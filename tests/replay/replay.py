@@ -112,6 +112,16 @@ rc, out, err = replay(write("newer.jsonl", json.dumps(newer) + "\n" +
                             "".join(text.splitlines(True)[1:])))
 check(rc == 2 and "format 99, newer than this coil reads (1)" in err and
       out == "", "a newer format is refused before anything runs", err)
+rc, out, err = replay(rec, "--check")
+check(rc == 0 and "timeout" not in head["options"] and "warning" not in err,
+      "a default --timeout is not recorded, and the replay warns of nothing",
+      (head["options"], err))
+old = dict(head, options=dict(head["options"], timeout="-1"))
+rc, out, err = replay(write("old.jsonl", json.dumps(old) + "\n" +
+                            "".join(text.splitlines(True)[1:])), "--check")
+check(rc == 0 and "warning" not in err and "0 differ" in out,
+      "coil 0.1.0's \"timeout\": \"-1\" (unset) replays without a warning",
+      err)
 alien = dict(head, options=dict(head["options"], **{"gpu-count": "2"}))
 rc, out, err = replay(write("alien.jsonl", json.dumps(alien) + "\n" +
                             "".join(text.splitlines(True)[1:])), "--check")
