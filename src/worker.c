@@ -406,7 +406,7 @@ worker_become_checkpoint(int sock)
 	struct ckpt_resume res;
 	int devnull;
 
-	if (setpgid(0, 0) == -1)
+	if (setpgid(0, 0) == -1 && getpgrp() != getpid())
 		_exit(EXIT_SETUP);
 	close(worker_ctl.fd);
 	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -572,6 +572,13 @@ worker_checkpoint(const char *kind, int cell, json_int_t seq)
 		return 1;
 	}
 	saved_errno = errno;
+	/* The copy leaves our process group itself, but only once it runs:
+	 * on a busy machine that can be after the supervisor has the
+	 * checkpoint, and a cell that ends the worker then (its group is
+	 * killed) took the newest checkpoint with it.  Moved from here too,
+	 * before the supervisor hears of it (the shells' own idiom). */
+	if (pid > 0)
+		setpgid(pid, pid);
 	PyOS_AfterFork_Parent();
 	worker_block_sigint(false);
 	fork_ms = (double)(now_ns() - t0) / 1e6;
