@@ -302,16 +302,18 @@ export_interleave(json_t *outs, const struct response *r, json_t *runs)
 		sum[k] += (size_t)json_integer_value(json_array_get(run, 1));
 		to = export_char_start(text[k], len[k], sum[k]);
 		if (to > at[k])
-			json_array_append_new(outs, json_pack("{s:s, s:s, s:s%}",
-			    "output_type", "stream", "name", k ? "stderr" :
-			    "stdout", "text", text[k] + at[k], to - at[k]));
+			json_array_append_new(outs, json_pack("{s:s, s:s, "
+			    "s:s%}", "output_type", "stream", "name", k ?
+			    "stderr" : "stdout", "text", text[k] + at[k], to -
+			    at[k]));
 		at[k] = to;
 	}
 	for (k = 0; k < 2; k++)	/* a character cut at the very end */
 		if (at[k] < len[k])
-			json_array_append_new(outs, json_pack("{s:s, s:s, s:s%}",
-			    "output_type", "stream", "name", k ? "stderr" :
-			    "stdout", "text", text[k] + at[k], len[k] - at[k]));
+			json_array_append_new(outs, json_pack("{s:s, s:s, "
+			    "s:s%}", "output_type", "stream", "name", k ?
+			    "stderr" : "stdout", "text", text[k] + at[k],
+			    len[k] - at[k]));
 	return true;
 }
 

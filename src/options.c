@@ -700,7 +700,7 @@ opt_value_json(const struct coil_opts *o, const struct options_entry *e)
 
 	if (e->set == opt_seconds) {
 		if (*AT(o, e, const double) < 0)
-			return NULL;	/* unset: --timeout's front-end default */
+			return NULL;	/* unset: the front end's default */
 		snprintf(s, sizeof s, "%g", *AT(o, e, const double));
 		return json_string(s);
 	}

@@ -93,7 +93,8 @@ check_unit_at(const char *text, const char *const *units)
 	size_t best = 0, n;
 
 	for (; *units != NULL; units++)
-		if ((n = strlen(*units)) > best && strncmp(text, *units, n) == 0)
+		if ((n = strlen(*units)) > best &&
+		    strncmp(text, *units, n) == 0)
 			best = n;
 	return best;
 }

@@ -611,9 +611,9 @@ ui_cell_detail(const struct ui_cell *c, struct buf *b)
 	buf_printf(b, "\ncode:\n%s\n", c->code);
 	if (c->trimmed)
 		buf_addstr(b, "\n(its output, result and traceback are no "
-		    "longer kept: the cell list keeps the newest answers whole, "
-		    "1 KiB a line of --scrollback in all; --record keeps them "
-		    "all)\n");
+		    "longer kept: the cell list keeps the newest answers "
+		    "whole, 1 KiB a line of --scrollback in all; --record "
+		    "keeps them all)\n");
 	ui_detail_text(b, "stdout", json_object_get(r, "output"));
 	ui_detail_text(b, "stderr", json_object_get(r, "stderr"));
 	ui_detail_text(b, "result", json_object_get(r, "result"));

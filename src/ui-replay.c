@@ -55,8 +55,8 @@ struct ui_replay {
 	struct rp_cell *cells;
 	int n;
 	FILE *spill;		/* [req, expect] a line, unlinked */
-	json_t *mem;		/* the same in memory, without a temp file */
-	int first_mem;		/* the first cell in mem (all after are) */
+	json_t *mem;		/* the same in memory, with no temp file */
+	int first_mem;		/* mem's first cell; all later are too */
 	int client;
 	struct check_noise noise;
 	int done;		/* the session stands after this many */
