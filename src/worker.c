@@ -394,11 +394,12 @@ static void worker_clear_sigint(void);
  * or not needed any more.
  *
  * Until then it does as little as it can, and touches as little memory:
- * each page a new process touches first is a fault, about 50 us on a
- * 2-CPU VM, and the 25 or so its way to sleep took were a fifth of what
- * a checkpoint cost the machine.  So no freeing, no bookkeeping: that
- * waits for a resume.  Python is left exactly as it was at the fork too:
- * PyOS_AfterFork_Child runs only on resume.
+ * each page a new process touches first is a fault, 20 to 80 us on a
+ * 2-CPU VM, and the 55 its way to sleep once took (20 of them the
+ * dynamic linker's: configure.ac links with -z now) were about a third
+ * of what a checkpoint cost the machine; 23 now.  So no freeing, no
+ * bookkeeping: that waits for a resume.  Python is left exactly as it
+ * was at the fork too: PyOS_AfterFork_Child runs only on resume.
  */
 static void
 worker_become_checkpoint(int sock)
