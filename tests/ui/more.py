@@ -17,7 +17,7 @@ import unicodedata
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
 from coiltest import ASAN, check, done, skip, skip_all  # noqa: E402
-from uilib import Screen, coil_cmd, have_tmux  # noqa: E402
+from uilib import Screen, coil_cmd, have_tmux, rss_kb  # noqa: E402
 
 if not have_tmux():
     skip_all("tmux is not installed")
@@ -116,14 +116,6 @@ def cpu_ticks(pid):
     with open("/proc/%d/stat" % pid) as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return int(fields[11]) + int(fields[12])
-
-
-def rss_kb(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return None
 
 
 def bounded():

@@ -8,7 +8,6 @@ start), a cell whose outcome differs is shown old and new side by side
 replay's keys; :save FILE.ipynb writes the session as a notebook; a big
 transcript's cells are not held in memory.  Not on a terminal, the
 replay prints lines as before."""
-import json
 import os
 import shutil
 import subprocess
@@ -19,19 +18,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
 from coiltest import (ASAN, COIL, Coil, check, check_exit, done,  # noqa
                       skip, skip_all)
-from uilib import Screen, coil_cmd, have_tmux  # noqa: E402
+from uilib import Screen, coil_cmd, have_tmux, rss_kb  # noqa: E402
 
 if not have_tmux():
     skip_all("tmux is not installed")
-
-
-def rss_kb(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return None
-
 
 WORK = tempfile.mkdtemp(prefix="ui-replay-",
                         dir=os.environ.get("TEST_WORKDIR"))

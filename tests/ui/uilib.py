@@ -21,6 +21,15 @@ from coiltest import check
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+def rss_kb(pid):
+    """A process's resident memory in KiB, or None."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return None
+
+
 def have_tmux():
     return shutil.which("tmux") is not None
 
