@@ -266,6 +266,15 @@ export_answer(struct export *x, struct xcell *c, const struct response *r)
 	export_add(x, c->cell);
 }
 
+/* A stream output of n bytes of text, stdout's or (err) stderr's. */
+static void
+export_put_stream(json_t *outs, bool err, const char *text, size_t n)
+{
+	json_array_append_new(outs, json_pack("{s:s, s:s, s:s%}",
+	    "output_type", "stream", "name", err ? "stderr" : "stdout",
+	    "text", text, n));
+}
+
 /* The start of the UTF-8 character holding text[at] (at <= n). */
 static size_t
 export_char_start(const char *text, size_t n, size_t at)
@@ -302,18 +311,13 @@ export_interleave(json_t *outs, const struct response *r, json_t *runs)
 		sum[k] += (size_t)json_integer_value(json_array_get(run, 1));
 		to = export_char_start(text[k], len[k], sum[k]);
 		if (to > at[k])
-			json_array_append_new(outs, json_pack("{s:s, s:s, "
-			    "s:s%}", "output_type", "stream", "name", k ?
-			    "stderr" : "stdout", "text", text[k] + at[k], to -
-			    at[k]));
+			export_put_stream(outs, k, text[k] + at[k], to - at[k]);
 		at[k] = to;
 	}
 	for (k = 0; k < 2; k++)	/* a character cut at the very end */
 		if (at[k] < len[k])
-			json_array_append_new(outs, json_pack("{s:s, s:s, "
-			    "s:s%}", "output_type", "stream", "name", k ?
-			    "stderr" : "stdout", "text", text[k] + at[k],
-			    len[k] - at[k]));
+			export_put_stream(outs, k, text[k] + at[k],
+			    len[k] - at[k]);
 	return true;
 }
 
@@ -331,13 +335,11 @@ export_cell_of(const char *code, const struct response *r, json_t *runs)
 	outs = json_object_get(c.cell, "outputs");
 	if (!json_is_array(runs) || !export_interleave(outs, r, runs)) {
 		if (r->output_len > 0)
-			json_array_append_new(outs, json_pack("{s:s, s:s, "
-			    "s:s%}", "output_type", "stream", "name", "stdout",
-			    "text", r->output, r->output_len));
+			export_put_stream(outs, false, r->output,
+			    r->output_len);
 		if (r->stderr_len > 0)
-			json_array_append_new(outs, json_pack("{s:s, s:s, "
-			    "s:s%}", "output_type", "stream", "name", "stderr",
-			    "text", r->stderr_text, r->stderr_len));
+			export_put_stream(outs, true, r->stderr_text,
+			    r->stderr_len);
 	}
 	export_outputs(&c, r);
 	return c.cell;

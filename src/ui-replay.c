@@ -55,6 +55,7 @@ struct ui_replay {
 	struct rp_cell *cells;
 	int n;
 	FILE *spill;		/* [req, expect] a line, unlinked */
+	bool spill_full;	/* a write failed: no more go there */
 	json_t *mem;		/* the same in memory, with no temp file */
 	int first_mem;		/* mem's first cell; all later are too */
 	int client;
@@ -85,13 +86,13 @@ rp_keep(struct ui_replay *rp, struct rcell *c)
 	    sizeof *rp->cells);
 	k = &rp->cells[rp->n++];
 	*k = (struct rp_cell){ .off = -1, .n = c->n, .line = c->line };
-	if (rp->spill != NULL) {
+	if (rp->spill != NULL && !rp->spill_full) {
 		k->off = ftell(rp->spill);
 		if (k->off == -1 || json_dumpf(both, rp->spill,
 		    JSON_COMPACT) == -1 || putc('\n', rp->spill) == EOF) {
-			/* the disk is full: this cell and the rest in memory */
-			fclose(rp->spill);
-			rp->spill = NULL;
+			/* the disk is full: this cell and the rest in memory;
+			 * those before stay readable where they are */
+			rp->spill_full = true;
 			k->off = -1;
 		}
 	}
