@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,22 +285,21 @@ export_char_start(const char *text, size_t n, size_t at)
 	return at;
 }
 
-/* The streams split by runs ([[stream, bytes], ...]) into outs, in the
- * order they came; false (outs untouched) when the runs do not count
- * exactly the bytes of the texts. */
-static bool
-export_interleave(json_t *outs, const struct response *r, json_t *runs)
+bool
+export_split(json_t *runs, const char *const text[2], const size_t len[2],
+    void (*put)(void *, int, const char *, size_t), void *ctx)
 {
-	const char *text[2] = { r->output, r->stderr_text };
-	size_t len[2] = { r->output_len, r->stderr_len }, sum[2] = { 0, 0 };
-	size_t at[2] = { 0, 0 }, i, k, to;
+	size_t sum[2] = { 0, 0 }, at[2] = { 0, 0 }, i, k, to;
 	json_t *run;
 
+	if (!json_is_array(runs))
+		return false;
 	json_array_foreach(runs, i, run) {
 		json_int_t st = json_integer_value(json_array_get(run, 0));
 		json_int_t n = json_integer_value(json_array_get(run, 1));
 
-		if ((st != 1 && st != 2) || n <= 0)
+		if ((st != 1 && st != 2) || n <= 0 ||
+		    (uint64_t)n > SIZE_MAX - sum[st - 1])
 			return false;
 		sum[st - 1] += (size_t)n;
 	}
@@ -311,21 +311,29 @@ export_interleave(json_t *outs, const struct response *r, json_t *runs)
 		sum[k] += (size_t)json_integer_value(json_array_get(run, 1));
 		to = export_char_start(text[k], len[k], sum[k]);
 		if (to > at[k])
-			export_put_stream(outs, k, text[k] + at[k], to - at[k]);
+			put(ctx, (int)k + 1, text[k] + at[k], to - at[k]);
 		at[k] = to;
 	}
 	for (k = 0; k < 2; k++)	/* a character cut at the very end */
 		if (at[k] < len[k])
-			export_put_stream(outs, k, text[k] + at[k],
-			    len[k] - at[k]);
+			put(ctx, (int)k + 1, text[k] + at[k], len[k] - at[k]);
 	return true;
 }
 
+/* export_split's put: a stream output in the cell's outputs (ctx). */
+static void
+export_put_run(void *ctx, int stream, const char *text, size_t n)
+{
+	export_put_stream(ctx, stream == 2, text, n);
+}
+
 /* The notebook cell (new) of an exec answer that did not stream; runs
- * (may be NULL) as export_interleave takes them. */
+ * (may be NULL) as export_split takes them. */
 static json_t *
 export_cell_of(const char *code, const struct response *r, json_t *runs)
 {
+	const char *const text[2] = { r->output, r->stderr_text };
+	const size_t len[2] = { r->output_len, r->stderr_len };
 	struct xcell c = { 0, NULL };
 	json_t *outs;
 
@@ -333,7 +341,7 @@ export_cell_of(const char *code, const struct response *r, json_t *runs)
 	    "metadata", "execution_count", "source", export_lines(code),
 	    "outputs");
 	outs = json_object_get(c.cell, "outputs");
-	if (!json_is_array(runs) || !export_interleave(outs, r, runs)) {
+	if (!export_split(runs, text, len, export_put_run, outs)) {
 		if (r->output_len > 0)
 			export_put_stream(outs, false, r->output,
 			    r->output_len);
@@ -345,9 +353,7 @@ export_cell_of(const char *code, const struct response *r, json_t *runs)
 	return c.cell;
 }
 
-/* The runs worth keeping, as JSON: only when both streams took turns
- * (else the two texts say it all); NULL otherwise. */
-static json_t *
+json_t *
 export_runs_json(const struct export_runs *o)
 {
 	json_t *a;

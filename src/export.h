@@ -48,6 +48,19 @@ struct export_runs {
 	bool over;
 };
 void export_runs_add(struct export_runs *o, int stream, size_t n);
+/* The runs worth showing, as JSON ([[stream, bytes], ...]): only when
+ * the streams took turns (else the two texts say it all); NULL
+ * otherwise, or when there were too many to count. */
+json_t *export_runs_json(const struct export_runs *o);
+/* Split text[0] (stdout) and text[1] (stderr) by runs as
+ * export_runs_json gives them, in the order they came:
+ * put(ctx, 1 or 2, piece, n) for each piece, never cutting a UTF-8
+ * character in two.  False, and nothing put, when the runs do not
+ * count exactly the texts' bytes (an answer cut, or background output
+ * mixed in). */
+bool export_split(json_t *runs, const char *const text[2],
+    const size_t len[2], void (*put)(void *, int, const char *, size_t),
+    void *ctx);
 
 /* A request (borrowed) and its answer: a cell, if it is an exec; runs
  * (may be NULL), the order of its streams. */

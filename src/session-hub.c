@@ -212,6 +212,7 @@ sevent_free(struct sevent *e)
 	json_decref(e->ev.req);
 	json_decref(e->ev.info);
 	json_decref(e->hist_req);
+	json_decref(e->hist_order);
 	response_free(e->ev.resp);
 	free(e);
 }
@@ -225,10 +226,11 @@ sevent_free(struct sevent *e)
 static void
 session_history_add(struct session *s, const struct sevent *e)
 {
-	json_t *line = json_pack("{s:s, s:I, s:s, s:O?, s:O, s:o}", "event",
-	    "history", "seq", (json_int_t)e->ev.seq, "origin",
+	json_t *line = json_pack("{s:s, s:I, s:s, s:O?, s:O, s:o, s:O*}",
+	    "event", "history", "seq", (json_int_t)e->ev.seq, "origin",
 	    origin_names[e->ev.origin], "id", e->ev.id, "request",
-	    e->hist_req, "response", response_json(e->ev.resp, RESPONSE_SEQ));
+	    e->hist_req, "response", response_json(e->ev.resp, RESPONSE_SEQ),
+	    "order", e->hist_order);
 	size_t n = json_dumpb(line, NULL, 0, JSON_COMPACT);
 
 	if (s->history == NULL)
@@ -399,8 +401,7 @@ session_output(struct session *s, int stream, const char *p, size_t n)
 	}
 	if (r != NULL && r->op == OP_EXEC) {
 		outbuf_append(stream == 2 ? &s->ob_err : &s->ob_out, p, n);
-		if (s->runs != NULL)
-			export_runs_add(s->runs, stream, n);
+		export_runs_add(s->runs, stream, n);
 		session_post_output(s, EV_OUTPUT, r, r->client,
 		    &r->shape[stream - 1], stream, p, n, r->stream ||
 		    session_watched(s));
@@ -488,8 +489,10 @@ session_answer(struct sreq *r, struct response *resp)
 	e = session_event_new(EV_RESPONSE, r);
 	e->ev.resp = resp;
 	if (r->op == OP_EXEC && s->opts->listen != NULL &&
-	    resp->status != ST_INCOMPLETE && resp->status != ST_INVALID)
+	    resp->status != ST_INCOMPLETE && resp->status != ST_INVALID) {
 		e->hist_req = json_incref(r->req);
+		e->hist_order = export_runs_json(s->runs);
+	}
 	session_post(s, e);
 	sreq_free(r);
 }

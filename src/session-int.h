@@ -114,6 +114,8 @@ struct sevent {
 	char *data, *text;	/* owned copies */
 	json_t *hist_req;	/* EV_RESPONSE of a cell to keep in the
 				   history once delivered: its request */
+	json_t *hist_order;	/* and the order its streams came in
+				   (export_runs_json), or NULL */
 };
 
 enum wk_state { WK_NONE, WK_STARTING, WK_READY, WK_BUSY };
@@ -164,7 +166,7 @@ struct session {
 	char *python;		/* the worker's Py_GetVersion, first word */
 
 	struct outbuf ob_out, ob_err;	/* the running cell's streams */
-	struct export_runs *runs;	/* their order, for the keeper */
+	struct export_runs *runs;	/* their order (export.h) */
 	bool done;
 
 	struct ckpt_set ck;

@@ -699,10 +699,8 @@ session_cap(struct session *s, size_t cap)
 	}
 	outbuf_reset(&s->ob_out);
 	outbuf_reset(&s->ob_err);
-	if (s->runs != NULL) {
-		s->runs->n = 0;
-		s->runs->over = false;
-	}
+	s->runs->n = 0;
+	s->runs->over = false;
 }
 
 /* What the worker is sent of a request: the fields it reads, no more

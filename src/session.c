@@ -478,8 +478,10 @@ session_new(const struct coil_opts *opts, char *err, size_t errlen)
 	} else {
 		s->export = export_keeper();
 		s->export_fed = true;
-		s->runs = xcalloc(1, sizeof *s->runs);
 	}
+	/* The order an exec's streams came in: for the keeper, and for
+	 * the history lines an attaching client gets. */
+	s->runs = xcalloc(1, sizeof *s->runs);
 	session_spawn(s);
 	return s;
 }

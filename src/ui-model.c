@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "export.h"
 #include "ui-int.h"
 
 static const char *const ui_markers[] = {
@@ -319,8 +320,38 @@ ui_answer_output(struct ui *u, json_t *text, enum ui_kind kind)
 	ui_append(u, kind, json_string_value(text), json_string_length(text));
 }
 
+/* export_split's put: a piece of the answer's stdout (1) or stderr. */
 static void
-ui_answered(struct ui *u, struct ui_cell *c, json_t *r)
+ui_answer_run(void *ctx, int stream, const char *text, size_t n)
+{
+	ui_append(ctx, stream == 2 ? UL_ERR : UL_OUT, text, n);
+}
+
+/* The answer's streams, in the order they came when order (a history
+ * line's) says so; else its stdout, then its stderr. */
+static void
+ui_answer_streams(struct ui *u, json_t *r, json_t *order)
+{
+	json_t *out = json_object_get(r, "output");
+	json_t *err = json_object_get(r, "stderr");
+	const char *const text[2] = { json_string_value(out),
+	    json_string_value(err) };
+	const size_t len[2] = { json_string_length(out),
+	    json_string_length(err) };
+
+	if (order != NULL && text[0] != NULL && text[1] != NULL) {
+		ui_close_line(u);
+		if (export_split(order, text, len, ui_answer_run, u))
+			return;
+	}
+	ui_answer_output(u, out, UL_OUT);
+	ui_answer_output(u, err, UL_ERR);
+}
+
+/* The answer r to cell c; order, for a cell from before we attached,
+ * the order its streams came in (or NULL). */
+static void
+ui_answered(struct ui *u, struct ui_cell *c, json_t *r, json_t *order)
 {
 	const char *st = json_string_value(json_object_get(r, "status"));
 	json_t *cell = json_object_get(r, "cell");
@@ -338,8 +369,7 @@ ui_answered(struct ui *u, struct ui_cell *c, json_t *r)
 		/* no output came as events (a cell from before we attached,
 		 * or one that printed nothing): the answer's, if any */
 		ui_cell_show(u, c);
-		ui_answer_output(u, json_object_get(r, "output"), UL_OUT);
-		ui_answer_output(u, json_object_get(r, "stderr"), UL_ERR);
+		ui_answer_streams(u, r, order);
 	}
 	ui_close_line(u);
 	c->done = true;
@@ -444,7 +474,7 @@ ui_event(struct ui *u, enum session_ev kind, json_t *o, const char *data,
 		break;
 	case EV_RESPONSE:
 		if (c != NULL)
-			ui_answered(u, c, r);
+			ui_answered(u, c, r, NULL);
 		if (own)
 			ui_own_answer(u, r);
 		break;
@@ -474,7 +504,8 @@ ui_history(struct ui *u, json_t *o)
 	c = ui_cell_of(u, seq);
 	if (c != NULL && !c->done && json_is_object(json_object_get(o,
 	    "response")))
-		ui_answered(u, c, json_object_get(o, "response"));
+		ui_answered(u, c, json_object_get(o, "response"),
+		    json_object_get(o, "order"));
 	/* the vars asked for at attach are as of the last of them */
 	if (c != NULL && c->cell > u->vars_cell)
 		u->vars_cell = c->cell;

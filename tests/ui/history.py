@@ -146,6 +146,35 @@ try:
     ui.close()
     ui = None
 
+    # stdout and stderr in the order they came, not one after the other
+    # (each write is let be read before the next)
+    turns = ("import sys, time\n"
+             "for i, s in enumerate([sys.stdout, sys.stderr] * 2):\n"
+             "    print(i, 'to', 'err' if s is sys.stderr else 'out',"
+             " file=s, flush=True)\n"
+             "    time.sleep(0.2)\n")
+    r = agent.run(turns)
+    check(r["output"] == "0 to out\n2 to out\n" and
+          r["stderr"] == "1 to err\n3 to err\n",
+          "a cell whose streams take turns", r)
+    hist = [m for m in attach_lines() if m.get("event") == "history"]
+    check(hist and hist[-1].get("order") == [[1, 9], [2, 9], [1, 9], [2, 9]]
+          and "order" not in hist[0],
+          "its history line says the order the streams came in; a cell "
+          "whose streams did not take turns has none",
+          hist[-1] if hist else None)
+    ui = Screen(coil_cmd("--attach", path), 100, 30)
+    check(ui.wait(r"│  3 to err|│! 3 to err"), "the UI shows it",
+          ui.text())
+    shown = [ln.split("│", 1)[1].strip() for ln in ui.text().splitlines()
+             if "│" in ln and " to " in ln]
+    check(shown == ["0 to out", "! 1 to err", "2 to out", "! 3 to err"],
+          "in the order the streams came", ui.text())
+    ui.keys("C-d")
+    check(ui.wait(r"^EXITED 0"), "and detaches", ui.text())
+    ui.close()
+    ui = None
+
     # the bound: the newest 200 cells
     for i in range(205):
         agent.send({"code": "n = %d" % i, "id": "n%d" % i})
