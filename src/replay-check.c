@@ -137,37 +137,46 @@ check_units(const char *text, const char *const *units, const char *with)
 	return buf_take(&b);
 }
 
-/* text with every match of pattern i replaced; a new string. */
+/*
+ * text with every match of pattern i replaced; a new string.  Each
+ * search is given the rest of the text by REG_STARTEND, with the text
+ * before it for context (whether ^ matches is the character before's
+ * business): without it, regexec measures the rest with strlen on
+ * every call, and a text of many matches took time in the square of
+ * its length.
+ */
 static char *
 check_replace(const struct check_noise *nz, size_t i, const char *text)
 {
 	bool word = i < nitems(check_builtin) && check_builtin[i].word;
-	const char *p = text;
+	size_t len = strlen(text), at = 0, so, eo;
 	struct buf b;
 	regmatch_t m;
-	int flags = 0;
 
 	if (i < nitems(check_builtin) && check_builtin[i].units != NULL)
 		return check_units(text, check_builtin[i].units, nz->with[i]);
 	buf_init(&b);
-	while (*p != '\0' && regexec(&nz->re[i], p, 1, &m, flags) == 0) {
-		const char *end = p + m.rm_eo;
-
-		if (m.rm_eo == m.rm_so) {	/* empty: step over a char */
-			buf_add(&b, p, (size_t)m.rm_so + 1);
-			p += m.rm_so + 1;
-		} else if (word && (check_wordch(*end) || (p + m.rm_so > text &&
-		    check_wordch(p[m.rm_so - 1])))) {
-			buf_add(&b, p, (size_t)m.rm_so + 1);
-			p += m.rm_so + 1;
+	while (at < len) {
+		m.rm_so = (regoff_t)at;
+		m.rm_eo = (regoff_t)len;
+		if (regexec(&nz->re[i], text, 1, &m, REG_STARTEND) != 0)
+			break;
+		so = (size_t)m.rm_so;
+		eo = (size_t)m.rm_eo;
+		if (eo == so && so >= len)
+			break;		/* an empty match at the very end */
+		if (eo == so || (word && (check_wordch(text[eo]) ||
+		    (so > 0 && check_wordch(text[so - 1]))))) {
+			/* empty, or not a word of its own: step over a char */
+			buf_add(&b, text + at, so + 1 - at);
+			at = so + 1;
 		} else {
-			buf_add(&b, p, (size_t)m.rm_so);
+			buf_add(&b, text + at, so - at);
 			buf_addstr(&b, nz->with[i]);
-			p = end;
+			at = eo;
 		}
-		flags = REG_NOTBOL;
 	}
-	buf_addstr(&b, p);
+	buf_addstr(&b, text + at);
 	return buf_take(&b);
 }
 

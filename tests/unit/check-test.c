@@ -160,6 +160,48 @@ test_long_digits(void)
 	free(in);
 }
 
+/* Many matches in a long text: each search starts where the last ended
+ * (this was once quadratic); a user's pattern anchored at line starts
+ * matches after a match that ended a line; an empty match at the very
+ * end stops there. */
+static void
+test_many_matches(void)
+{
+	const char *extra[] = { "^a\n", "x*$", NULL };
+	struct check_noise own;
+	size_t n = 1 << 16, i;
+	char *in = xmalloc(11 * n + 1), *want = xmalloc(4 * n + 1), *got;
+	char err[256];
+
+	for (i = 0; i < n; i++) {
+		memcpy(in + 11 * i, "0xdeadbeef ", 11);
+		memcpy(want + 4 * i, "0x? ", 4);
+	}
+	in[11 * n] = want[4 * n] = '\0';
+	got = check_normalise(&nz, in);
+	tap_ok(strcmp(got, want) == 0, "65536 addresses in 704 KiB, each "
+	    "replaced");
+	free(got);
+	free(in);
+	free(want);
+
+	tap_ok(check_noise_init(&own, extra, err, sizeof err) == 0,
+	    "patterns with ^ and $ compile");
+	got = check_normalise(&own, "a\na\nba\n");
+	tap_ok(strcmp(got, "<ignored><ignored>ba\n") == 0, "^ matches at the "
+	    "start of each line, after a match that ended the one before");
+	free(got);
+	got = check_normalise(&own, "yxx");
+	tap_ok(strcmp(got, "y<ignored>") == 0, "a match that may be empty, "
+	    "up to the very end: '%s'", got);
+	free(got);
+	got = check_normalise(&own, "abc");
+	tap_ok(strcmp(got, "abc") == 0, "an empty match at the very end "
+	    "changes nothing: '%s'", got);
+	free(got);
+	check_noise_free(&own);
+}
+
 int
 main(void)
 {
@@ -180,6 +222,7 @@ main(void)
 	norm("10 kB 3 KiB 5GB 7 bytes 7 bytesx 2 Mb", "<memory> <memory> "
 	    "<memory> <memory> 7 bytesx 2 Mb");
 	test_long_digits();
+	test_many_matches();
 	diff("equal texts", "a\nb\nc\n", "a\nb\nc\n", NULL);
 	diff("a line changed", "a\nb\nc\n", "a\nB\nc\n",
 	    "--- a\n+++ b\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n");
