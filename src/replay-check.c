@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -315,67 +316,105 @@ check_view(const struct check_noise *nz, json_t *fields, json_t *got,
 
 struct lines {
 	char **v;	/* into a copy of the text */
+	uint32_t *h;	/* a hash of each, to tell most unequal ones apart */
 	size_t n;
 	char *copy;
 };
 
+static uint32_t
+line_hash(const char *p)
+{
+	uint32_t h = 2166136261u;	/* FNV-1a */
+
+	for (; *p != '\0'; p++)
+		h = (h ^ (unsigned char)*p) * 16777619u;
+	return h;
+}
+
 static void
 lines_split(struct lines *l, const char *text)
 {
+	size_t cap = 0, i;
 	char *p;
 
 	l->copy = xstrdup(text);
 	l->v = NULL;
+	l->h = NULL;
 	l->n = 0;
 	for (p = l->copy; *p != '\0'; ) {
 		char *nl = strchr(p, '\n');
 
-		l->v = xrealloc(l->v, (l->n + 1) * sizeof *l->v);
+		if (l->n == cap) {
+			cap = cap ? 2 * cap : 64;
+			l->v = xrealloc(l->v, cap * sizeof *l->v);
+			l->h = xrealloc(l->h, cap * sizeof *l->h);
+		}
 		l->v[l->n++] = p;
 		if (nl == NULL)
 			break;
 		*nl = '\0';
 		p = nl + 1;
 	}
+	for (i = 0; i < l->n; i++)
+		l->h[i] = line_hash(l->v[i]);
 }
 
 static void
 lines_free(struct lines *l)
 {
 	free(l->v);
+	free(l->h);
 	free(l->copy);
+}
+
+static bool
+lines_eq(const struct lines *a, size_t i, const struct lines *b, size_t j)
+{
+	return a->h[i] == b->h[j] && strcmp(a->v[i], b->v[j]) == 0;
 }
 
 /*
  * The edit script as one op a line of the merged sequence: ' ' both, '-'
- * a only, '+' b only; a new string of *n ops.  From the table of the
+ * a only, '+' b only; a new string of *n ops.  The lines both texts
+ * begin and end with are equal; between them, from the table of the
  * longest common subsequence of every pair of suffixes.
  */
 static char *
 diff_script(const struct lines *a, const struct lines *b, size_t *n)
 {
-	size_t i, j, k = 0, w = b->n + 1;
+	size_t pre = 0, suf = 0, na, nb, i, j, k, w;
 	unsigned *t;
 	char *ops = xmalloc(a->n + b->n + 1);
 
-	if ((a->n + 1) * w > DIFF_MAX_CELLS) {
-		memset(ops, '-', a->n);
-		memset(ops + a->n, '+', b->n);
-		*n = a->n + b->n;
-		return ops;
+	while (pre < a->n && pre < b->n && lines_eq(a, pre, b, pre))
+		pre++;
+	while (suf < a->n - pre && suf < b->n - pre &&
+	    lines_eq(a, a->n - 1 - suf, b, b->n - 1 - suf))
+		suf++;
+	na = a->n - pre - suf;
+	nb = b->n - pre - suf;
+	w = nb + 1;
+	memset(ops, ' ', pre);
+	k = pre;
+	if ((na + 1) * w > DIFF_MAX_CELLS) {
+		memset(ops + k, '-', na);
+		memset(ops + k + na, '+', nb);
+		k += na + nb;
+		goto out;
 	}
-	t = xcalloc((a->n + 1) * w, sizeof *t);
-	for (i = a->n; i-- > 0; )
-		for (j = b->n; j-- > 0; )
-			t[i * w + j] = strcmp(a->v[i], b->v[j]) == 0 ?
+	/* t[i * w + j]: the LCS of a's middle from i and b's from j */
+	t = xcalloc((na + 1) * w, sizeof *t);
+	for (i = na; i-- > 0; )
+		for (j = nb; j-- > 0; )
+			t[i * w + j] = lines_eq(a, pre + i, b, pre + j) ?
 			    t[(i + 1) * w + j + 1] + 1 :
 			    t[(i + 1) * w + j] > t[i * w + j + 1] ?
 			    t[(i + 1) * w + j] : t[i * w + j + 1];
-	for (i = j = 0; i < a->n || j < b->n; ) {
-		if (i < a->n && j < b->n && strcmp(a->v[i], b->v[j]) == 0) {
+	for (i = j = 0; i < na || j < nb; ) {
+		if (i < na && j < nb && lines_eq(a, pre + i, b, pre + j)) {
 			ops[k++] = ' ';
 			i++, j++;
-		} else if (j == b->n || (i < a->n &&
+		} else if (j == nb || (i < na &&
 		    t[(i + 1) * w + j] >= t[i * w + j + 1])) {
 			ops[k++] = '-';
 			i++;
@@ -385,7 +424,9 @@ diff_script(const struct lines *a, const struct lines *b, size_t *n)
 		}
 	}
 	free(t);
-	*n = k;
+out:
+	memset(ops + k, ' ', suf);
+	*n = k + suf;
 	return ops;
 }
 

@@ -202,6 +202,32 @@ test_many_matches(void)
 	check_noise_free(&own);
 }
 
+/* Two long outputs that differ in one line: one hunk around it, though
+ * the table of every pair of their lines would be too big to make. */
+static void
+test_long_diff(void)
+{
+	size_t n = 20000, i;
+	struct buf a, b, out;
+
+	buf_init(&a);
+	buf_init(&b);
+	buf_init(&out);
+	buf_addstr(&out, "");
+	for (i = 0; i < n; i++) {
+		buf_printf(&a, "line %zu\n", i);
+		buf_printf(&b, "line %zu\n", i == 12345 ? (size_t)0 : i);
+	}
+	tap_ok(check_diff(a.p, b.p, "a", "b", &out) && strcmp(out.p,
+	    "--- a\n+++ b\n@@ -12343,7 +12343,7 @@\n line 12342\n"
+	    " line 12343\n line 12344\n-line 12345\n+line 0\n line 12346\n"
+	    " line 12347\n line 12348\n") == 0, "20000 lines, one changed: "
+	    "one hunk");
+	buf_free(&a);
+	buf_free(&b);
+	buf_free(&out);
+}
+
 int
 main(void)
 {
@@ -223,6 +249,7 @@ main(void)
 	    "<memory> <memory> 7 bytesx 2 Mb");
 	test_long_digits();
 	test_many_matches();
+	test_long_diff();
 	diff("equal texts", "a\nb\nc\n", "a\nb\nc\n", NULL);
 	diff("a line changed", "a\nb\nc\n", "a\nB\nc\n",
 	    "--- a\n+++ b\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n");
