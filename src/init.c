@@ -482,8 +482,12 @@ init_stop(struct init *p)
 
 /*
  * The janitor: a fork of the supervisor made before init, so in none of
- * the session's namespaces or cgroups, that only waits for the supervisor
- * to end and then runs sandbox_cleanup.  A supervisor killed by SIGKILL
+ * the session's namespaces or cgroups, that sweeps what coils killed
+ * earlier left (sandbox_sweep: a walk of the temp dir and the cgroup
+ * trees, milliseconds off the session's start when it runs here, on the
+ * other CPU) and then waits for the supervisor to end and runs
+ * sandbox_cleanup.  The sweep never takes this session's own: their
+ * owner is alive.  A supervisor killed by SIGKILL
  * removes nothing itself, and the session's cgroups cannot be removed
  * before init (PR_SET_PDEATHSIG) and everything in them are gone, which
  * cg_end waits for.  It keeps no descriptor of coil's (a reader waiting
@@ -504,6 +508,7 @@ init_janitor_main(int pfd, const struct sandbox_conf *sbx)
 	/* close_range: a thousand closes were a thousand system calls, on
 	 * a CPU the session's start needs. */
 	close_fds_except(&pfd, 1);
+	sandbox_sweep(sbx);
 	while (poll(&p, 1, -1) == -1 && errno == EINTR)
 		;
 	sandbox_cleanup(sbx);

@@ -22,8 +22,10 @@
  * code (exit.h).  Messages from init arrive on init.chan.
  *
  * The janitor (init_janitor) is the one process of coil outside the
- * session: forked by the supervisor before init, it waits for the
- * supervisor's end and removes what a killed supervisor could not.
+ * session: forked by the supervisor before init, it sweeps what coils
+ * killed before it left (sandbox_sweep) while the session starts, then
+ * waits for the supervisor's end and removes what a killed supervisor
+ * could not.
  *
  * Pids in init's messages are in init's PID namespace: the supervisor
  * never passes them to kill().  It signals through pidfds, or asks init
@@ -62,10 +64,11 @@ int init_signal(struct init *p, pid_t pid, int sig);
  * asked first (its socket is shut down) and given a moment to end them
  * (without a PID namespace it must find them), then killed. */
 void init_stop(struct init *p);
-/* Supervisor, at start: fork the janitor, which outlives the supervisor
- * by the moment it takes to run sandbox_cleanup(sbx) (borrowed: the
- * child's copy) after the supervisor ends, however it ends.  0, or -1
- * with errno (no pidfd_open: then only the next coil's sweep cleans). */
+/* Supervisor, at start: fork the janitor, which runs sandbox_sweep(sbx)
+ * (borrowed: the child's copy) at once, and outlives the supervisor by
+ * the moment it takes to run sandbox_cleanup(sbx) after the supervisor
+ * ends, however it ends.  0, or -1 with errno (no pidfd_open: then only
+ * the next coil's sweep cleans, and the caller sweeps itself). */
 int init_janitor(const struct sandbox_conf *sbx);
 /* The fatal teardown's: kill and reap the init that runs now, if any,
  * without touching its struct init. */

@@ -126,15 +126,18 @@ main_run(struct coil_opts *o)
 	 * return: nothing of it is left on the host. */
 	main_sbx = &o->sbx;
 	fatal_set_teardown(main_teardown);
-	/* What coils killed before their teardown left: cgroups and temp
-	 * dirs whose owner pid is gone. */
-	sandbox_sweep(&o->sbx);
-	/* and what this one might leave if it is killed */
-	if (o->sbx.profile != SANDBOX_NONE && !o->sandbox_report &&
-	    init_janitor(&o->sbx) == -1)
+	/* What this one might leave if it is killed: the janitor's.  It
+	 * sweeps what coils killed before their teardown left too (cgroups
+	 * and temp dirs whose owner pid is gone) while the session starts;
+	 * without one, we do, first. */
+	if (o->sbx.profile == SANDBOX_NONE || o->sandbox_report) {
+		sandbox_sweep(&o->sbx);
+	} else if (init_janitor(&o->sbx) == -1) {
 		fprintf(stderr, "coil: warning: no janitor (%s): if coil is "
 		    "killed, its cgroup stays until the next coil starts\n",
 		    strerror(errno));
+		sandbox_sweep(&o->sbx);
+	}
 	if (o->sandbox_report) {
 		struct sandbox_report rep;
 

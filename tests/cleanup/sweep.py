@@ -8,7 +8,9 @@
 # The stale things are made here: the dirs under this test's TMPDIR, the
 # cgroups under a cgroup this test creates and runs coil in (coil sweeps
 # beside its own cgroup).  coil runs with --sandbox none, so it makes no
-# cgroup or temp dir of its own there.
+# cgroup or temp dir of its own there, and sweeps before it starts; then
+# with the standard sandbox, whose janitor sweeps while the session
+# starts (this test waits for it).
 import fcntl
 import os
 import subprocess
@@ -110,6 +112,27 @@ else:
     check(not os.path.exists(cg["probe"]), "a dead coil's probe cgroup "
           "is removed", os.listdir(test_cg))
     check(os.path.isdir(cg["live"]), "a live coil's cgroup stays")
+
+# Again with the standard sandbox: the janitor sweeps, the session's
+# start does not wait for it.
+again = [mkdir(os.path.join(tmp, "coil-%d-gggggg" % dead))]
+if test_cg is not None:
+    again.append(mkdir(os.path.join(test_cg, "coil.%d" % dead)))
+p = subprocess.run([COIL, "--agent"], input=b'{"code": "1+1"}\n',
+                   capture_output=True, env=env, cwd=wd, timeout=60,
+                   preexec_fn=into_test_cgroup)
+check(p.returncode == 0 and b'"result":"2"' in p.stdout,
+      "coil with the standard sandbox starts, answers and ends",
+      p.stdout[-500:] + p.stderr[-2000:])
+check(wait_for(lambda: not any(os.path.exists(d) for d in again),
+               timeout=30),
+      "its janitor sweeps a dead coil's temp dir%s" %
+      (" and cgroup" if test_cg is not None else ""),
+      [d for d in again if os.path.exists(d)])
+check(os.path.isdir(live_dir) and os.path.isdir(locked),
+      "and leaves a live coil's and a locked one")
+
+if test_cg is not None:
     for d in cg.values():
         if os.path.isdir(d):
             os.rmdir(d)
