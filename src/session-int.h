@@ -10,6 +10,9 @@
  *   session-link.c    the worker: its channels, spawn and resume, the
  *                     frames it sends (a table of handlers after link.c's
  *                     checks), its output, its death, init's reports
+ *   session-run.c     a request's run: what the worker is sent, an
+ *                     exec's cell, caps and cost, the checkpoint before
+ *                     it; the worker replaced on purpose
  *   session-ckpt.c    checkpoint policy and the ops served with them:
  *                     ordering one and when (idle or every), what a
  *                     restore lost, the strict fork gate, snapshot,
@@ -259,12 +262,14 @@ void session_send(struct session *s, json_t *msg);
 void session_close_worker(struct session *s);
 bool session_drain(struct session *s, bool is_err, size_t budget);
 void session_drain_both(struct session *s, size_t budget);
-void session_replace(struct session *s, struct sreq *r,
-    enum sreq_after after);
-void session_start_run(struct session *s, struct sreq *r);
 void session_worker_died(struct session *s, int status);
 void session_hello(struct session *s, struct link_frame *f);
 void session_reply(struct session *s, struct link_frame *f);
+
+/* session-run.c: a request's run */
+void session_replace(struct session *s, struct sreq *r,
+    enum sreq_after after);
+void session_start_run(struct session *s, struct sreq *r);
 
 /* session-ckpt.c: checkpoints */
 void session_order_ckpt(struct session *s, enum link_ckpt kind, int cell);
