@@ -36,10 +36,13 @@ export_runs_add(struct export_runs *o, int stream, size_t n)
 	}
 }
 
-/* A cell opened by its request, waiting for its response. */
+/* A cell opened by its request, waiting for its response; the stream
+ * output that came last, not yet in its outputs. */
 struct xcell {
 	uint64_t seq;
 	json_t *cell;
+	int stream;		/* 1 or 2; 0: none pending */
+	struct buf text;
 };
 
 struct export {
@@ -129,35 +132,43 @@ export_queued(struct export *x, const struct session_event *ev)
 	x->open = xrealloc(x->open, (x->nopen + 1) * sizeof *x->open);
 	x->open[x->nopen++] = (struct xcell){ ev->seq, json_pack(
 	    "{s:s, s:{}, s:n, s:o, s:[]}", "cell_type", "code", "metadata",
-	    "execution_count", "source", export_lines(code), "outputs") };
+	    "execution_count", "source", export_lines(code), "outputs"), 0,
+	    { NULL, 0, 0 } };
 }
 
-/* Stream text goes on the last output when that is the same stream. */
+/* A stream output of n bytes of text, stdout's or (err) stderr's. */
+static void
+export_put_stream(json_t *outs, bool err, const char *text, size_t n)
+{
+	json_array_append_new(outs, json_pack("{s:s, s:s, s:s%}",
+	    "output_type", "stream", "name", err ? "stderr" : "stdout",
+	    "text", text, n));
+}
+
+/* The stream output pending in c goes into its outputs. */
+static void
+export_flush(struct xcell *c)
+{
+	if (c->stream != 0 && c->text.len > 0)
+		export_put_stream(json_object_get(c->cell, "outputs"),
+		    c->stream == 2, c->text.p, c->text.len);
+	c->stream = 0;
+	c->text.len = 0;
+}
+
+/* Stream text goes on the output before it when that is the same
+ * stream: it is gathered until the stream changes or the answer comes
+ * (not joined again at each piece, which took time in the square of a
+ * long output's pieces; a NUL among them is kept). */
 static void
 export_stream(struct xcell *c, const struct session_event *ev)
 {
-	json_t *outs = json_object_get(c->cell, "outputs");
-	json_t *last = json_array_get(outs, json_array_size(outs) - 1);
-	const char *name = ev->stream == 2 ? "stderr" : "stdout";
-	json_t *text;
-
 	if (ev->text == NULL || ev->text_len == 0)
 		return;
-	text = json_stringn(ev->text, ev->text_len);
-	if (last != NULL && json_is_string(json_object_get(last, "text")) &&
-	    strcmp(json_string_value(json_object_get(last, "name")), name) ==
-	    0) {
-		char *both;
-
-		xasprintf(&both, "%s%s", json_string_value(json_object_get(last,
-		    "text")), json_string_value(text));
-		json_object_set_new(last, "text", json_string(both));
-		free(both);
-		json_decref(text);
-		return;
-	}
-	json_array_append_new(outs, json_pack("{s:s, s:s, s:o}", "output_type",
-	    "stream", "name", name, "text", text));
+	if (c->stream != ev->stream)
+		export_flush(c);
+	c->stream = ev->stream == 2 ? 2 : 1;
+	buf_add(&c->text, ev->text, ev->text_len);
 }
 
 /* A file's bytes as base64, or NULL when it cannot be read. */
@@ -182,7 +193,8 @@ export_file64(const char *path)
 }
 
 /* One entry of a response's display as display_data; NULL when there is
- * nothing to show (a figure file gone). */
+ * nothing to show (a figure file gone, or a plain text form, which the
+ * cell's stdout or result holds already). */
 static json_t *
 export_display(json_t *d)
 {
@@ -195,6 +207,9 @@ export_display(json_t *d)
 		type = "text/plain";
 	if ((v = json_object_get(d, "data")) != NULL)
 		json_object_set(data, type, v);
+	else if (json_is_string(v = json_object_get(d, "text")) &&
+	    strcmp(type, "text/plain") != 0)
+		json_object_set(data, type, v);	/* HTML, Markdown, LaTeX... */
 	else if (path != NULL && (b64 = export_file64(path)) != NULL) {
 		json_object_set_new(data, type, json_string(b64));
 		free(b64);
@@ -260,20 +275,23 @@ export_outputs(struct xcell *c, const struct response *r)
 	json_decref(n);
 }
 
+/* A terminal's REPL asks whether each line it reads ends the cell by
+ * running what it has so far, which answers incomplete until it does:
+ * no cell of the person's.  (An agent's incomplete code stays, with no
+ * execution count: it was sent as a cell.) */
+static bool
+export_probe(const struct response *r)
+{
+	return r->status == ST_INCOMPLETE && r->origin == ORIGIN_PERSON;
+}
+
 static void
 export_answer(struct export *x, struct xcell *c, const struct response *r)
 {
+	if (export_probe(r))
+		return;
 	export_outputs(c, r);
 	export_add(x, c->cell);
-}
-
-/* A stream output of n bytes of text, stdout's or (err) stderr's. */
-static void
-export_put_stream(json_t *outs, bool err, const char *text, size_t n)
-{
-	json_array_append_new(outs, json_pack("{s:s, s:s, s:s%}",
-	    "output_type", "stream", "name", err ? "stderr" : "stdout",
-	    "text", text, n));
 }
 
 /* The start of the UTF-8 character holding text[at] (at <= n). */
@@ -334,7 +352,7 @@ export_cell_of(const char *code, const struct response *r, json_t *runs)
 {
 	const char *const text[2] = { r->output, r->stderr_text };
 	const size_t len[2] = { r->output_len, r->stderr_len };
-	struct xcell c = { 0, NULL };
+	struct xcell c = { 0, NULL, 0, { NULL, 0, 0 } };
 	json_t *outs;
 
 	c.cell = json_pack("{s:s, s:{}, s:n, s:o, s:[]}", "cell_type", "code",
@@ -442,7 +460,7 @@ export_keep(struct export *x, json_t *req, struct response *r,
 	char *src, *ord = NULL;
 	size_t len;
 
-	if (!json_is_string(code) || !(r->has & RESP_EXEC))
+	if (!json_is_string(code) || !(r->has & RESP_EXEC) || export_probe(r))
 		return;
 	order = export_runs_json(runs);
 	if (x->spill == NULL) {
@@ -485,9 +503,11 @@ export_event(void *ctx, const struct session_event *ev)
 		export_stream(c, ev);
 	else if ((ev->kind == EV_RESPONSE || ev->kind == EV_CANCELLED) &&
 	    c != NULL) {
+		export_flush(c);
 		if (ev->kind == EV_RESPONSE && (ev->resp->has & RESP_EXEC))
 			export_answer(x, c, ev->resp);
 		json_decref(c->cell);
+		buf_free(&c->text);
 		*c = x->open[--x->nopen];
 	} else if (ev->kind == EV_WORKER && x->python == NULL &&
 	    (py = json_string_value(json_object_get(ev->info, "python"))))
@@ -509,7 +529,8 @@ export_cells(const struct export *x)
 	if (fflush(x->spill) == EOF || fseek(x->spill, 0, SEEK_SET) == -1)
 		return a;
 	while ((len = getline(&line, &cap, x->spill)) > 0) {
-		json_t *o = json_loadb(line, (size_t)len, 0, NULL);
+		json_t *o = json_loadb(line, (size_t)len, JSON_ALLOW_NUL,
+		    NULL);
 		const char *code = json_string_value(json_array_get(o, 0));
 		struct response *r;
 
@@ -631,8 +652,10 @@ export_close(struct export *x)
 		return 0;
 	if (x->path != NULL)
 		rc = export_write(x);
-	for (i = 0; i < x->nopen; i++)
+	for (i = 0; i < x->nopen; i++) {
 		json_decref(x->open[i].cell);
+		buf_free(&x->open[i].text);
+	}
 	free(x->open);
 	json_decref(x->cells);
 	if (x->spill != NULL)

@@ -368,7 +368,7 @@ record_sum(const char *path, struct record_sum *sum)
 	if (f == NULL)
 		return -1;
 	while ((n = getline(&line, &cap, f)) > 0) {
-		o = json_loadb(line, (size_t)n, 0, NULL);
+		o = json_loadb(line, (size_t)n, JSON_ALLOW_NUL, NULL);
 		if (++lineno == 1) {
 			const char *s = json_string_value(json_object_get(o,
 			    "started"));

@@ -197,12 +197,34 @@ check_normalise(const struct check_noise *nz, const char *text)
 
 /* ---- outcomes as lines --------------------------------------------- */
 
+/* A JSON string's text as a C string, a NUL in it (a cell may print
+ * one) written \0, so that what follows it is compared too; new. */
+static char *
+check_cstr(json_t *v)
+{
+	const char *s = json_string_value(v);
+	size_t n = json_string_length(v), i;
+	struct buf b;
+
+	if (memchr(s, '\0', n) == NULL)
+		return xstrdup(s);
+	buf_init(&b);
+	buf_addstr(&b, "");
+	for (i = 0; i < n; i++) {
+		if (s[i] == '\0')
+			buf_addstr(&b, "\\0");
+		else
+			buf_add(&b, s + i, 1);
+	}
+	return buf_take(&b);
+}
+
 /* "name:" and then the text, each line indented; null as "name: null". */
 static void
 check_text(const struct check_noise *nz, const char *name, json_t *v,
     struct buf *out)
 {
-	char *norm, *p, *nl;
+	char *norm, *p, *nl, *text;
 
 	if (!json_is_string(v)) {
 		buf_printf(out, "%s: %s\n", name, json_is_null(v) || v == NULL ?
@@ -210,7 +232,9 @@ check_text(const struct check_noise *nz, const char *name, json_t *v,
 		return;
 	}
 	buf_printf(out, "%s:\n", name);
-	norm = check_normalise(nz, json_string_value(v));
+	text = check_cstr(v);
+	norm = check_normalise(nz, text);
+	free(text);
 	for (p = norm; *p != '\0'; p = nl + 1) {
 		nl = strchr(p, '\n');
 		if (nl == NULL) {
@@ -229,19 +253,19 @@ check_flatten(json_t *got)
 {
 	json_t *err = json_object_get(got, "error");
 	const char *keys[] = { "output", "stderr" }, *s;
+	json_t *v;
 	struct buf b;
 	size_t i;
 
 	buf_init(&b);
 	buf_addstr(&b, "");
-	if ((s = json_string_value(json_object_get(got, "text"))) != NULL) {
-		buf_addstr(&b, s);
+	if (json_is_string(v = json_object_get(got, "text"))) {
+		buf_add(&b, json_string_value(v), json_string_length(v));
 		goto out;
 	}
 	for (i = 0; i < nitems(keys); i++)
-		if ((s = json_string_value(json_object_get(got, keys[i]))) !=
-		    NULL)
-			buf_addstr(&b, s);
+		if (json_is_string(v = json_object_get(got, keys[i])))
+			buf_add(&b, json_string_value(v), json_string_length(v));
 	if ((s = json_string_value(json_object_get(got, "result"))) != NULL)
 		buf_printf(&b, "%s\n", s);
 	if (json_is_object(err))
@@ -251,7 +275,7 @@ check_flatten(json_t *got)
 out:
 	while (b.len > 0 && strchr(" \t\r\n", b.p[b.len - 1]) != NULL)
 		b.p[--b.len] = '\0';
-	got = json_string(b.p);
+	got = json_stringn_nocheck(b.p, b.len);
 	buf_free(&b);
 	return got;
 }

@@ -267,7 +267,7 @@ forms_chat_msg(json_t *msgs, size_t i, const char *code_key,
 
 		*kind = RS_OPENAI;
 		/* arguments is JSON in a string (an object in some logs) */
-		args = a != NULL ? json_loads(a, 0, NULL) :
+		args = a != NULL ? json_loads(a, JSON_ALLOW_NUL, NULL) :
 		    json_incref(json_object_get(fn, "arguments"));
 		code = forms_call_code(args, json_string_value(
 		    json_object_get(fn, "name")), code_key, tool);
@@ -381,7 +381,7 @@ rforms_read(FILE *f, const char *path, const char *code_key,
 	p = text + strspn(text, " \t\r\n");
 	if (*p == '{' || *p == '[' || forms_ends(path, ".ipynb") ||
 	    forms_ends(path, ".json")) {
-		if ((j = json_loads(text, 0, &je)) == NULL)
+		if ((j = json_loads(text, JSON_ALLOW_NUL, &je)) == NULL)
 			err_set(err, errlen, "'%s' is not JSON: line %d: %s",
 			    path, je.line, je.text);
 		else

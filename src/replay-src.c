@@ -57,6 +57,15 @@ rsrc_replayed(const char *op)
 	    strcmp(op, "rollback") == 0);
 }
 
+/* An answer of code that was never run. */
+static bool
+rsrc_never_ran(json_t *resp)
+{
+	const char *st = json_string_value(json_object_get(resp, "status"));
+
+	return st != NULL && strcmp(st, "incomplete") == 0;
+}
+
 void
 rcell_clear(struct rcell *c)
 {
@@ -125,7 +134,7 @@ rsrc_line(struct rsrc *src, json_t **obj, char *err, size_t errlen)
 		return 0;
 	}
 	src->lineno++;
-	*obj = json_loadb(src->line, (size_t)n, 0, &je);
+	*obj = json_loadb(src->line, (size_t)n, JSON_ALLOW_NUL, &je);
 	if (*obj != NULL && json_is_object(*obj))
 		return 1;
 	json_decref(*obj);
@@ -194,8 +203,11 @@ rsrc_next_transcript(struct rsrc *src, struct rcell *c, char *err,
 		    strcmp(ev, "cancelled") == 0) &&
 		    rsrc_unpend(src, json_object_get(o, "seq"), &p) == 0) {
 			resp = json_object_get(o, "response");
-			if (!json_is_object(resp)) {
-				json_decref(p.req);	/* cancelled */
+			/* Cancelled, or code that never ran: incomplete
+			 * (a terminal's REPL asks that of every line it
+			 * reads until the cell is whole). */
+			if (!json_is_object(resp) || rsrc_never_ran(resp)) {
+				json_decref(p.req);
 				json_decref(o);
 				continue;
 			}
@@ -224,7 +236,8 @@ static int
 rsrc_try_transcript(struct rsrc *src, char *err, size_t errlen)
 {
 	ssize_t n = getline(&src->line, &src->cap, src->f);
-	json_t *o = n > 0 ? json_loadb(src->line, (size_t)n, 0, NULL) : NULL;
+	json_t *o = n > 0 ? json_loadb(src->line, (size_t)n, JSON_ALLOW_NUL,
+	    NULL) : NULL;
 	bool is = false;
 	int rc;
 

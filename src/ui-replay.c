@@ -118,7 +118,7 @@ rp_cell_load(struct ui_replay *rp, int i, struct rcell *c)
 	if (k->off >= 0) {
 		if (rp->spill != NULL && fseek(rp->spill, k->off, SEEK_SET) ==
 		    0 && getline(&line, &cap, rp->spill) > 0)
-			both = json_loads(line, 0, NULL);
+			both = json_loads(line, JSON_ALLOW_NUL, NULL);
 		free(line);
 	} else {
 		both = json_incref(json_array_get(rp->mem, (size_t)(i -

@@ -201,7 +201,7 @@ static void
 ui_remote_line(void *ctx, const char *p, size_t n)
 {
 	struct ui *u = ctx;
-	json_t *o = json_loadb(p, n, 0, NULL), *w;
+	json_t *o = json_loadb(p, n, JSON_ALLOW_NUL, NULL), *w;
 	const char *ev = json_string_value(json_object_get(o, "event"));
 	const char *data;
 	enum session_ev kind;

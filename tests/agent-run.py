@@ -155,7 +155,7 @@ def replay_test(path):
         out = out.decode() if isinstance(out, bytes) else out
     cells = re.findall(r"^In \[(\d+)\]: (.*)$", out, re.M)
     diffs = dict(re.findall(r"^cell (\d+) differs:\n(.*?)(?=^In \[|"
-                            r"^\d+ cells replayed|\Z)", out, re.M | re.S))
+                            r"^\d+ cells? replayed|\Z)", out, re.M | re.S))
     for n, first in cells:
         check(n not in diffs, "%s cell %s %s" % (name, n, short(first, 50)),
               diffs.get(n))

@@ -222,7 +222,7 @@ OPENAI = [{"role": "user", "content": "compute"},
                   "name": "search", "arguments": '{"q": "x"}'}}]},
           {"role": "tool", "tool_call_id": "c2", "content": "nothing"}]
 rc, out, err = replay(write("o.json", json.dumps(OPENAI)), "--check")
-check(rc == 0 and "1 cells replayed" in out and "(OpenAI chat log)" in out,
+check(rc == 0 and "1 cell replayed" in out and "(OpenAI chat log)" in out,
       "an OpenAI chat log: the Python calls replayed, their results "
       "checked", out + err)
 OPENAI[2]["content"] = "41\n"

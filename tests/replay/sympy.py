@@ -151,7 +151,7 @@ def replay(name, executed):
     differ = {int(n) for n in re.findall(r"^cell (\d+) differs:", p.stdout,
                                          re.M)}
     diffs = dict(re.findall(r"^cell (\d+) differs:\n(.*?)(?=^In \[|"
-                            r"^\d+ cells replayed|\Z)", p.stdout,
+                            r"^\d+ cells? replayed|\Z)", p.stdout,
                             re.M | re.S))
     try:
         with open(new, encoding="utf-8") as f:

@@ -1,0 +1,120 @@
+#!/usr/bin/python3
+"""oddities.py - transcripts and notebooks of awkward sessions (TAP).
+
+A cell that prints a NUL byte is recorded, replayed and checked, and
+kept in --export's notebook and %save's; rich display() forms (HTML)
+are display_data; the plain REPL's probes of a multi-line cell (each
+line it reads is asked whether the cell is whole, and answered
+incomplete) are neither replayed nor cells of the notebook; a
+terminal's cell without a deadline ("timeout": 0) replays; a recorded
+request the replay refuses is skipped, said, and fails the check.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+from coiltest import (COIL, Coil, check, check_exit,  # noqa: E402
+                      check_notebook, done)
+
+WORK = tempfile.mkdtemp(prefix="odd-", dir=os.environ.get("TEST_WORKDIR"))
+
+
+def replay(path, *args):
+    p = subprocess.run([COIL, "--replay", path, "--check", "--no-record",
+                        *args], cwd=WORK, capture_output=True, text=True,
+                       timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+def notebook(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f).get("cells", [])
+    except (OSError, ValueError) as e:
+        return [{"error": str(e)}]
+
+
+def streams(cell):
+    return [(o.get("name"), o.get("text")) for o in cell.get("outputs", [])
+            if o.get("output_type") == "stream"]
+
+
+# a NUL byte, in pieces of one stream
+T1, NB1 = os.path.join(WORK, "nul.jsonl"), os.path.join(WORK, "nul.ipynb")
+nul = ("import time\nprint('a\\x00b', flush=True); time.sleep(0.2)\n"
+       "print('c')")
+html = ("class H:\n    def _repr_html_(self):\n        return '<b>x</b>'\n"
+        "display(H())")
+c = Coil("--record", T1, "--export", NB1, cwd=WORK)
+r = c.run(nul)
+check(r.get("output") == "a\x00b\nc\n", "a cell prints a NUL byte", r)
+r = c.run(html)
+check(any(d.get("type") == "text/html" for d in r.get("display", [])),
+      "and one displays an object with an HTML form", r)
+check_exit(c)
+rc, out, err = replay(T1)
+check(rc == 0 and "0 differ" in out and "0 skipped" in out,
+      "the transcript replays and matches", out + err)
+cells = notebook(NB1)
+check(len(cells) == 2 and streams(cells[0]) == [("stdout", "a\x00b\nc\n")],
+      "--export keeps the NUL and the stream whole", cells)
+html_out = [o for o in (cells[1].get("outputs", []) if len(cells) > 1
+                        else []) if o.get("output_type") == "display_data"]
+check(html_out and html_out[0]["data"].get("text/html") == "<b>x</b>",
+      "the HTML form is display_data", cells[1:])
+check_notebook(NB1, "that notebook passes nbformat.validate")
+
+# %save: the same cells, the NUL one too
+NB2 = os.path.join(WORK, "saved.ipynb")
+c = Coil("--no-record", cwd=WORK)
+c.run(nul)
+r = c.run("%save " + NB2)
+check_exit(c)
+cells = notebook(NB2)
+check(cells and streams(cells[0]) == [("stdout", "a\x00b\nc\n")],
+      "%save keeps a cell that printed a NUL", [cells, r])
+
+# the plain REPL's probes: a multi-line cell is one cell
+T3, NB3 = os.path.join(WORK, "plain.jsonl"), os.path.join(WORK, "plain.ipynb")
+p = subprocess.run([COIL, "--plain", "--record", T3, "--export", NB3],
+                   input="for i in range(2):\n    print(i)\n\nprint('end')\n",
+                   cwd=WORK, capture_output=True, text=True, timeout=60)
+check(p.returncode == 0 and "0\n1\n" in p.stdout, "a plain session with a "
+      "multi-line cell", p.stdout + p.stderr)
+cells = notebook(NB3)
+check([c.get("source") for c in cells] ==
+      [["for i in range(2):\n", "    print(i)\n"], ["print('end')"]],
+      "its notebook has the two cells the person ran, not the probes",
+      cells)
+rc, out, err = replay(T3)
+check(rc == 0 and "2 cells replayed" in out and "0 differ" in out,
+      "its transcript replays the two cells and matches", out + err)
+
+# "timeout": 0 (a terminal's cell has no deadline), and a request the
+# replay refuses
+with open(T1, encoding="utf-8") as f:
+    lines = [json.loads(x) for x in f]
+for x in lines:
+    if x.get("event") == "queued":
+        x["request"]["timeout"] = 0
+T4 = os.path.join(WORK, "nodeadline.jsonl")
+with open(T4, "w", encoding="utf-8") as f:
+    f.writelines(json.dumps(x) + "\n" for x in lines)
+rc, out, err = replay(T4)
+check(rc == 0 and "0 differ" in out, "a cell recorded with no deadline "
+      "(timeout 0) replays", out + err)
+for x in lines:
+    if x.get("event") == "queued":
+        x["request"]["timeout"] = -5
+T5 = os.path.join(WORK, "refused.jsonl")
+with open(T5, "w", encoding="utf-8") as f:
+    f.writelines(json.dumps(x) + "\n" for x in lines)
+rc, out, err = replay(T5)
+check(rc == 1 and "skipped: 'timeout'" in out and "2 skipped" in out,
+      "requests the replay refuses are skipped, said, and fail the check",
+      [rc, out, err])
+done()
