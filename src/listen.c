@@ -31,6 +31,7 @@ struct lclient {
 	struct conn io;
 	int client;		/* the session's tag; 0 once detached */
 	bool refused;		/* another user: close once told so */
+	bool hup;		/* the peer closed its socket whole */
 };
 
 struct listener {
@@ -303,7 +304,11 @@ lclient_free(struct lclient *c)
 	free(c);
 }
 
-/* Clients that left, stopped reading, or were refused and told. */
+/* Clients that left, stopped reading, or were refused and told.  One
+ * that only shut its writing half after its requests (as nc -N does)
+ * still reads: it is not gone while they are owed an answer, as at the
+ * end of the agent's stdin.  One that closed its socket (the kernel
+ * says POLLHUP then, not for a half) is gone. */
 static void
 listen_reap(struct listener *l)
 {
@@ -311,8 +316,11 @@ listen_reap(struct listener *l)
 
 	for (i = 0; i < l->n; i++) {
 		struct lclient *c = l->c[i];
+		bool owed = c->io.eof && !c->hup && c->client != 0 &&
+		    conn_dropped(&c->io) == NULL &&
+		    session_hangup(l->s, c->client);
 		bool gone = conn_dropped(&c->io) != NULL || (c->io.eof &&
-		    conn_pending(&c->io) == 0) || (c->refused &&
+		    !owed && conn_pending(&c->io) == 0) || (c->refused &&
 		    conn_pending(&c->io) == 0);
 
 		if (!gone) {
@@ -350,6 +358,8 @@ listener_run(struct listener *l, const struct pollfd *pfd, int n)
 	for (i = 0; i < l->n && i < have; i++) {
 		struct lclient *c = l->c[i];
 
+		if (pfd[1 + 2 * i].revents & (POLLHUP | POLLERR))
+			c->hup = true;
 		if (pfd[1 + 2 * i].revents && !c->refused && l->fd >= 0)
 			conn_read(&c->io, &lclient_ops, c);
 		else if (pfd[1 + 2 * i].revents & (POLLHUP | POLLERR))

@@ -40,8 +40,13 @@ int
 session_attach(struct session *s, enum origin origin, unsigned flags,
     session_fn fn, void *ctx)
 {
-	struct sclient *c = xcalloc(1, sizeof *c);
+	struct sclient *c;
 
+	/* What happened before it came goes to those who were there: a
+	 * client attaching late learns of it from session_history (the
+	 * cells it names as queued and started would come twice). */
+	session_deliver(s);
+	c = xcalloc(1, sizeof *c);
 	c->id = ++s->next_client;
 	c->origin = origin;
 	c->flags = flags;
@@ -116,6 +121,25 @@ session_detach(struct session *s, int client)
 		}
 	}
 	s->queue_tail = pp;
+	/* Its cell reading a line would wait for it for ever: the end of
+	 * input instead (EOFError), if a question is waiting. */
+	if (s->run != NULL && s->run->client == client)
+		session_input(s, NULL);
+}
+
+bool
+session_hangup(struct session *s, int client)
+{
+	const struct sreq *r;
+
+	if (s->run != NULL && s->run->client == client) {
+		session_input(s, NULL);
+		return true;
+	}
+	for (r = s->queue; r != NULL; r = r->next)
+		if (r->client == client)
+			return true;
+	return false;
 }
 
 /* ---- warnings ------------------------------------------------------ */
@@ -285,13 +309,16 @@ session_history(const struct session *s)
 
 /* Hand every queued event to its client and the observers.  A callback
  * may submit or detach: what it queues is delivered in this same call,
- * after what came before it. */
+ * after what came before it (a call from inside one returns at once). */
 void
 session_deliver(struct session *s)
 {
 	struct sevent *e;
 	int i;
 
+	if (s->delivering)
+		return;
+	s->delivering = true;
 	while ((e = s->events) != NULL) {
 		s->events = e->next;
 		if (s->events == NULL)
@@ -307,6 +334,7 @@ session_deliver(struct session *s)
 			session_history_add(s, e);
 		sevent_free(e);
 	}
+	s->delivering = false;
 	session_reap_clients(s);
 }
 

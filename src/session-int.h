@@ -132,6 +132,7 @@ struct session {
 	struct sclient **clients;
 	int nclients;
 	int next_client;
+	bool delivering;	/* in session_deliver */
 	int observers;		/* clients with SESSION_OBSERVE */
 	int raw_observers;	/* and SESSION_RAW */
 	int ns_observers;	/* and not SESSION_NO_NS */

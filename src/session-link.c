@@ -559,14 +559,22 @@ session_spawned(struct session *s, pid_t pid)
 }
 
 /* The running cell reads a line: what it printed before (the prompt of
- * pdb, say) goes out first, then its client is asked. */
+ * pdb, say) goes out first, then its client is asked; a client that has
+ * left answers the end of input (session_detach does for the question
+ * it left unanswered). */
 static void
 session_input_asked(struct session *s, struct link_frame *f)
 {
+	struct sclient *c;
 	struct sevent *e;
 
 	if (s->run == NULL)
 		return;
+	c = session_client(s, s->run->client);
+	if (c == NULL || c->gone) {
+		session_input(s, NULL);
+		return;
+	}
 	session_drain(s, false, SESSION_DRAIN_BUDGET);
 	session_drain(s, true, SESSION_DRAIN_BUDGET);
 	e = session_event_new(EV_INPUT, s->run);

@@ -123,12 +123,18 @@ struct session *session_new(const struct coil_opts *opts, char *err,
     size_t errlen);
 void session_free(struct session *s);
 
-/* A new client; its tag (> 0) goes with its requests and their events. */
+/* A new client; its tag (> 0) goes with its requests and their events,
+ * from those that happen after it came: the events queued before are
+ * delivered first, to the clients that were there. */
 int session_attach(struct session *s, enum origin origin, unsigned flags,
     session_fn fn, void *ctx);
 /* The client leaves: nothing more is delivered to it, its queued
  * requests are cancelled, a running one runs on for the observers. */
 void session_detach(struct session *s, int client);
+/* The client will send nothing more (its end of a socket shut), but
+ * may still read: its cell waiting for a line gets the end of input.
+ * Whether it has requests queued or running, owed an answer. */
+bool session_hangup(struct session *s, int client);
 
 /* Queue a request of client's; returns its sequence number.  Fields op
  * does not take are named in its answer's warnings. */

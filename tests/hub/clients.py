@@ -9,6 +9,11 @@ attach socket (coil --agent --listen PATH).
 - A client that stops reading is dropped with a message and never holds
   up the agent's answers; one that leaves has its queued requests
   cancelled and the session goes on.
+- A client that leaves while its cell reads a line (input()) leaves it
+  the end of input: the session does not wait for it.  One that only
+  shuts its writing half after its request still gets the answer.
+- A client that attaches while others' events are on their way gets
+  each once: the cells it is told of at attach are not told again.
 - The socket is 0600 in a directory only its owner enters; a peer of
   another user is refused with a message.
 """
@@ -171,6 +176,69 @@ def leaving(agent, watcher, path):
           "the cancelled cell never ran", rv)
 
 
+def left_reading(agent, path):
+    """A client whose cell waits in input() leaves: EOFError, and the
+    agent's next cell runs."""
+    c = attach(path)
+    c.send({"id": "in", "code": "v = input('p? ')", "input": True})
+    asked = c.wait_event(lambda e: e.get("event") == "input")
+    check(asked is not None, "a client's cell asks it for a line",
+          c.events[-3:])
+    c.close()
+    r = agent.call({"id": "after", "code": "'after'"}, timeout=20)
+    check(r.get("result") == "'after'", "it leaves: the agent's next cell "
+          "runs at once", r)
+    rv = agent.call({"op": "vars"})
+    check("v" not in [v["name"] for v in rv.get("vars", [])],
+          "the cell that read got the end of input", rv)
+
+
+def half_closed(path):
+    """A client that sends its request and shuts its writing half, as
+    nc -N does, still reads the answer."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(30)
+    from hublib import connect
+    connect(s, path)
+    s.sendall(b'{"id": "hc", "code": "import time; time.sleep(0.5); '
+              b'\'answer\'"}\n')
+    s.shutdown(socket.SHUT_WR)
+    got, buf = None, b""
+    try:
+        while got is None:
+            data = s.recv(1 << 16)
+            if not data:
+                break
+            buf += data
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                o = json.loads(line)
+                if o.get("id") == "hc" and "status" in o:
+                    got = o
+    except OSError:
+        pass
+    s.close()
+    check(got is not None and got.get("result") == "'answer'",
+          "a client that shut its writing half gets its answer", got)
+
+
+def once_each(agent, path):
+    """A client attaching while another's cell is queued and started
+    hears of it once."""
+    a = attach(path)
+    a.send({"id": "x", "code": "import time; time.sleep(1)"})
+    b = Attached(path)      # no ping first: it comes in with a's request
+    a.response("x")
+    b.wait_event(lambda e: e.get("event") == "response" and
+                 e["response"].get("id") == "x")
+    seen = [(e.get("event"), e.get("seq")) for e in b.events
+            if e.get("event") in ("queued", "started")]
+    check(seen and len(seen) == len(set(seen)),
+          "a client attaching then hears of each cell once", seen)
+    a.close()
+    b.close()
+
+
 def refused(path):
     """A peer of another user is told why and closed.  Reaching the
     socket through its 0700 directory takes CAP_DAC_OVERRIDE, which the
@@ -248,6 +316,10 @@ def main():
         slow_reader(agent, path)
         leaving(agent, watcher, path)
         in_order(watcher)
+        left_reading(agent, path)
+        half_closed(path)
+        for _ in range(5):
+            once_each(agent, path)
         refused(path)
         b.close()
         check_exit(agent, "coil exits 0 at the end of the agent's input")
