@@ -548,6 +548,17 @@ def _session_loop():
     return _aloop[0]
 
 
+def _quiet(code, node):
+    """IPython's rule: a cell whose last expression is followed by a
+    semicolon (a comment may come after it) shows no result."""
+    lines = code.splitlines()
+    if not node.end_lineno or node.end_lineno > len(lines):
+        return False
+    # the offset counts UTF-8 bytes
+    rest = lines[node.end_lineno - 1].encode()[node.end_col_offset:]
+    return rest.lstrip().startswith(b";")
+
+
 def _run_code(code, mode):
     """exec or eval a cell's code.  Top-level await (IPython's autoawait)
     makes the code a coroutine (eval returns it, whatever the mode),
@@ -619,7 +630,7 @@ def op_exec(req):
         if last is not None:
             value = _run_code(compile(_ast.Expression(last.value), fname,
                                       "eval", _AWAIT), "eval")
-            if value is not None:
+            if value is not None and not _quiet(code, last):
                 ns["_"] = value
                 reply["result"], cut = _safe_repr(value, cap)
                 if cut:
