@@ -226,7 +226,8 @@ agent_main(const struct coil_opts *opts)
 	rc = agent_loop(&a);
 	listener_close(a.listener, a.signo != 0 ? "coil was stopped by a "
 	    "signal" : "the agent's session ended", 1000);
-	session_free(a.s);
+	if (session_free(a.s) == -1 && rc == 0)
+		rc = 1;
 	conn_free(&a.io);
 	free(a.pfd);
 	close(a.sfd);

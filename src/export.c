@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "export.h"
@@ -640,6 +641,31 @@ export_write(struct export *x)
 	free(tmp);
 	json_decref(nb);
 	return rc;
+}
+
+int
+export_check(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	char *tmp;
+	int fd, saved;
+
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return err_set(err, errlen, "--export '%s' is a directory",
+		    path);
+	/* what export_write makes, and renames over path */
+	xasprintf(&tmp, "%s.tmp%ld", path, (long)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	saved = errno;
+	if (fd >= 0) {
+		close(fd);
+		unlink(tmp);
+	}
+	free(tmp);
+	if (fd < 0)
+		return err_set(err, errlen, "--export '%s' cannot be written: "
+		    "%s", path, strerror(saved));
+	return 0;
 }
 
 int

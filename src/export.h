@@ -36,6 +36,10 @@ struct export;
 
 /* An observer writing path at the end. */
 struct export *export_new(const char *path);
+/* Whether a notebook can be written at path when the session ends (a
+ * file may be made beside it, and path is no directory): 0, or -1 with
+ * err.  A session checks at its start, not after all its cells. */
+int export_check(const char *path, char *err, size_t errlen);
 /* A keeper, written nowhere, fed by export_keep. */
 struct export *export_keeper(void);
 /* The order an exec's stdout (1) and stderr (2) came in: runs of

@@ -785,7 +785,8 @@ plain_main(const struct coil_opts *opts)
 	rc = p.tty ? plain_tty_loop(&p) : plain_pipe_loop(&p);
 	if (plain_term)
 		rc = 128 + plain_term;
-	session_free(p.s);
+	if (session_free(p.s) == -1 && rc == 0)
+		rc = 1;
 	response_free(p.reply);
 	free(p.ask);
 	free(p.page);

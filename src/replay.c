@@ -316,7 +316,8 @@ replay_main(const struct coil_opts *opts)
 		rp.client = session_attach(rp.s, ORIGIN_REPLAY, 0,
 		    replay_on_event, &rp);
 		rc = replay_all(&rp);
-		session_free(rp.s);
+		if (session_free(rp.s) == -1 && rc == 0)
+			rc = 1;
 	}
 	if (rp.sfd >= 0)
 		close(rp.sfd);

@@ -454,7 +454,9 @@ session_new(const struct coil_opts *opts, char *err, size_t errlen)
 	    session_ckpt_dropped, s);
 	s->node = ckpt_node_new(0, NULL);
 	s->worker_conf = session_worker_conf(opts);
-	if (session_prepare(err, errlen) == -1 || init_start(&s->init,
+	if ((opts->export != NULL && export_check(opts->export, err,
+	    errlen) == -1) ||
+	    session_prepare(err, errlen) == -1 || init_start(&s->init,
 	    s->worker_conf, &opts->sbx, err, errlen) == -1) {
 		session_free(s);
 		return NULL;
@@ -486,15 +488,15 @@ session_new(const struct coil_opts *opts, char *err, size_t errlen)
 	return s;
 }
 
-void
+int
 session_free(struct session *s)
 {
 	struct sreq *r, *next;
 	struct sevent *e;
-	int i;
+	int i, rc;
 
 	if (s == NULL)
-		return;
+		return 0;
 	/* The checkpoints first: each also dies when its socket closes,
 	 * but a kill gives the memory back before coil has exited. */
 	ckpt_set_free(&s->ck);
@@ -530,8 +532,9 @@ session_free(struct session *s)
 	free(s->died_idle);
 	free(s->python);
 	record_close(s->rec);
-	export_close(s->export);
+	rc = export_close(s->export);
 	free(s);
+	return rc;
 }
 
 bool

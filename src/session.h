@@ -121,7 +121,9 @@ struct session;
 
 struct session *session_new(const struct coil_opts *opts, char *err,
     size_t errlen);
-void session_free(struct session *s);
+/* End the session; 0, or -1 when --export's notebook could not be
+ * written (said on stderr): the caller's exit status should say so. */
+int session_free(struct session *s);
 
 /* A new client; its tag (> 0) goes with its requests and their events,
  * from those that happen after it came: the events queued before are

@@ -420,6 +420,7 @@ int
 ui_main(const struct coil_opts *opts)
 {
 	struct ui u = { .opts = opts, .show = UI_SHOW_NS | UI_SHOW_RESULT };
+	bool ui_failed = false;
 	char err[512];
 
 	ui_model_init(&u, (size_t)opts->scrollback);
@@ -445,8 +446,8 @@ ui_main(const struct coil_opts *opts)
 	ui_restore();
 	if (u.remote)
 		conn_free(&u.io);
-	else
-		session_free(u.s);
+	else if (session_free(u.s) == -1 && !ui_term)
+		ui_failed = true;
 	ui_replay_free(&u);
 	ui_model_free(&u);
 	buf_free(&u.cell);
@@ -458,5 +459,5 @@ ui_main(const struct coil_opts *opts)
 	free(u.ask_arg);
 	free(u.reading);
 	json_decref(u.reply);
-	return ui_term ? 128 + ui_term : 0;
+	return ui_term ? 128 + ui_term : ui_failed ? 1 : 0;
 }

@@ -7,7 +7,9 @@ are display_data; the plain REPL's probes of a multi-line cell (each
 line it reads is asked whether the cell is whole, and answered
 incomplete) are neither replayed nor cells of the notebook; a
 terminal's cell without a deadline ("timeout": 0) replays; a recorded
-request the replay refuses is skipped, said, and fails the check.
+request the replay refuses is skipped, said, and fails the check;
+--export to a path that cannot be written is refused at the start, and
+a notebook that cannot be written at the end fails the exit status.
 """
 import json
 import os
@@ -117,4 +119,22 @@ rc, out, err = replay(T5)
 check(rc == 1 and "skipped: 'timeout'" in out and "2 skipped" in out,
       "requests the replay refuses are skipped, said, and fail the check",
       [rc, out, err])
+
+# --export where no notebook can be written
+for bad, why in ((os.path.join(WORK, "no", "such", "dir.ipynb"),
+                  "cannot be written"), (WORK, "is a directory")):
+    p = subprocess.run([COIL, "--agent", "--no-record", "--export", bad],
+                       input='{"code": "1"}\n', cwd=WORK,
+                       capture_output=True, text=True, timeout=60)
+    check(p.returncode == 1 and why in p.stderr and not p.stdout,
+          "--export to %s: refused before any cell runs" % why,
+          [p.returncode, p.stdout, p.stderr])
+gone = tempfile.mkdtemp(prefix="gone-", dir=WORK)
+c = Coil("--no-record", "--export", os.path.join(gone, "x.ipynb"), cwd=WORK)
+c.run("1")
+os.rmdir(gone)
+status = c.close()
+check(status == 1 and "cannot write the notebook" in c.stderr_text(),
+      "a notebook that cannot be written when the session ends: said, "
+      "and exit status 1", [status, c.stderr_text()])
 done()
