@@ -197,6 +197,18 @@ rsrc_next_transcript(struct rsrc *src, struct rcell *c, char *err,
 			json_decref(o);
 			return -1;
 		}
+		if (is) {
+			/* --record appends: another session began here, in
+			 * a fresh interpreter.  What the last one left
+			 * unanswered (it was killed) is not replayed. */
+			json_decref(o);
+			while (src->npending > 0)
+				json_decref(src->pending[--src->npending].req);
+			c->n = 0;
+			c->line = src->lineno;
+			c->req = json_pack("{s:s}", "op", "reset");
+			return 1;
+		}
 		if (ev != NULL && strcmp(ev, "queued") == 0)
 			rsrc_pend(src, o);
 		if (ev != NULL && (strcmp(ev, "response") == 0 ||

@@ -6,7 +6,8 @@ kept in --export's notebook and %save's; rich display() forms (HTML)
 are display_data; the plain REPL's probes of a multi-line cell (each
 line it reads is asked whether the cell is whole, and answered
 incomplete) are neither replayed nor cells of the notebook; a
-terminal's cell without a deadline ("timeout": 0) replays; a recorded
+terminal's cell without a deadline ("timeout": 0) replays; a second
+session appended to a transcript replays in a fresh namespace; a recorded
 request the replay refuses is skipped, said, and fails the check;
 --export to a path that cannot be written is refused at the start, and
 a notebook that cannot be written at the end fails the exit status.
@@ -119,6 +120,18 @@ rc, out, err = replay(T5)
 check(rc == 1 and "skipped: 'timeout'" in out and "2 skipped" in out,
       "requests the replay refuses are skipped, said, and fail the check",
       [rc, out, err])
+
+# --record appends: two sessions in one file, the second in a fresh
+# namespace
+T6 = os.path.join(WORK, "two.jsonl")
+for code in ("x = 42", "x"):
+    c = Coil("--record", T6, cwd=WORK)
+    c.run(code)
+    check_exit(c)
+rc, out, err = replay(T6)
+check(rc == 0 and "[reset: ok]" in out and "NameError" in out and
+      "0 differ" in out, "a file of two sessions replays the second "
+      "after a reset, and matches", out + err)
 
 # --export where no notebook can be written
 for bad, why in ((os.path.join(WORK, "no", "such", "dir.ipynb"),
