@@ -37,6 +37,10 @@ struct rcell {
 	json_t *req;		/* the request to submit (op filled in) */
 	json_t *expect;		/* what it gave then, as check_view reads
 				   it; NULL: nothing to compare */
+	bool interrupted;	/* it was interrupted (an interrupt op, a
+				   person's Ctrl-C), interrupt_ms after it
+				   started: so is the replay */
+	double interrupt_ms;
 };
 
 void rcell_clear(struct rcell *c);

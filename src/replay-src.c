@@ -57,6 +57,20 @@ rsrc_replayed(const char *op)
 	    strcmp(op, "rollback") == 0);
 }
 
+/* How long after it started the cell was interrupted (an interrupt op,
+ * a person's Ctrl-C): its duration; -1 when it was not. */
+static double
+rsrc_interrupted(json_t *resp)
+{
+	const char *st = json_string_value(json_object_get(resp, "status"));
+	json_t *d = json_object_get(resp, "duration_ms");
+
+	if (st == NULL || strcmp(st, "interrupted") != 0)
+		return -1;
+	return json_is_number(d) && json_number_value(d) > 0 ?
+	    json_number_value(d) : 0;
+}
+
 /* An answer of code that was never run. */
 static bool
 rsrc_never_ran(json_t *resp)
@@ -233,6 +247,8 @@ rsrc_next_transcript(struct rsrc *src, struct rcell *c, char *err,
 			c->req = p.req;
 			if (json_object_get(resp, "output") != NULL)
 				c->expect = rsrc_expect(resp);
+			c->interrupt_ms = rsrc_interrupted(resp);
+			c->interrupted = c->interrupt_ms >= 0;
 			json_decref(o);
 			return 1;
 		}

@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,8 @@ struct replay {
 	int signo;
 	struct check_noise noise;
 	struct response *resp;	/* the answer waited for */
+	int64_t interrupt_at;	/* when to interrupt the cell, as the
+				   recording was (ms); 0: never */
 	int cells, differ, skipped;
 };
 
@@ -143,8 +146,17 @@ replay_wait(struct replay *rp)
 	struct pollfd sig = { .fd = rp->sfd, .events = POLLIN };
 	struct signalfd_siginfo si;
 
+	int64_t left;
+
 	while (rp->resp == NULL) {
-		if (session_poll(rp->s, &sig, 1, -1) == -1) {
+		left = rp->interrupt_at > 0 ? rp->interrupt_at - now_ms() : -1;
+		if (rp->interrupt_at > 0 && left <= 0) {
+			session_interrupt(rp->s);
+			rp->interrupt_at = 0;
+			continue;
+		}
+		if (session_poll(rp->s, &sig, 1, left > INT_MAX ? INT_MAX :
+		    (int)left) == -1) {
 			fprintf(stderr, "coil: %s\n", session_failure(rp->s));
 			return -1;
 		}
@@ -238,6 +250,10 @@ replay_cell(struct replay *rp, const struct rcell *c)
 
 	if (replay_submit(rp, c) == -1)
 		return 0;
+	/* From the submit, as near its start as we know: the recorded
+	 * duration is from the cell's start. */
+	rp->interrupt_at = c->interrupted ? now_ms() + 1 +
+	    (int64_t)c->interrupt_ms : 0;
 	if (replay_wait(rp) == -1)
 		return -1;
 	got = response_json(rp->resp, 0);

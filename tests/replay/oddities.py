@@ -7,7 +7,8 @@ are display_data; the plain REPL's probes of a multi-line cell (each
 line it reads is asked whether the cell is whole, and answered
 incomplete) are neither replayed nor cells of the notebook; a
 terminal's cell without a deadline ("timeout": 0) replays; a second
-session appended to a transcript replays in a fresh namespace; a recorded
+session appended to a transcript replays in a fresh namespace; an
+interrupted cell is interrupted in the replay too; a recorded
 request the replay refuses is skipped, said, and fails the check;
 --export to a path that cannot be written is refused at the start, and
 a notebook that cannot be written at the end fails the exit status.
@@ -17,6 +18,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
@@ -132,6 +134,22 @@ rc, out, err = replay(T6)
 check(rc == 0 and "[reset: ok]" in out and "NameError" in out and
       "0 differ" in out, "a file of two sessions replays the second "
       "after a reset, and matches", out + err)
+
+# an interrupted cell is interrupted again, as long after its start (the
+# session had no deadline: without the interrupt it would run for ever)
+T7 = os.path.join(WORK, "int.jsonl")
+c = Coil("--record", T7, "--timeout", "0", cwd=WORK)
+sent = c.send({"id": "spin", "code": "x = 0\nwhile True:\n    x += 1"})
+time.sleep(1)
+c.call({"id": "stop", "op": "interrupt"})
+r = c.response("spin")
+check(r.get("status") == "interrupted", "a cell is interrupted", r)
+check_exit(c)
+t0 = time.time()
+rc, out, err = replay(T7)
+check(rc == 0 and "[interrupted]" in out and "0 differ" in out,
+      "its replay interrupts it too, and matches (%.1f s)" %
+      (time.time() - t0), out + err)
 
 # --export where no notebook can be written
 for bad, why in ((os.path.join(WORK, "no", "such", "dir.ipynb"),
