@@ -289,8 +289,22 @@ export_probe(const struct response *r)
 static void
 export_answer(struct export *x, struct xcell *c, const struct response *r)
 {
+	json_t *outs = json_object_get(c->cell, "outputs");
+
 	if (export_probe(r))
 		return;
+	if (r->truncated > 0) {
+		/* The streamed events stopped at the cap; the answer keeps
+		 * the head and the tail, with the cut said between them,
+		 * as %save's notebook does. */
+		json_array_clear(outs);
+		if (r->output_len > 0)
+			export_put_stream(outs, false, r->output,
+			    r->output_len);
+		if (r->stderr_len > 0)
+			export_put_stream(outs, true, r->stderr_text,
+			    r->stderr_len);
+	}
 	export_outputs(c, r);
 	export_add(x, c->cell);
 }

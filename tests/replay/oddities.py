@@ -10,6 +10,7 @@ terminal's cell without a deadline ("timeout": 0) replays; a second
 session appended to a transcript replays in a fresh namespace; an
 interrupted cell is interrupted in the replay too; a recorded
 request the replay refuses is skipped, said, and fails the check;
+a cell cut at --max-output keeps its tail in --export's notebook;
 --export to a path that cannot be written is refused at the start, and
 a notebook that cannot be written at the end fails the exit status.
 """
@@ -82,6 +83,19 @@ check_exit(c)
 cells = notebook(NB2)
 check(cells and streams(cells[0]) == [("stdout", "a\x00b\nc\n")],
       "%save keeps a cell that printed a NUL", [cells, r])
+
+# a cell cut at --max-output: --export keeps the head and the tail, as
+# the answer and %save do
+NB8, NB9 = os.path.join(WORK, "cut.ipynb"), os.path.join(WORK, "cut2.ipynb")
+c = Coil("--no-record", "--export", NB8, cwd=WORK)
+r = c.run("print('x' * 100000 + 'END')")
+c.run("%save " + NB9)
+check_exit(c)
+a, b = notebook(NB8), notebook(NB9)
+check(r.get("truncated") and a and streams(a[0]) == [("stdout", r["output"])]
+      and r["output"].endswith("END\n"),
+      "--export keeps a cut cell's head and tail, as its answer", a[:1])
+check(b and streams(a[0]) == streams(b[0]), "and as %save", b[:1])
 
 # the plain REPL's probes: a multi-line cell is one cell
 T3, NB3 = os.path.join(WORK, "plain.jsonl"), os.path.join(WORK, "plain.ipynb")
