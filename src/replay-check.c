@@ -198,7 +198,7 @@ check_normalise(const struct check_noise *nz, const char *text)
 /* ---- outcomes as lines --------------------------------------------- */
 
 /* A JSON string's text as a C string, a NUL in it (a cell may print
- * one) written \0, so that what follows it is compared too; new. */
+ * one) written \x00, so that what follows it is compared too; new. */
 static char *
 check_cstr(json_t *v)
 {
@@ -212,7 +212,7 @@ check_cstr(json_t *v)
 	buf_addstr(&b, "");
 	for (i = 0; i < n; i++) {
 		if (s[i] == '\0')
-			buf_addstr(&b, "\\0");
+			buf_addstr(&b, "\\x00");
 		else
 			buf_add(&b, s + i, 1);
 	}

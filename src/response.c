@@ -110,11 +110,27 @@ positive(json_t *v)
 	return json_is_integer(v) && n > 0 && n <= 1 << 30 ? (int)n : 0;
 }
 
-/* A string of the worker's, as a C string: NUL bytes cannot pass. */
+/* A string of the worker's, as a C string.  A NUL byte cannot pass
+ * there: it is written \x00, as Python's repr shows one, so that what
+ * follows it is not lost (ValueError('a\x00b') is "a\x00b"). */
 static char *
 worker_string(json_t *v)
 {
-	return xstrndup(json_string_value(v), json_string_length(v));
+	const char *s = json_string_value(v);
+	size_t n = json_string_length(v), i;
+	struct buf b;
+
+	if (memchr(s, '\0', n) == NULL)
+		return xstrndup(s, n);
+	buf_init(&b);
+	buf_addstr(&b, "");
+	for (i = 0; i < n; i++) {
+		if (s[i] == '\0')
+			buf_addstr(&b, "\\x00");
+		else
+			buf_add(&b, s + i, 1);
+	}
+	return buf_take(&b);
 }
 
 struct response_error *
