@@ -41,6 +41,9 @@ struct rcell {
 				   person's Ctrl-C), interrupt_ms after it
 				   started: so is the replay */
 	double interrupt_ms;
+	json_t *lines;		/* what its input() was given, in order
+				   (strings; null the end of input); NULL:
+				   nothing */
 };
 
 void rcell_clear(struct rcell *c);

@@ -29,6 +29,7 @@ struct rpending {
 	json_int_t seq;
 	int line;
 	json_t *req;
+	json_t *lines;		/* what its input() was given, or NULL */
 };
 
 struct rsrc {
@@ -85,6 +86,7 @@ rcell_clear(struct rcell *c)
 {
 	json_decref(c->req);
 	json_decref(c->expect);
+	json_decref(c->lines);
 	memset(c, 0, sizeof *c);
 }
 
@@ -175,7 +177,28 @@ rsrc_pend(struct rsrc *src, json_t *o)
 	src->pending = xrealloc(src->pending, (src->npending + 1) *
 	    sizeof *src->pending);
 	src->pending[src->npending++] = (struct rpending){
-		json_integer_value(seq), src->lineno, json_incref(req) };
+		json_integer_value(seq), src->lineno, json_incref(req), NULL };
+}
+
+/* A line the running cell's input() was given (null: the end of
+ * input), kept with its request to be given again. */
+static void
+rsrc_answered(struct rsrc *src, json_t *o)
+{
+	json_t *seq = json_object_get(o, "seq"), *line = json_object_get(o,
+	    "line");
+	size_t i;
+
+	if (!json_is_integer(seq) || !(json_is_string(line) ||
+	    json_is_null(line)))
+		return;
+	for (i = 0; i < src->npending; i++)
+		if (src->pending[i].seq == json_integer_value(seq)) {
+			if (src->pending[i].lines == NULL)
+				src->pending[i].lines = json_array();
+			json_array_append(src->pending[i].lines, line);
+			return;
+		}
 }
 
 /* The pending request seq answers, taken out of the list; -1: none. */
@@ -216,8 +239,11 @@ rsrc_next_transcript(struct rsrc *src, struct rcell *c, char *err,
 			 * a fresh interpreter.  What the last one left
 			 * unanswered (it was killed) is not replayed. */
 			json_decref(o);
-			while (src->npending > 0)
-				json_decref(src->pending[--src->npending].req);
+			while (src->npending > 0) {
+				src->npending--;
+				json_decref(src->pending[src->npending].req);
+				json_decref(src->pending[src->npending].lines);
+			}
 			c->n = 0;
 			c->line = src->lineno;
 			c->req = json_pack("{s:s}", "op", "reset");
@@ -225,6 +251,8 @@ rsrc_next_transcript(struct rsrc *src, struct rcell *c, char *err,
 		}
 		if (ev != NULL && strcmp(ev, "queued") == 0)
 			rsrc_pend(src, o);
+		if (ev != NULL && strcmp(ev, "answered") == 0)
+			rsrc_answered(src, o);
 		if (ev != NULL && (strcmp(ev, "response") == 0 ||
 		    strcmp(ev, "cancelled") == 0) &&
 		    rsrc_unpend(src, json_object_get(o, "seq"), &p) == 0) {
@@ -234,6 +262,7 @@ rsrc_next_transcript(struct rsrc *src, struct rcell *c, char *err,
 			 * reads until the cell is whole). */
 			if (!json_is_object(resp) || rsrc_never_ran(resp)) {
 				json_decref(p.req);
+				json_decref(p.lines);
 				json_decref(o);
 				continue;
 			}
@@ -249,6 +278,7 @@ rsrc_next_transcript(struct rsrc *src, struct rcell *c, char *err,
 				c->expect = rsrc_expect(resp);
 			c->interrupt_ms = rsrc_interrupted(resp);
 			c->interrupted = c->interrupt_ms >= 0;
+			c->lines = p.lines;
 			json_decref(o);
 			return 1;
 		}
@@ -357,8 +387,10 @@ rsrc_close(struct rsrc *src)
 		return;
 	if (src->f != NULL)
 		fclose(src->f);
-	for (i = 0; i < src->npending; i++)
+	for (i = 0; i < src->npending; i++) {
 		json_decref(src->pending[i].req);
+		json_decref(src->pending[i].lines);
+	}
 	free(src->pending);
 	free(src->line);
 	free(src->path);

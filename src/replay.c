@@ -39,6 +39,8 @@ struct replay {
 	struct response *resp;	/* the answer waited for */
 	int64_t interrupt_at;	/* when to interrupt the cell, as the
 				   recording was (ms); 0: never */
+	json_t *lines;		/* what its input() is given (borrowed) */
+	size_t nline;		/* of which it had so many */
 	int cells, differ, skipped;
 };
 
@@ -78,9 +80,16 @@ static void
 replay_on_event(void *ctx, const struct session_event *ev)
 {
 	struct replay *rp = ctx;
+	json_t *line;
 
 	if (ev->kind == EV_RESPONSE && rp->resp == NULL)
 		rp->resp = response_ref(ev->resp);
+	/* The cell reads a line: the recording's next, then the end of
+	 * input (EOFError, as when nobody answers). */
+	if (ev->kind == EV_INPUT) {
+		line = json_array_get(rp->lines, rp->nline++);
+		session_input(rp->s, json_string_value(line));
+	}
 }
 
 struct rsrc *
@@ -133,6 +142,10 @@ replay_submit(struct replay *rp, const struct rcell *c)
 		rp->skipped++;
 		return -1;
 	}
+	rp->lines = c->lines;
+	rp->nline = 0;
+	if (c->lines != NULL)
+		json_object_set_new(req, "input", json_true());
 	session_submit(rp->s, rp->client, req, json_integer(c->n),
 	    (enum op)op);
 	return 0;

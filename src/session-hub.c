@@ -20,7 +20,7 @@ const char *const session_ev_names[] = {
 	[EV_CANCELLED] = "cancelled", [EV_BACKGROUND] = "background",
 	[EV_WORKER] = "worker", [EV_CHECKPOINT] = "checkpoint",
 	[EV_NAMESPACE] = "namespace", [EV_WARNING] = "warning",
-	[EV_INPUT] = "input",
+	[EV_INPUT] = "input", [EV_ANSWERED] = "answered",
 };
 
 /* ---- clients ------------------------------------------------------- */

@@ -586,10 +586,19 @@ session_input_asked(struct session *s, struct link_frame *f)
 int
 session_input(struct session *s, const char *line)
 {
+	struct sevent *e;
+
 	if (link_answered_input(&s->ctl) == -1)
 		return -1;
 	session_send(s, json_pack("{s:s, s:s?}", "op", "input", "line",
 	    line));
+	if (s->run != NULL) {
+		e = session_event_new(EV_ANSWERED, s->run);
+		e->ev.info = json_pack("{s:s?}", "line", line);
+		if (line == NULL)
+			json_object_set_new(e->ev.info, "line", json_null());
+		session_post(s, e);
+	}
 	return 0;
 }
 

@@ -80,12 +80,16 @@ session_worker_request(json_t *req)
 
 /* Whether r's cell may read lines from its client: a person's, at a
  * client that answers (plain mode at a terminal, the UI), or that said
- * in the request it would (an attached UI: "input", then the input op). */
+ * in the request it would (an attached UI: "input", then the input op);
+ * a replay's that says so, which gives the lines the recording had. */
 static bool
 session_may_ask(struct session *s, struct sreq *r)
 {
 	struct sclient *c = session_client(s, r->client);
 
+	if (r->origin == ORIGIN_REPLAY)	/* the lines the recording gave */
+		return c != NULL && json_is_true(json_object_get(r->req,
+		    "input"));
 	return r->origin == ORIGIN_PERSON && c != NULL && !c->gone &&
 	    ((c->flags & SESSION_INPUT) || json_is_true(json_object_get(
 	    r->req, "input")));

@@ -81,6 +81,8 @@ enum session_ev {
 	EV_INPUT,	/* the running cell reads a line: info.prompt (and
 			   info.page, help's text to page first); the
 			   client answers with session_input */
+	EV_ANSWERED,	/* and was given it: info.line (null: the end of
+			   input), so that a transcript can give it again */
 };
 
 extern const char *const session_ev_names[];

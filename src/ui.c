@@ -166,7 +166,7 @@ ui_ev_kind(const char *name, bool *known)
 	int k;
 
 	*known = true;
-	for (k = EV_QUEUED; k <= EV_INPUT; k++)
+	for (k = EV_QUEUED; k <= EV_ANSWERED; k++)
 		if (strcmp(session_ev_names[k], name) == 0)
 			return (enum session_ev)k;
 	*known = false;

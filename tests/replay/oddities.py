@@ -8,7 +8,8 @@ line it reads is asked whether the cell is whole, and answered
 incomplete) are neither replayed nor cells of the notebook; a
 terminal's cell without a deadline ("timeout": 0) replays; a second
 session appended to a transcript replays in a fresh namespace; an
-interrupted cell is interrupted in the replay too; a recorded
+interrupted cell is interrupted in the replay too, and one that read
+lines is given them again; a recorded
 request the replay refuses is skipped, said, and fails the check;
 a cell cut at --max-output keeps its tail in --export's notebook;
 --export to a path that cannot be written is refused at the start, and
@@ -164,6 +165,40 @@ rc, out, err = replay(T7)
 check(rc == 0 and "[interrupted]" in out and "0 differ" in out,
       "its replay interrupts it too, and matches (%.1f s)" %
       (time.time() - t0), out + err)
+
+# a cell that read lines (input()) is given them again in the replay
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "hub"))
+from hublib import Attached, listen_path  # noqa: E402
+from coiltest import wait_for  # noqa: E402
+
+T10 = os.path.join(WORK, "input.jsonl")
+sock = listen_path(tempfile.mkdtemp(prefix="s-", dir=WORK))
+agent = Coil("--listen", sock, "--record", T10, cwd=WORK)
+wait_for(lambda: os.path.exists(sock))
+person = Attached(sock)
+person.call({"id": "hello", "op": "ping"})
+person.send({"id": "in", "code": "v = input('name? ')\nw = input('more? ')",
+             "input": True})
+person.wait_event(lambda e: e.get("event") == "input")
+person.call({"id": "a1", "op": "input", "text": "bob"})
+person.wait_event(lambda e: e.get("event") == "input" and
+                  e.get("prompt") == "more? ")
+person.call({"id": "a2", "op": "input"})          # the end of input
+r = person.response("in")
+v = agent.run("v")
+person.close()
+check(r.get("error", {}).get("type") == "EOFError" and
+      v.get("result") == "'bob'", "a person's cell reads a line, then "
+      "the end of input", [r, v])
+check_exit(agent)
+with open(T10, encoding="utf-8") as f:
+    answered = [json.loads(x) for x in f if '"answered"' in x]
+check([a.get("line") for a in answered] == ["bob", None],
+      "the transcript keeps what input() was given", answered)
+rc, out, err = replay(T10)
+check(rc == 0 and "Out[2]: 'bob'" in out and "0 differ" in out,
+      "its replay gives the cell the same lines, and matches", out + err)
 
 # --export where no notebook can be written
 for bad, why in ((os.path.join(WORK, "no", "such", "dir.ipynb"),
