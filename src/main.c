@@ -99,6 +99,7 @@ main_front(struct coil_opts *o)
 		 * --timeout gives one, as in plain mode at a terminal. */
 		if (o->timeout < 0)
 			o->timeout = 0;
+		o->ui = true;
 		return ui_main(o);
 	}
 	return o->mode == MODE_AGENT ? agent_main(o) : plain_main(o);

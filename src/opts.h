@@ -44,6 +44,7 @@ struct coil_opts {
 	const char *attach;		/* --attach: the UI on that socket's
 					   session, or NULL */
 	int scrollback;			/* the UI's output lines kept */
+	bool ui;			/* the front end is the curses UI */
 	bool brief;			/* --brief: stdio answers without empty
 					   fields */
 	bool sandbox_report;		/* print what the sandbox enforces, exit */

@@ -91,7 +91,7 @@ record_header(const struct coil_opts *opts)
 {
 	char now[32];
 	const char *mode = opts->replay != NULL ? "replay" :
-	    opts->mode == MODE_AGENT ? "agent" : "plain";
+	    opts->mode == MODE_AGENT ? "agent" : opts->ui ? "ui" : "plain";
 
 	record_now(now, sizeof now);
 	return json_pack("{s:i, s:s, s:s, s:s, s:I, s:s, s:s, s:o}",

@@ -276,6 +276,9 @@ rsrc_next_transcript(struct rsrc *src, struct rcell *c, char *err,
 			c->req = p.req;
 			if (json_object_get(resp, "output") != NULL)
 				c->expect = rsrc_expect(resp);
+			else	/* snapshot, rollback, reset: did it work */
+				c->expect = json_pack("{s:O?}", "status",
+				    json_object_get(resp, "status"));
 			c->interrupt_ms = rsrc_interrupted(resp);
 			c->interrupted = c->interrupt_ms >= 0;
 			c->lines = p.lines;

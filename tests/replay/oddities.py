@@ -9,7 +9,8 @@ incomplete) are neither replayed nor cells of the notebook; a
 terminal's cell without a deadline ("timeout": 0) replays; a second
 session appended to a transcript replays in a fresh namespace; an
 interrupted cell is interrupted in the replay too, and one that read
-lines is given them again; a recorded
+lines is given them again; snapshot, rollback and reset are compared
+by whether they worked; a recorded
 request the replay refuses is skipped, said, and fails the check;
 a cell cut at --max-output keeps its tail in --export's notebook;
 --export to a path that cannot be written is refused at the start, and
@@ -199,6 +200,29 @@ check([a.get("line") for a in answered] == ["bob", None],
 rc, out, err = replay(T10)
 check(rc == 0 and "Out[2]: 'bob'" in out and "0 differ" in out,
       "its replay gives the cell the same lines, and matches", out + err)
+
+# snapshot, rollback and reset are compared too: whether they worked
+T11 = os.path.join(WORK, "ops.jsonl")
+c = Coil("--record", T11, cwd=WORK)
+c.run("a = 1")
+c.call({"op": "snapshot", "name": "s"})
+c.run("a = 2")
+c.call({"op": "rollback", "to": "s"})
+r = c.call({"op": "rollback", "to": "nope"})
+check(r.get("status") == "invalid", "a rollback to no such snapshot is "
+      "invalid", r)
+check_exit(c)
+rc, out, err = replay(T11)
+check(rc == 0 and "0 differ" in out, "a session of snapshots and "
+      "rollbacks replays and matches", out + err)
+with open(T11, encoding="utf-8") as f:
+    text = f.read().replace('"status":"invalid"', '"status":"ok"')
+T12 = os.path.join(WORK, "ops2.jsonl")
+with open(T12, "w", encoding="utf-8") as f:
+    f.write(text)
+rc, out, err = replay(T12)
+check(rc == 1 and "-status: ok" in out and "+status: invalid" in out,
+      "a rollback that fails where it once worked differs", out + err)
 
 # --export where no notebook can be written
 for bad, why in ((os.path.join(WORK, "no", "such", "dir.ipynb"),

@@ -7,6 +7,7 @@ bounded scrollback, and no CPU once quiet; the cell list's whole answers
 bounded by --scrollback too; vi keys from an inputrc;
 SIGHUP and a crash of coil itself (SIGSEGV) leave the terminal as it
 was."""
+import json
 import os
 import re
 import signal
@@ -217,7 +218,8 @@ def crash():
 
 os.makedirs(STATE, exist_ok=True)
 hist = os.path.join(STATE, "history")
-scr = Screen(coil_cmd("--history", hist), 80, 24)
+rec = os.path.join(STATE, "ui.jsonl")
+scr = Screen(coil_cmd("--history", hist, "--record", rec), 80, 24)
 try:
     check(scr.wait(r"^>>> ?$"), "the UI is up", scr.text())
     wide(scr)
@@ -229,6 +231,10 @@ finally:
     scr.close()
 with open(hist, encoding="utf-8") as f:
     check("late = 1" in f.read(), "the UI's cells are in the history file")
+with open(rec, encoding="utf-8") as f:
+    head = json.loads(f.readline())
+check(head.get("mode") == "ui", "its transcript's header says the UI ran "
+      "it", head)
 plain = Screen(coil_cmd("--plain", "--history", hist), 80, 24)
 try:
     check(plain.wait(r"^>>> ?$"), "the plain REPL on the same history",
