@@ -79,12 +79,13 @@ agent_line(void *ctx, const char *line, size_t len)
 }
 
 static void
-agent_too_long(void *ctx, size_t bytes)
+agent_too_long(void *ctx, size_t bytes, const char *head, size_t headlen)
 {
 	struct agent *a = ctx;
 
 	if (!session_done(a->s))
-		wire_too_long(a->s, a->client, bytes, a->opts->max_request);
+		wire_too_long(a->s, a->client, bytes, a->opts->max_request,
+		    head, headlen);
 }
 
 static const struct conn_ops agent_ops = { agent_line, agent_too_long };

@@ -198,6 +198,8 @@ conn_lines(struct conn *c, const struct conn_ops *ops, void *ctx)
 		if (!c->skipping && n > c->max_line) {
 			c->skipping = true;
 			c->skipped = 0;
+			c->headlen = n < CONN_HEAD ? n : CONN_HEAD;
+			memcpy(c->head, p, c->headlen);
 		}
 		if (c->skipping) {
 			c->skipped += n;
@@ -206,7 +208,7 @@ conn_lines(struct conn *c, const struct conn_ops *ops, void *ctx)
 				break;
 			}
 			c->skipping = false;
-			ops->too_long(ctx, c->skipped);
+			ops->too_long(ctx, c->skipped, c->head, c->headlen);
 		} else if (nl == NULL)
 			break;
 		else
@@ -220,7 +222,7 @@ conn_lines(struct conn *c, const struct conn_ops *ops, void *ctx)
 	/* The end of input ends the last line too. */
 	if (c->skipping) {
 		c->skipping = false;
-		ops->too_long(ctx, c->skipped);
+		ops->too_long(ctx, c->skipped, c->head, c->headlen);
 	} else if (c->in.len > 0)
 		conn_serve(ops, ctx, c->in.p, c->in.len);
 	c->in.len = 0;

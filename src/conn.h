@@ -55,9 +55,14 @@ struct conn_ops {
 	 * only.  May call conn_send (and so drop the conn: the lines
 	 * after are then not served); must not free the conn. */
 	void (*line)(void *ctx, const char *p, size_t n);
-	/* A line over max_line was skipped; bytes: its length. */
-	void (*too_long)(void *ctx, size_t bytes);
+	/* A line over max_line was skipped; bytes: its length; head its
+	 * first bytes (headlen of them, at most CONN_HEAD), where a
+	 * request's id usually is. */
+	void (*too_long)(void *ctx, size_t bytes, const char *head,
+	    size_t headlen);
 };
+
+#define CONN_HEAD 4096
 
 struct conn {
 	int rfd, wfd;		/* -1: none (rfd == wfd for a socket) */
@@ -68,6 +73,8 @@ struct conn {
 	struct buf in;		/* the start of a line not complete yet */
 	bool skipping;		/* inside a line over max_line */
 	size_t skipped;		/* its bytes so far */
+	char head[CONN_HEAD];	/* and its first ones */
+	size_t headlen;
 	size_t scanned;		/* bytes of in known to hold no newline */
 	bool eof;		/* no more input: end of file or an error */
 	int read_errno;		/* the error that ended input, else 0 */

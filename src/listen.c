@@ -224,13 +224,14 @@ lclient_line(void *ctx, const char *p, size_t n)
 }
 
 static void
-lclient_too_long(void *ctx, size_t bytes)
+lclient_too_long(void *ctx, size_t bytes, const char *head,
+    size_t headlen)
 {
 	struct lclient *c = ctx;
 
 	if (c->client != 0 && c->l->fd >= 0)
 		wire_too_long(c->l->s, c->client, bytes,
-		    c->l->opts->max_request);
+		    c->l->opts->max_request, head, headlen);
 }
 
 static const struct conn_ops lclient_ops = { lclient_line, lclient_too_long };

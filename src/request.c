@@ -460,6 +460,12 @@ request_salvage_id(const char *line, size_t len)
 	return NULL;
 }
 
+json_t *
+request_head_id(const char *head, size_t len)
+{
+	return request_salvage_id(head, len);
+}
+
 int
 request_parse(const char *line, size_t len, json_t **req, json_t **id,
     enum op *op, char *err, size_t errlen)

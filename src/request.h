@@ -82,6 +82,10 @@ int request_parse(const char *line, size_t len, json_t **req, json_t **id,
     enum op *op, char *err, size_t errlen);
 
 const struct request_op *request_op_find(const char *name);
+/* The id of a request line of which only the head is known (a line too
+ * long to be read whole), when it shows one before its first other
+ * field's value; else NULL.  New reference. */
+json_t *request_head_id(const char *head, size_t len);
 
 /* coil's own checkpoint magics, when an exec's code is one of them and
  * nothing else: "%snapshot [NAME]", "%snapshots" or "%rollback

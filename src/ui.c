@@ -236,8 +236,11 @@ ui_remote_line(void *ctx, const char *p, size_t n)
 }
 
 static void
-ui_remote_too_long(void *ctx, size_t bytes)
+ui_remote_too_long(void *ctx, size_t bytes, const char *head,
+    size_t headlen)
 {
+	(void)head;
+	(void)headlen;
 	ui_note_line(ctx, UL_NOTE, "a line of %zu bytes from the session was "
 	    "skipped", bytes);
 }

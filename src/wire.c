@@ -54,11 +54,13 @@ wire_line(struct session *s, int client, const char *line, size_t len)
 }
 
 void
-wire_too_long(struct session *s, int client, size_t bytes, size_t max)
+wire_too_long(struct session *s, int client, size_t bytes, size_t max,
+    const char *head, size_t headlen)
 {
+	json_t *id = request_head_id(head, headlen);
 	char msg[200];
 
 	snprintf(msg, sizeof msg, "the request line is %zu bytes, over the "
 	    "%zu-byte limit (--max-request); it was skipped", bytes, max);
-	session_reject(s, client, json_null(), msg);
+	session_reject(s, client, id != NULL ? id : json_null(), msg);
 }

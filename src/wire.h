@@ -24,6 +24,7 @@ void wire_send_text(struct conn *c, const char *line, size_t len);
 void wire_line(struct session *s, int client, const char *line,
     size_t len);
 /* A line over --max-request (max) was skipped: say so in its turn. */
-void wire_too_long(struct session *s, int client, size_t bytes, size_t max);
+void wire_too_long(struct session *s, int client, size_t bytes, size_t max,
+    const char *head, size_t headlen);
 
 #endif

@@ -33,9 +33,12 @@ on_line(void *ctx, const char *p, size_t n)
 }
 
 static void
-on_too_long(void *ctx, size_t bytes)
+on_too_long(void *ctx, size_t bytes, const char *head, size_t headlen)
 {
-	buf_printf(&got, "<too long: %zu>|", bytes);
+	buf_printf(&got, "<too long: %zu, %.*s>|", bytes, headlen > 16 ? 16 :
+	    (int)headlen, head);
+	if (headlen > 16)
+		buf_printf(&got, "<head %zu>|", headlen);
 }
 
 static const struct conn_ops ops = { on_line, on_too_long };
@@ -132,16 +135,17 @@ test_too_long(void)
 	pair(sv);
 	conn_init(&c, sv[0], sv[0], 8, 1000);
 	feed(&c, sv[1], exact, false);
-	got_is("12345678|<too long: 9>|ok|", "a line of max_line bytes is "
-	    "served, one more is skipped and counted, the next one served");
+	got_is("12345678|<too long: 9, 123456789>|ok|", "a line of max_line "
+	    "bytes is served, one more is skipped and counted (its head kept), "
+	    "the next one served");
 	feed(&c, sv[1], pieces, false);
-	got_is("<too long: 12>|ok|", "a line that passes the limit in "
+	got_is("<too long: 12, 123456789>|ok|", "a line that passes the limit in "
 	    "pieces is counted whole once its end is seen");
 	feed(&c, sv[1], (const char *[]){ "1234567\r\n", NULL }, false);
 	got_is("1234567|", "max_line counts the \\r (8 bytes before "
 	    "the newline)");
 	feed(&c, sv[1], at_eof, true);
-	got_is("fine|<too long: 16>|", "an over-long last line is reported "
+	got_is("fine|<too long: 16, 0123456789abcdef>|", "an over-long last line is reported "
 	    "at end of input");
 	conn_free(&c);
 	close(sv[1]);
@@ -162,8 +166,8 @@ test_too_long(void)
 	}
 	put(sv[1], "\nafter\n");
 	conn_read(&c, &ops, NULL);
-	got_is("<too long: 4194304>|after|", "a 4 MiB line is skipped and "
-	    "counted");
+	got_is("<too long: 4194304, xxxxxxxxxxxxxxxx>|<head 4096>|after|",
+	    "a 4 MiB line is skipped and counted, its first 4 KiB kept");
 	tap_ok(peak <= 2 * (64 * 1024 + 1024 + 1), "and never held: the "
 	    "input buffer peaked at %zu bytes", peak);
 	free(big);
