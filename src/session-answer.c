@@ -474,17 +474,55 @@ session_stop_error(struct sreq *r, json_t *reply)
  * gets the Ctrl-C and which returns its status.  Say so, or the answer
  * would look like a cell that never met its deadline. */
 static void
-session_stop_survived(struct sreq *r, struct response *resp)
+session_stop_survived(struct sreq *r, struct response *resp, bool late)
 {
 	char *msg;
 
-	xasprintf(&msg, "cell %d %s, and went on to finish: the programs it "
-	    "ran got the interrupt too (os.system returns their status, 2 "
-	    "for SIGINT), or it caught KeyboardInterrupt", r->cell,
-	    r->timed_out ? "ran past its timeout and was interrupted" :
-	    "was interrupted by an interrupt request");
+	if (late && !r->timed_out)
+		xasprintf(&msg, "an interrupt request came as cell %d was "
+		    "starting, before its code ran, and was lost: the cell "
+		    "ran to its end", r->cell);
+	else
+		xasprintf(&msg, "cell %d %s, and went on to finish: the "
+		    "programs it ran got the interrupt too (os.system "
+		    "returns their status, 2 for SIGINT), or it caught "
+		    "KeyboardInterrupt", r->cell, r->timed_out ? "ran past "
+		    "its timeout and was interrupted" : "was interrupted by "
+		    "an interrupt request");
 	response_warn(resp, msg);
 	free(msg);
+}
+
+/* Whether the cell's code had ended before the interrupt reached it:
+ * the signal then found coil's own code (which drops it, or answers
+ * interrupted), and this is no cell that "went on to finish".  It goes
+ * through init, which takes a moment to send it: a cell that ended
+ * within SESSION_STOP_RELAY_NS of our order ended before the signal, as
+ * far as anyone can tell (one that ran a program the interrupt stopped
+ * ends later than that).  The time is the worker's word
+ * (CLOCK_MONOTONIC, which its namespaces share): a lie only mislabels
+ * its own cell. */
+#define SESSION_STOP_RELAY_NS	2000000u
+
+/* Whether the interrupt went before the cell's code began: the worker
+ * then dropped it with those meant for the cell before (worker.c). */
+static bool
+session_began_after(const struct sreq *r, json_t *reply)
+{
+	json_t *t = json_object_get(reply, "started_ns");
+
+	return r->stop_ns != 0 && json_is_integer(t) &&
+	    (uint64_t)json_integer_value(t) > r->stop_ns;
+}
+static bool
+session_ended_first(const struct sreq *r, json_t *reply)
+{
+	json_t *t = json_object_get(reply, "ended_ns");
+
+	return r->stop_ns != 0 && json_is_integer(t) &&
+	    json_integer_value(t) > 0 &&
+	    (uint64_t)json_integer_value(t) < r->stop_ns +
+	    SESSION_STOP_RELAY_NS;
 }
 
 /* Observers see the namespace after each cell, as the worker summed it
@@ -548,8 +586,9 @@ session_exec_replied(struct session *s, struct sreq *r, json_t *reply)
 	resp = session_exec_response(s, r, status, reply, error,
 	    status == ST_TIMEOUT || status == ST_INTERRUPTED ? json_null() :
 	    NULL);
-	if ((r->timed_out || r->interrupted) && status == ST_OK)
-		session_stop_survived(r, resp);
+	if ((r->timed_out || r->interrupted) && status == ST_OK &&
+	    !session_ended_first(r, reply))
+		session_stop_survived(r, resp, session_began_after(r, reply));
 	if (r->atomic && ran && status != ST_OK &&
 	    session_undo_atomic(s, r, resp))
 		return;

@@ -81,6 +81,7 @@ struct sreq {
 	int64_t deadline, kill_at;	/* ms, 0 when unset */
 	double timeout;
 	bool timed_out, interrupted, killed;
+	uint64_t stop_ns;	/* when the SIGINT of either went (now_ns) */
 	bool atomic;
 	bool broke;		/* its worker broke protocol (how says so) */
 	enum sreq_after after;

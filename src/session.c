@@ -114,6 +114,8 @@ session_interrupt(struct session *s)
 	    r->op == OP_SNAPSHOT)
 		return false;
 	r->interrupted = !r->timed_out;
+	if (r->stop_ns == 0)
+		r->stop_ns = now_ns();
 	session_signal(s, SIGINT);
 	if (r->kill_at == 0)
 		r->kill_at = now_ms() + (int64_t)ceil(s->opts->grace * 1000);
@@ -264,6 +266,8 @@ session_check_deadlines(struct session *s)
 	    !r->interrupted) {
 		r->timed_out = true;
 		r->deadline = 0;
+		if (r->stop_ns == 0)
+			r->stop_ns = now_ns();
 		session_signal(s, SIGINT);
 		r->kill_at = now + (int64_t)ceil(s->opts->grace * 1000);
 	}

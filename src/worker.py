@@ -13,6 +13,7 @@ import builtins
 import gc
 import _ast
 import types
+import time as _time
 
 _main = sys.modules["__main__"]
 ns = _main.__dict__
@@ -624,6 +625,9 @@ def op_exec(req):
         last = body.pop()
     if _effects is not None:
         _effects.begin()
+    # an interrupt that came before this was dropped with those meant
+    # for earlier cells (worker.c's worker_clear_signals)
+    reply["started_ns"] = _time.monotonic_ns()
     try:
         if body:
             _run_code(compile(tree, fname, "exec", _AWAIT), "exec")
@@ -643,6 +647,9 @@ def op_exec(req):
         sys.last_type, sys.last_value = type(e), e
         sys.last_traceback = e.__traceback__
         e = None
+    # an interrupt sent after this found the cell's code done
+    # (session-answer.c's session_ended_first)
+    reply["ended_ns"] = _time.monotonic_ns()
     _use_stdin(False)       # a thread may not ask between cells
     bdb = sys.modules.get("bdb")
     if bdb is not None and isinstance(getattr(sys.gettrace(), "__self__",
