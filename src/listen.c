@@ -292,6 +292,10 @@ listen_accept(struct listener *l)
 	l->c = xrealloc(l->c, (size_t)(l->n + 1) * sizeof *l->c);
 	l->c[l->n++] = c;
 	if (listen_peer_ok(c, fd)) {
+		/* The events on their way are of what the history tells:
+		 * to the clients that were there first, or this one hears
+		 * of the cells waiting and running twice. */
+		session_deliver(l->s);
 		c->client = session_attach(l->s, ORIGIN_PERSON, SESSION_OBSERVE,
 		    lclient_on_event, c);
 		listen_history(c);

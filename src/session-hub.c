@@ -40,13 +40,8 @@ int
 session_attach(struct session *s, enum origin origin, unsigned flags,
     session_fn fn, void *ctx)
 {
-	struct sclient *c;
+	struct sclient *c = xcalloc(1, sizeof *c);
 
-	/* What happened before it came goes to those who were there: a
-	 * client attaching late learns of it from session_history (the
-	 * cells it names as queued and started would come twice). */
-	session_deliver(s);
-	c = xcalloc(1, sizeof *c);
 	c->id = ++s->next_client;
 	c->origin = origin;
 	c->flags = flags;

@@ -234,7 +234,6 @@ struct session {
 struct sclient *session_client(const struct session *s, int id);
 void sclient_free(struct sclient *c);
 void sevent_free(struct sevent *e);
-void session_deliver(struct session *s);
 void session_drop(struct session *s, struct sreq *r, const char *reason);
 
 /* session.c and session-hub.c */

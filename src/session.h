@@ -123,13 +123,17 @@ struct session;
 
 struct session *session_new(const struct coil_opts *opts, char *err,
     size_t errlen);
+/* Hand the events queued so far to the clients attached now (the loop
+ * does, each turn). */
+void session_deliver(struct session *s);
 /* End the session; 0, or -1 when --export's notebook could not be
  * written (said on stderr): the caller's exit status should say so. */
 int session_free(struct session *s);
 
-/* A new client; its tag (> 0) goes with its requests and their events,
- * from those that happen after it came: the events queued before are
- * delivered first, to the clients that were there. */
+/* A new client; its tag (> 0) goes with its requests and their events.
+ * It also gets the events already queued (session_deliver hands them
+ * out); one that learns of the past from session_history should come
+ * after session_deliver, or it hears of some cells twice. */
 int session_attach(struct session *s, enum origin origin, unsigned flags,
     session_fn fn, void *ctx);
 /* The client leaves: nothing more is delivered to it, its queued
