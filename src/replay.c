@@ -158,7 +158,6 @@ replay_wait(struct replay *rp)
 {
 	struct pollfd sig = { .fd = rp->sfd, .events = POLLIN };
 	struct signalfd_siginfo si;
-
 	int64_t left;
 
 	while (rp->resp == NULL) {
