@@ -45,8 +45,11 @@ def _regexes():
     if not _rx:
         import re
         _rx["magic"] = re.compile(r"^(\s*)%(" + _NAME + r")(.*)$")
+        # a target, or several to unpack (a, b = !cmd)
+        one = r"[A-Za-z_][\w.]*(?:\[[^=\]]*\])?"
         _rx["assign"] = re.compile(
-            r"^(\s*)([A-Za-z_][\w.]*(?:\[[^=\]]*\])?)\s*=\s*(!!?|%(?!%))(.*)$")
+            r"^(\s*)(" + one + r"(?:\s*,\s*" + one + r")*\s*,?)\s*=\s*"
+            r"(!!?|%(?!%))(.*)$")
         _rx["bang"] = re.compile(r"^(\s*)(!!?)(.*)$")
         _rx["help_end"] = re.compile(r"^(\s*)(" + _HELP_OBJ + r")(\?\??)\s*$")
         _rx["help_start"] = re.compile(r"^(\s*)(\?\??)(" + _HELP_OBJ +

@@ -387,6 +387,12 @@ def _m_run(arg, **_):
                  "__builtins__": builtins}
     try:
         exec(code, space)
+    except SystemExit as e:
+        # a script's own way to end: as IPython, quiet for success,
+        # a line (no traceback) for a failure's status
+        if e.code not in (None, 0):
+            print("An exception has occurred: SystemExit: %s" % (e.code,),
+                  file=sys.stderr)
     finally:
         sys.argv[:] = saved
         if space is not ns:
@@ -412,6 +418,8 @@ def _m_cd(arg, **_):
     import os
     opts, rest = _opts(arg, "q", "cd")
     target = rest.strip()
+    if len(target) >= 2 and target[0] == target[-1] and target[0] in "'\"":
+        target = target[1:-1]       # %cd "a dir", as IPython takes it
     if not target:
         target = os.path.expanduser("~")
     elif target == "-":
@@ -688,8 +696,11 @@ def _m_capture(arg, body, lineno, frame, **_):
         if "--no-display" not in keep:
             shown = _shown[saved[2]:]
             del _shown[saved[2]:]
-    if names:
-        space[names[0]] = CapturedIO(out.getvalue(), err.getvalue(), shown)
+        # bound whatever the body did: what it printed before it
+        # raised is there to look at, as in IPython
+        if names:
+            space[names[0]] = CapturedIO(out.getvalue(), err.getvalue(),
+                                         shown)
 
 
 @_magic("debug", _LINE, "%debug",

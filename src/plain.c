@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -395,6 +396,56 @@ plain_remember(struct plain *p, const char *cell)
 	free(entry);
 }
 
+/* The offset of the first byte of p[0..n) that is not UTF-8; n when
+ * there is none. */
+static size_t
+plain_bad_utf8(const unsigned char *p, size_t n)
+{
+	size_t i = 0, k, len;
+	uint32_t c;
+
+	while (i < n) {
+		if (p[i] < 0x80) {
+			i++;
+			continue;
+		}
+		len = p[i] >= 0xF0 && p[i] <= 0xF4 ? 4 : p[i] >= 0xE0 ? 3 :
+		    p[i] >= 0xC2 && p[i] < 0xE0 ? 2 : 0;
+		if (len == 0 || i + len > n)
+			return i;
+		c = p[i] & (0xFF >> (len + 1));
+		for (k = 1; k < len; k++) {
+			if ((p[i + k] & 0xC0) != 0x80)
+				return i;
+			c = c << 6 | (p[i + k] & 0x3F);
+		}
+		if ((len == 3 && (c < 0x800 || (c >= 0xD800 && c <= 0xDFFF))) ||
+		    (len == 4 && (c < 0x10000 || c > 0x10FFFF)))
+			return i;
+		i += len;
+	}
+	return n;
+}
+
+/* A cell that is not UTF-8 never reaches Python: python3 refuses such
+ * source too, naming the byte. */
+static void
+plain_not_utf8(struct plain *p)
+{
+	size_t at = plain_bad_utf8((const unsigned char *)p->cell.p,
+	    p->cell.len), line = 1, i;
+	char msg[160];
+
+	for (i = 0; i < at; i++)
+		line += p->cell.p[i] == '\n';
+	snprintf(msg, sizeof msg, "SyntaxError: the cell is not UTF-8: byte "
+	    "\\x%02x on line %zu\n", (unsigned char)p->cell.p[at], line);
+	plain_puts(2, msg);
+	p->failed = true;
+	p->incomplete = false;
+	buf_free(&p->cell);
+}
+
 static void
 plain_run_cell(struct plain *p, bool at_eof)
 {
@@ -402,6 +453,10 @@ plain_run_cell(struct plain *p, bool at_eof)
 
 	req = json_pack("{s:s, s:s%}", "op", "exec", "code", p->cell.p,
 	    p->cell.len);
+	if (req == NULL) {
+		plain_not_utf8(p);
+		return;
+	}
 	if (at_eof)
 		json_object_set_new(req, "code", json_sprintf("%s\n",
 		    p->cell.p));
@@ -742,6 +797,8 @@ plain_pipe_loop(struct plain *p)
 	while (!session_done(p->s) && !p->lost && !p->broken && !plain_term &&
 	    !p->eof && (n = getline(&line, &cap, stdin)) >= 0) {
 		if (n > 0 && line[n - 1] == '\n')
+			line[--n] = '\0';
+		if (n > 0 && line[n - 1] == '\r')	/* CRLF */
 			line[--n] = '\0';
 		plain_add_line(p, line);
 	}

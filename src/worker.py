@@ -575,17 +575,22 @@ def _cell_source(code, fname, repl):
     after magics.py's rewriting: a cell magic is incomplete while its
     body is, and at a terminal until a blank line ends it."""
     text = "%%" in code and _text_body(code)
+    typed = code
     code, body = _transform(code)
     if body is not None:
         _, why = (None, None) if text else \
             _classify("\n" + body, fname, repl)
         if why is not None:
             return None, why
-        last = body.split("\n")[-1]
+        # the cell's last line, the header when it is alone: a blank
+        # line after it ends the cell (%%writefile f then Enter must not
+        # empty f)
+        last = typed.split("\n")[-1]
         if repl and last.strip():
             return None, SyntaxError(
                 "a cell magic goes on until a blank line",
-                (fname, body.count("\n") + 2, len(last) + 1, last, None, None))
+                (fname, typed.count("\n") + 1, len(last) + 1, last, None,
+                 None))
     return _classify(code, fname, repl)
 
 

@@ -50,6 +50,9 @@ SAME = [
     ("%pwd", "%pwd", "same"),
     ("%cd into a directory prints it", "%cd sub", "same"),
     ("%cd - goes back", "%cd -", "same"),
+    ("%cd into a quoted directory", "%cd -q \"d 1\"\nimport os\n"
+     "os.path.basename(os.getcwd())", "same"),
+    ("and back", "%cd -q -", "same"),
     ("%env VAR=VALUE", "%env COIL_TEST_VAR=yes", "same"),
     ("%env VAR", "%env COIL_TEST_VAR", "same"),
     ("!cmd with $var and {expr}", "!echo hi $y {y + 1} $$nothing_set", "same"),
@@ -57,6 +60,8 @@ SAME = [
      "same"),
     ("its .s and .n", "lines.s, lines.n", "same"),
     ("!!cmd is a value", "!!echo c", "same"),
+    ("a, b = !cmd unpacks its lines", "a1, b1 = !printf 'p\\nq\\n'\n(a1, b1)",
+     "same"),
     ("!cmd's output in order with print",
      "print('before')\n!echo during\nprint('after')", "same"),
     ("a shell escape inside a block",
@@ -77,6 +82,8 @@ SAME = [
     ("%run FILE in a namespace of its own", "%run script.py", "same"),
     ("its names join the session's", "zz", "same"),
     ("%run -i", "del zz\n%run -i script.py\nzz", "same"),
+    ("%run of a script that ends with sys.exit(0) is quiet",
+     "%run exits.py", "same"),
     ("display() prints the text of each object",
      "class H:\n    def _repr_html_(self):\n        return '<b>h</b>'\n"
      "    def __repr__(self):\n        return 'H()'\ndisplay(H(), 5)", "same"),
@@ -197,7 +204,12 @@ def compare(what, how, mine, theirs):
 
 
 def coil_only(c, wd):
-    """What IPython has no counterpart for."""
+    """What IPython has no counterpart for, or does otherwise."""
+    r = c.call({"code": "%%capture raised\nprint('kept')\n1/0"})
+    v = c.call({"code": "raised.stdout"})
+    check(r["status"] == "error" and v.get("result") == "'kept\\n'",
+          "%%capture binds its variable when the cell raises (the error "
+          "is the cell's, not swallowed as IPython's)", [r, v])
     r = c.call({"code": "%%bash\necho out\nexit 4"})
     check(r["status"] == "error" and r["output"] == "out\n" and
           r["error"]["type"].endswith("CalledProcessError") and
@@ -354,8 +366,11 @@ def main():
     with tempfile.TemporaryDirectory(prefix="coil-magics-") as wd:
         wd = os.path.realpath(wd)
         os.mkdir(os.path.join(wd, "sub"))
+        os.mkdir(os.path.join(wd, "d 1"))
         with open(os.path.join(wd, "script.py"), "w") as f:
             f.write(SCRIPT)
+        with open(os.path.join(wd, "exits.py"), "w") as f:
+            f.write("import sys\nprint('then exits')\nsys.exit(0)\n")
         cells = [code for _, code, _ in SAME]
         theirs = run_ipython(cells, wd)
         for made in ("saved.py", "notes.txt"):

@@ -32,4 +32,26 @@ printf 'import time\ntime.sleep(5)\n"after"\n' |
 	"$COIL" --plain --timeout 0.5 >"$T/out" 2>"$T/err"
 expect_grep "a timeout is reported" "ran past its 0.5 s timeout" "$T/err"
 expect_file "the session goes on after a timeout" "$T/out" "'after'"
+
+# A cell magic alone on its line is not a whole cell: its body follows,
+# up to a blank line (%%writefile must not empty the file at once).
+echo 'important = 1' >"$T/keep.py"
+printf '%%%%writefile %s\nprint("new")\n\n%%%%bash\necho hi\n\n' \
+	"$T/keep.py" | "$COIL" --plain >"$T/out" 2>&1
+expect_eq "cell magics typed line by line: exit 0" 0 "$?"
+expect_file "%%writefile wrote its body" "$T/keep.py" 'print("new")'
+expect_grep "%%bash ran its body" "^hi$" "$T/out"
+
+# A line that is not UTF-8 is a clear SyntaxError, as python3 says
+printf 'print("a\377b")\nprint(2)\n' | "$COIL" --plain >"$T/out" 2>"$T/err"
+expect_eq "a cell that is not UTF-8 fails: exit 1" 1 "$?"
+expect_grep "it is a SyntaxError naming the byte" \
+	"SyntaxError: .*not UTF-8.*\\\\xff" "$T/err"
+expect_file "the next cell runs" "$T/out" "2"
+
+# CRLF line ends are line ends
+printf 'print("crlf")\r\n!echo sh\r\nexit\r\nprint("after exit")\r\n' |
+	"$COIL" --plain >"$T/out" 2>&1
+expect_file "CRLF: the \\r is not part of the line" "$T/out" "crlf
+sh"
 done_testing
