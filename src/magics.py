@@ -320,8 +320,15 @@ def _names(kind):
     return sorted(n for n, m in _MAGICS.items() if m[0] & kind)
 
 
+# Whose line is not expanded, as in IPython: a statement to time, profile
+# or debug is Python, where $ and {} are its own.
+_NO_EXPAND = frozenset(("time", "timeit", "prun", "debug"))
+
+
 def _run_magic(name, kind, arg, body, lineno, frame):
     m = _find(name, kind)
+    if name not in _NO_EXPAND and ("$" in arg or "{" in arg):
+        arg = _expand(arg, frame)       # $name and {expr}, as IPython
     return m[3](arg=arg, body=body, lineno=lineno, frame=frame,
                 kind=kind)
 

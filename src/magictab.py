@@ -522,10 +522,10 @@ def _ipython_body(body):
         "Write the cell's body to FILE (-a: append to it), saying Writing, "
         "Overwriting or Appending to; $name and {expr} in FILE are "
         "expanded.")
-def _m_writefile(arg, body, frame, **_):
+def _m_writefile(arg, body, **_):
     import os
     opts, rest = _opts(arg.replace("--append", "-a"), "a", "writefile")
-    rest = _expand(rest, frame).strip()
+    rest = rest.strip()            # expanded already (_run_magic)
     if not rest:
         raise UsageError("the following arguments are required: filename "
                          "(usage: %s)" % _MAGICS["writefile"][1])

@@ -55,6 +55,8 @@ SAME = [
     ("and back", "%cd -q -", "same"),
     ("%env VAR=VALUE", "%env COIL_TEST_VAR=yes", "same"),
     ("%env VAR", "%env COIL_TEST_VAR", "same"),
+    ("a magic's line expands $name", "vv = 'ex'\n%env COIL_T2=$vv", "same"),
+    ("and {expr}", "%env COIL_T3={1 + 1}", "same"),
     ("!cmd with $var and {expr}", "!echo hi $y {y + 1} $$nothing_set", "same"),
     ("x = !cmd is a list of lines", "lines = !echo a; echo b\nlines",
      "same"),
