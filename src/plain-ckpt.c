@@ -191,37 +191,56 @@ static const struct plain_magic {
 	  plain_m_snapshots },
 };
 
-bool
-plain_magic(struct plain *p, const char *line)
+/* The magic of ours line is, and where its argument starts; NULL. */
+static const struct plain_magic *
+plain_magic_of(const char *line, const char **rest)
 {
 	const char *c = line, *name;
-	char *arg, *end;
 	size_t n, i;
 
 	while (*c == ' ' || *c == '\t')
 		c++;
 	if (*c++ != '%')
-		return false;
+		return NULL;
 	name = c;
 	while ((*c >= 'a' && *c <= 'z') || *c == '_')
 		c++;
 	n = (size_t)(c - name);
 	if (*c != '\0' && *c != ' ' && *c != '\t')
+		return NULL;
+	while (*c == ' ' || *c == '\t')
+		c++;
+	*rest = c;
+	for (i = 0; i < nitems(plain_magics); i++)
+		if (strlen(plain_magics[i].name) == n &&
+		    strncmp(plain_magics[i].name, name, n) == 0)
+			return &plain_magics[i];
+	return NULL;
+}
+
+bool
+plain_is_magic(const char *line)
+{
+	const char *rest;
+
+	return plain_magic_of(line, &rest) != NULL;
+}
+
+bool
+plain_magic(struct plain *p, const char *line)
+{
+	const struct plain_magic *m;
+	const char *rest;
+	char *arg, *end;
+
+	if ((m = plain_magic_of(line, &rest)) == NULL)
 		return false;
-	for (i = 0; i < nitems(plain_magics); i++) {
-		if (strlen(plain_magics[i].name) != n ||
-		    strncmp(plain_magics[i].name, name, n) != 0)
-			continue;
-		while (*c == ' ' || *c == '\t')
-			c++;
-		arg = xstrdup(c);
-		end = arg + strlen(arg);
-		while (end > arg && (end[-1] == ' ' || end[-1] == '\t'))
-			*--end = '\0';
-		plain_magics[i].fn(p, arg);
-		free(arg);
-		return true;
-	}
-	return false;
+	arg = xstrdup(rest);
+	end = arg + strlen(arg);
+	while (end > arg && (end[-1] == ' ' || end[-1] == '\t'))
+		*--end = '\0';
+	m->fn(p, arg);
+	free(arg);
+	return true;
 }
 

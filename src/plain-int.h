@@ -46,5 +46,7 @@ struct response *plain_call(struct plain *p, json_t *req, enum op op);
 /* A line that is one of coil's checkpoint magics (%snapshot, %rollback,
  * %snapshots) is done here and true returned; false for any other. */
 bool plain_magic(struct plain *p, const char *line);
+/* Whether line is one of those magics (a cell of its own). */
+bool plain_is_magic(const char *line);
 
 #endif

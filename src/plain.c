@@ -490,9 +490,27 @@ plain_leaves(const char *line)
 	return false;
 }
 
+/* A block that waits only for the blank line that ends it. */
+static bool
+plain_block_open(const struct plain *p)
+{
+	return p->incomplete && p->cell.len > 0 && p->reply != NULL &&
+	    p->reply->error != NULL && strstr(p->reply->error->message,
+	    "until a blank line") != NULL;
+}
+
 static void
 plain_add_line(struct plain *p, const char *line)
 {
+	/* exit and coil's own magics are cells of their own: unindented
+	 * after a block, they end it first, as python's next statement
+	 * would (the block then runs without them). */
+	if (plain_block_open(p) && line[0] != ' ' && line[0] != '\t' &&
+	    (plain_leaves(line) || plain_is_magic(line))) {
+		plain_add_line(p, "");
+		if (p->lost || p->broken)
+			return;
+	}
 	if (p->cell.len == 0 && !p->incomplete && plain_leaves(line)) {
 		plain_remember(p, line);
 		p->eof = true;

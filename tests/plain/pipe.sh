@@ -49,6 +49,16 @@ expect_grep "it is a SyntaxError naming the byte" \
 	"SyntaxError: .*not UTF-8.*\\\\xff" "$T/err"
 expect_file "the next cell runs" "$T/out" "2"
 
+# exit and %snapshot are cells of their own: after a block they end it
+printf 'if True:\n    print("block")\nexit\nprint("not reached")\n' |
+	"$COIL" --plain >"$T/out" 2>&1
+expect_eq "exit after a block: exit 0" 0 "$?"
+expect_file "the block ran, then exit left" "$T/out" "block"
+printf 'for i in range(2):\n    pass\n%%snapshot s\n' |
+	"$COIL" --plain >"$T/out" 2>&1
+expect_eq "%snapshot after a block: exit 0" 0 "$?"
+expect_grep "%snapshot ran as a cell of its own" "snapshot 's'" "$T/out"
+
 # CRLF line ends are line ends
 printf 'print("crlf")\r\n!echo sh\r\nexit\r\nprint("after exit")\r\n' |
 	"$COIL" --plain >"$T/out" 2>&1
