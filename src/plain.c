@@ -377,23 +377,49 @@ plain_terminal(struct plain *p, json_t *req)
 /* A finished cell is one history entry, however many lines it has, so
  * that Up brings it back whole (and so does the next session: the file
  * keeps multi-line entries between timestamps). */
-static void
-plain_remember(struct plain *p, const char *cell)
+void
+history_keep(const char *path, const char *cell)
 {
 	char *entry;
 	size_t n = strlen(cell);
 
-	if (!p->tty)
-		return;
 	while (n > 0 && strchr(" \t\n", cell[n - 1]) != NULL)
 		n--;
 	if (n == 0)
 		return;
 	entry = xstrndup(cell, n);
 	add_history(entry);
-	if (p->history != NULL)
-		append_history(1, p->history);
+	/* kept after the line was read (the UI keeps a cell once it is
+	 * answered): Up starts from the newest again */
+	using_history();
+	if (path != NULL)
+		append_history(1, path);
 	free(entry);
+}
+
+void
+history_start(const char *path)
+{
+	using_history();
+	/* Entries are written after a "#<time>" line, and the lines up to
+	 * the next one are read back as one entry: a cell stays whole. */
+	history_write_timestamps = 1;
+	history_multiline_entries = 1;
+	history_comment_char = '#';
+	if (path != NULL) {
+		FILE *f = fopen(path, "a");
+
+		if (f != NULL)
+			fclose(f);
+		read_history(path);
+	}
+}
+
+static void
+plain_remember(struct plain *p, const char *cell)
+{
+	if (p->tty)
+		history_keep(p->history, cell);
 }
 
 /* The offset of the first byte of p[0..n) that is not UTF-8; n when
@@ -734,20 +760,8 @@ plain_tty_loop(struct plain *p)
 	rl_completer_word_break_characters =
 	    " \t\n\"'`@$><=;|&{(+-*/%^~[],:!";
 	rl_catch_signals = 0;
-	using_history();
-	/* Entries are written after a "#<time>" line, and the lines up to
-	 * the next one are read back as one entry: a cell stays whole. */
-	history_write_timestamps = 1;
-	history_multiline_entries = 1;
-	history_comment_char = '#';
 	p->history = plain_history_path(p->opts);
-	if (p->history != NULL) {
-		FILE *f = fopen(p->history, "a");
-
-		if (f != NULL)
-			fclose(f);
-		read_history(p->history);
-	}
+	history_start(p->history);
 	plain_prompt(p);
 	while (!p->eof && !p->lost && !p->broken && !session_done(p->s)) {
 		struct pollfd pfd = { .fd = 0, .events = POLLIN };

@@ -21,6 +21,13 @@ int plain_main(const struct coil_opts *opts);
  * directory made), shared with the curses UI; NULL: none.  Caller
  * frees. */
 char *plain_history_path(const struct coil_opts *o);
+/* Load the history file (path may be NULL), set up as both front ends
+ * keep it: each entry after a "#<time>" line, so that the lines up to
+ * the next are one entry and a multi-line cell stays whole. */
+void history_start(const char *path);
+/* Keep a finished cell as one entry (its trailing blanks cut), in
+ * memory and appended to path (NULL: memory only). */
+void history_keep(const char *path, const char *cell);
 /* A readline match list: out[1..n] (n >= 1) the matches; fills out[0]
  * with their common prefix, and with one match leaves it alone, as
  * readline wants.  Returns out. */

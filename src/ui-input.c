@@ -89,8 +89,12 @@ ui_own_reply(struct ui *u, enum ui_why why, json_t *r)
 		}
 		u->waiting = false;
 		u->incomplete = st != NULL && strcmp(st, "incomplete") == 0;
-		if (!u->incomplete)
+		if (!u->incomplete && u->cell.len > 0) {
+			/* a finished cell is one entry, however many lines
+			 * it has, as in --plain (history shared) */
+			history_keep(u->history, u->cell.p);
 			buf_free(&u->cell);
+		}
 		ui_next_typed(u);
 	}
 	if (st != NULL && strcmp(st, "ok") != 0 && why != W_EXEC) {
@@ -262,6 +266,7 @@ ui_add_line(struct ui *u, const char *line)
 	json_t *req;
 
 	if (u->cell.len == 0 && !u->incomplete && line[0] == ':') {
+		history_keep(u->history, line);
 		ui_command(u, line + 1);
 		return;
 	}
@@ -296,6 +301,17 @@ ui_on_line(char *line)
 		free(line);
 		return;
 	}
+	if (line == NULL && (u->cell.len > 0 || u->incomplete) &&
+	    !u->waiting) {
+		/* at a ... line a cell is half typed: it goes, not the
+		 * session (as in --plain) */
+		buf_free(&u->cell);
+		u->incomplete = false;
+		snprintf(u->note, sizeof u->note, "the unfinished cell was "
+		    "dropped; Ctrl-D at >>> leaves");
+		u->dirty = true;
+		return;
+	}
 	if (line == NULL) {
 		u->quit = true;
 		return;
@@ -308,11 +324,6 @@ ui_on_line(char *line)
 		return;
 	}
 	u->note[0] = '\0';
-	if (*line != '\0') {
-		add_history(line);
-		if (u->history != NULL)
-			append_history(1, u->history);
-	}
 	if (u->waiting) {
 		buf_addstr(&u->typed, line);
 		buf_add(&u->typed, "\n", 1);
@@ -528,15 +539,8 @@ ui_input_start(struct ui *u)
 	rl_completion_display_matches_hook = ui_show_matches;
 	rl_completer_word_break_characters =
 	    " \t\n\"'`@$><=;|&{(+-*/%^~[],:!";
-	using_history();
 	u->history = plain_history_path(u->opts);
-	if (u->history != NULL) {
-		FILE *f = fopen(u->history, "a");
-
-		if (f != NULL)
-			fclose(f);
-		read_history(u->history);
-	}
+	history_start(u->history);
 	rl_callback_handler_install("", ui_on_line);
 	/* readline reads ~/.inputrc in the install; paste is ours to ask
 	 * the terminal for, as it never preps the terminal here */

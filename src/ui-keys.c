@@ -279,7 +279,7 @@ static const struct ui_binding {
 	{ 0, "Enter", IN, NULL, "run the cell; an unfinished block goes on "
 	  "on the next line" },
 	{ 0, "Ctrl-D", IN, NULL, "leave (an attached UI detaches; the "
-	  "session goes on)" },
+	  "session goes on); at ... drop the cell" },
 	{ 0, "Tab", IN, NULL, "complete from the namespace" },
 	{ 0, "Ctrl-R", IN, NULL, "search the history (shared with --plain)" },
 	{ 0, "other keys", IN, NULL, "readline's, as ~/.inputrc sets them "

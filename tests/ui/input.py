@@ -6,9 +6,12 @@ the cell while it waits, help() opens in a window; the namespace pane
 sums a value up (shape and dtype of arrays and frames, the signature of
 functions and classes, the value of scalars and strings, len of
 containers); the mouse wheel scrolls the output pane, in the encoding
-the UI asked the terminal for (X10, or SGR under an xterm terminfo)."""
+the UI asked the terminal for (X10, or SGR under an xterm terminfo).
+Ctrl-D at a ... line drops the half-typed cell, not the session; a
+multi-line cell is one history entry, shared with --plain."""
 import os
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
@@ -114,6 +117,49 @@ try:
     check(scr.wait(r"^EXITED 0"), "Ctrl-D leaves", scr.text())
 finally:
     scr.close()
+
+# Ctrl-D at ... drops the cell; a multi-line cell is one history entry,
+# recalled whole here and in --plain
+hist = os.path.join(tempfile.mkdtemp(prefix="coil-hist-",
+                                     dir=os.environ.get("TEST_WORKDIR")),
+                    "history")
+scr = Screen(coil_cmd("--history", hist), 80, 24)
+try:
+    check(scr.wait(r"^>>> ?$"), "the UI is up", scr.text())
+    scr.type("kept = 5")
+    check(scr.wait(r"cell 1 ok"), "a cell runs", scr.text())
+    scr.type("for i in range(2):")
+    check(scr.wait(r"^\.\.\. ?$"), "a block waits at ...", scr.text())
+    scr.keys("C-d")
+    check(scr.wait(r"unfinished cell was dropped") and
+          scr.wait(r"^>>> ?$"), "Ctrl-D at ... drops the cell, and the UI "
+          "stays", scr.text())
+    scr.type("def twice(x):")
+    scr.type("    return 2 * x")
+    scr.type("")
+    scr.type("twice(kept)")
+    check(scr.wait(r"│ 10$"), "the session lives on: its names are there",
+          scr.text())
+    scr.keys("Up", "Up")
+    check(scr.wait(r"^>>> def twice\(x\):") and
+          scr.wait(r"return 2 \* x"), "Up recalls the multi-line cell "
+          "whole", scr.text())
+    scr.keys("C-c")
+    scr.keys("C-d")
+    check(scr.wait(r"^EXITED 0"), "Ctrl-D at >>> leaves", scr.text())
+finally:
+    scr.close()
+plain = Screen(coil_cmd("--plain", "--history", hist), 80, 24)
+try:
+    check(plain.wait(r"^>>> ?$"), "--plain on the same history",
+          plain.text())
+    plain.keys("Up", "Up")
+    check(plain.wait(r"^>>> def twice\(x\):") and
+          plain.wait(r"return 2 \* x"), "--plain recalls the UI's "
+          "multi-line cell whole", plain.text())
+    plain.keys("C-c", "C-d")
+finally:
+    plain.close()
 
 # an xterm terminfo: ncurses asks for SGR mouse reports
 scr = Screen("TERM=xterm-256color " + coil_cmd("--history", "''"), 80, 24)
