@@ -63,6 +63,12 @@ ui_op_reply(struct ui *u, json_t *r)
 {
 	json_t *cell = json_object_get(r, "cell");
 
+	/* the vars asked for below are as of where the op left it: the
+	 * cell it names (rollback), or none run (reset) */
+	if (json_is_integer(cell) && json_object_get(r, "output") == NULL)
+		u->vars_cell = (int)json_integer_value(cell);
+	else if (json_is_string(json_object_get(r, "from")))
+		u->vars_cell = 0;
 	if (json_is_integer(cell) && json_object_get(r, "output") == NULL)
 		snprintf(u->note, sizeof u->note, "done: the namespace is at "
 		    "cell %lld%s%s", (long long)json_integer_value(cell),
@@ -498,6 +504,8 @@ ui_key(struct ui *u, int key)
 	if (u->matches != NULL && key != '\t') {
 		ui_free_matches(u);
 		u->dirty = true;
+		if (key == 27)
+			return;	/* Esc only closes the list, it is no prefix */
 	}
 	if (key == '\r' || key == KEY_ENTER)
 		key = u->focus == F_INPUT ? '\r' : '\n';

@@ -13,6 +13,9 @@
 #ifndef COIL_UI_INT_H
 #define COIL_UI_INT_H
 
+/* The note Ctrl-C leaves while the running cell is interrupted. */
+#define UI_NOTE_INTERRUPTING "interrupting the cell"
+
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>

@@ -135,7 +135,7 @@ k_ctrl_c(struct ui *u)
 {
 	if (u->running != 0) {
 		ui_interrupt(u);
-		snprintf(u->note, sizeof u->note, "interrupting the cell");
+		snprintf(u->note, sizeof u->note, "%s", UI_NOTE_INTERRUPTING);
 		return;
 	}
 	rl_replace_line("", 0);
@@ -305,6 +305,7 @@ static const struct ui_binding {
 	  "recording, old and new side by side" },
 	{ 'i', "i", RP, k_back, "the input, to type a cell of your own" },
 	{ 27, "Esc", LISTS | RP, k_back, "back to the input" },
+	{ 'q', "q", LISTS, k_back, "the same" },
 	{ 'q', "q", OV, k_back, "close" },
 };
 

@@ -356,8 +356,12 @@ ui_answered(struct ui *u, struct ui_cell *c, json_t *r, json_t *order)
 	const char *st = json_string_value(json_object_get(r, "status"));
 	json_t *cell = json_object_get(r, "cell");
 
-	if (u->running == c->seq)
+	if (u->running == c->seq) {
 		u->running = 0;
+		/* k_ctrl_c's note is about this cell, which is over */
+		if (strcmp(u->note, UI_NOTE_INTERRUPTING) == 0)
+			u->note[0] = '\0';
+	}
 	if (st == NULL || strcmp(st, "incomplete") == 0 ||
 	    (strcmp(st, "invalid") == 0 && !c->shown)) {
 		ui_cell_drop(u, c);

@@ -88,7 +88,11 @@ def rollback(scr):
     check(scr.wait(r"the namespace is at cell 3") and
           scr.wait_gone(r"^late"), "the session is back before cell 4",
           scr.text())
-    scr.keys("Escape")
+    check(scr.wait(r"namespace, cell 3\b"), "the namespace pane says it "
+          "is as of cell 3 again", scr.text())
+    scr.keys("q")
+    check(scr.wait_gone(r"\[4\] person ok"), "q leaves the cell list, as "
+          "Esc does", scr.text())
     scr.type(":snapshot keep")
     check(scr.wait(r"snapshot keep"), ":snapshot pins the state",
           scr.text())
