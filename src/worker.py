@@ -490,6 +490,35 @@ def _safe_repr(v, cap):
     return _cut(r, cap)
 
 
+_BIG = (list, tuple, dict, set, frozenset, str, bytes, bytearray)
+_brief = []
+
+
+def _vars_repr(v, cap):
+    """_safe_repr for the namespace's list: a big builtin container or
+    string is cut as its repr is made (reprlib), not made whole and then
+    cut, which for a list of millions took a second of every cell an
+    observer watched (their namespace is summed up after each)."""
+    try:
+        big = type(v) in _BIG and len(v) > 1000
+    except BaseException:
+        big = False
+    if not big:
+        return _safe_repr(v, cap)
+    if not _brief:
+        import reprlib
+        r = reprlib.Repr()
+        r.maxlist = r.maxtuple = r.maxset = r.maxfrozenset = 40
+        r.maxdict = 20
+        r.maxstring = r.maxother = r.maxlong = 4 * cap
+        r.maxlevel = 3
+        _brief.append(r)
+    try:
+        return _cut(_brief[0].repr(v), cap)
+    except BaseException:
+        return _safe_repr(v, cap)
+
+
 def _figures(cell):
     plt = sys.modules.get("matplotlib.pyplot")
     if plt is None:
@@ -719,7 +748,7 @@ def op_vars(req):
         if isinstance(v, mtype) and not show_all:
             continue
         e = {"name": name, "type": _typename(v)}
-        e["repr"], _ = _safe_repr(v, 100)
+        e["repr"], _ = _vars_repr(v, 100)
         if len(e["repr"]) > 200:
             e["repr"] = e["repr"][:199] + "\u2026"
         try:

@@ -82,6 +82,14 @@ else:
         check("signature" not in got.get("k", {"signature": 1}) and
               "dtype" not in got.get("n", {"dtype": 1}),
               "and none for an instance or an int", got)
+        c.run("big = [str(i) for i in range(200000)]\nlong = 'y' * 10**7")
+        got = {v["name"]: v for v in c.call({"op": "vars"}).get("vars", [])}
+        b, s = got.get("big", {}).get("repr", ""), got.get("long", {})
+        check(b.startswith("['0', '1', '2',") and len(b) <= 200 and
+              s.get("repr", "").startswith("'yyy") and
+              len(s.get("repr", "")) <= 200,
+              "a big list's or string's repr in vars is cut as it is made "
+              "(its head, at most 200 characters)", [b, s.get("repr")])
         r = c.call({"op": "inspect", "name": "a"})
         check(r.get("status") == "ok" and
               r.get("repr", "").startswith("array([[0, 1, 2]"),
