@@ -95,6 +95,13 @@ ui_own_reply(struct ui *u, enum ui_why why, json_t *r)
 		}
 		u->waiting = false;
 		u->incomplete = st != NULL && strcmp(st, "incomplete") == 0;
+		if (u->incomplete && u->drop_cell) {
+			buf_free(&u->cell);
+			u->incomplete = false;
+			snprintf(u->note, sizeof u->note, "the unfinished cell "
+			    "was dropped; Ctrl-D at >>> leaves");
+		}
+		u->drop_cell = false;
 		if (!u->incomplete && u->cell.len > 0) {
 			/* a finished cell is one entry, however many lines
 			 * it has, as in --plain (history shared) */
@@ -307,10 +314,14 @@ ui_on_line(char *line)
 		free(line);
 		return;
 	}
-	if (line == NULL && (u->cell.len > 0 || u->incomplete) &&
-	    !u->waiting) {
+	if (line == NULL && (u->cell.len > 0 || u->incomplete)) {
 		/* at a ... line a cell is half typed: it goes, not the
-		 * session (as in --plain) */
+		 * session (as in --plain); while it is being run (or asked
+		 * whether it is whole), once its answer says it is not */
+		if (u->waiting) {
+			u->drop_cell = true;
+			return;
+		}
 		buf_free(&u->cell);
 		u->incomplete = false;
 		snprintf(u->note, sizeof u->note, "the unfinished cell was "

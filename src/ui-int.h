@@ -129,6 +129,7 @@ struct ui {
 	/* the input */
 	struct buf cell;	/* lines of the cell typed so far */
 	bool incomplete;
+	bool drop_cell;		/* Ctrl-D at ... came while it was run */
 	bool waiting;		/* our exec is in flight */
 	struct buf typed;	/* lines entered meanwhile, each ending '\n' */
 	bool esc;		/* an Esc came: the next key may be ours */
