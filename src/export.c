@@ -146,6 +146,16 @@ export_put_stream(json_t *outs, bool err, const char *text, size_t n)
 	    "text", text, n));
 }
 
+/* The answer's stdout, then its stderr, one stream output each. */
+static void
+export_put_texts(json_t *outs, const struct response *r)
+{
+	if (r->output_len > 0)
+		export_put_stream(outs, false, r->output, r->output_len);
+	if (r->stderr_len > 0)
+		export_put_stream(outs, true, r->stderr_text, r->stderr_len);
+}
+
 /* The stream output pending in c goes into its outputs. */
 static void
 export_flush(struct xcell *c)
@@ -298,12 +308,7 @@ export_answer(struct export *x, struct xcell *c, const struct response *r)
 		 * the head and the tail, with the cut said between them,
 		 * as %save's notebook does. */
 		json_array_clear(outs);
-		if (r->output_len > 0)
-			export_put_stream(outs, false, r->output,
-			    r->output_len);
-		if (r->stderr_len > 0)
-			export_put_stream(outs, true, r->stderr_text,
-			    r->stderr_len);
+		export_put_texts(outs, r);
 	}
 	export_outputs(c, r);
 	export_add(x, c->cell);
@@ -374,14 +379,8 @@ export_cell_of(const char *code, const struct response *r, json_t *runs)
 	    "metadata", "execution_count", "source", export_lines(code),
 	    "outputs");
 	outs = json_object_get(c.cell, "outputs");
-	if (!export_split(runs, text, len, export_put_run, outs)) {
-		if (r->output_len > 0)
-			export_put_stream(outs, false, r->output,
-			    r->output_len);
-		if (r->stderr_len > 0)
-			export_put_stream(outs, true, r->stderr_text,
-			    r->stderr_len);
-	}
+	if (!export_split(runs, text, len, export_put_run, outs))
+		export_put_texts(outs, r);
 	export_outputs(&c, r);
 	return c.cell;
 }

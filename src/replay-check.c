@@ -202,21 +202,7 @@ check_normalise(const struct check_noise *nz, const char *text)
 static char *
 check_cstr(json_t *v)
 {
-	const char *s = json_string_value(v);
-	size_t n = json_string_length(v), i;
-	struct buf b;
-
-	if (memchr(s, '\0', n) == NULL)
-		return xstrdup(s);
-	buf_init(&b);
-	buf_addstr(&b, "");
-	for (i = 0; i < n; i++) {
-		if (s[i] == '\0')
-			buf_addstr(&b, "\\x00");
-		else
-			buf_add(&b, s + i, 1);
-	}
-	return buf_take(&b);
+	return xstrndup_nul(json_string_value(v), json_string_length(v));
 }
 
 /* "name:" and then the text, each line indented; null as "name: null". */

@@ -116,21 +116,7 @@ positive(json_t *v)
 static char *
 worker_string(json_t *v)
 {
-	const char *s = json_string_value(v);
-	size_t n = json_string_length(v), i;
-	struct buf b;
-
-	if (memchr(s, '\0', n) == NULL)
-		return xstrndup(s, n);
-	buf_init(&b);
-	buf_addstr(&b, "");
-	for (i = 0; i < n; i++) {
-		if (s[i] == '\0')
-			buf_addstr(&b, "\\x00");
-		else
-			buf_add(&b, s + i, 1);
-	}
-	return buf_take(&b);
+	return xstrndup_nul(json_string_value(v), json_string_length(v));
 }
 
 struct response_error *

@@ -194,6 +194,25 @@ now_ms(void)
 	return (int64_t)(now_ns() / 1000000u);
 }
 
+char *
+xstrndup_nul(const char *s, size_t n)
+{
+	struct buf b;
+	size_t i;
+
+	if (memchr(s, '\0', n) == NULL)
+		return xstrndup(s, n);
+	buf_init(&b);
+	buf_addstr(&b, "");
+	for (i = 0; i < n; i++) {
+		if (s[i] == '\0')
+			buf_addstr(&b, "\\x00");
+		else
+			buf_add(&b, s + i, 1);
+	}
+	return buf_take(&b);
+}
+
 void
 buf_init(struct buf *b)
 {

@@ -50,6 +50,10 @@ int err_set(char *err, size_t len, const char *fmt, ...)
 uint64_t now_ns(void);
 int64_t now_ms(void);
 
+/* A C string of the n bytes at s; a NUL among them is written \x00,
+ * as Python's repr shows one, so that what follows it is kept. */
+char *xstrndup_nul(const char *s, size_t n);
+
 /* A growable byte buffer.  buf_free releases the memory; buf_take hands
  * it (NUL-terminated) to the caller and leaves the buffer empty. */
 struct buf {
