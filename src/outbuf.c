@@ -125,6 +125,18 @@ utf8_put(const char *p, size_t n, char *out)
 }
 
 size_t
+utf8_valid_prefix(const char *p, size_t n)
+{
+	size_t i = 0, len;
+	bool partial;
+
+	while (i < n && (len = utf8_seq_len((const unsigned char *)p + i,
+	    n - i, &partial)) > 0)
+		i += len;
+	return i;
+}
+
+size_t
 utf8_complete_prefix(const char *p, size_t n)
 {
 	const unsigned char *s = (const unsigned char *)p;

@@ -139,6 +139,11 @@ char *utf8_escape(const char *p, size_t n, size_t *outlen);
 char *utf8_cap(const char *p, size_t n, size_t cap,
     const struct outbuf_cut *pre, size_t *outlen, struct outbuf_cut *cut);
 
+/* How many leading bytes of p[0..n) are valid UTF-8: the offset of the
+ * first that is not (an incomplete sequence at the end counts as not),
+ * or n. */
+size_t utf8_valid_prefix(const char *p, size_t n);
+
 /* For streaming: how many leading bytes of p[0..n) can be passed on now.
  * That is n, less a trailing incomplete sequence that is valid so far and
  * may still be completed by later bytes (so at most 3 bytes are held

@@ -12,7 +12,6 @@
 
 #include <errno.h>
 #include <signal.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +24,7 @@
 #include <readline/history.h>
 #include <readline/readline.h>
 
+#include "outbuf.h"
 #include "plain.h"
 #include "plain-int.h"
 #include "request.h"
@@ -422,44 +422,12 @@ plain_remember(struct plain *p, const char *cell)
 		history_keep(p->history, cell);
 }
 
-/* The offset of the first byte of p[0..n) that is not UTF-8; n when
- * there is none. */
-static size_t
-plain_bad_utf8(const unsigned char *p, size_t n)
-{
-	size_t i = 0, k, len;
-	uint32_t c;
-
-	while (i < n) {
-		if (p[i] < 0x80) {
-			i++;
-			continue;
-		}
-		len = p[i] >= 0xF0 && p[i] <= 0xF4 ? 4 : p[i] >= 0xE0 ? 3 :
-		    p[i] >= 0xC2 && p[i] < 0xE0 ? 2 : 0;
-		if (len == 0 || i + len > n)
-			return i;
-		c = p[i] & (0xFF >> (len + 1));
-		for (k = 1; k < len; k++) {
-			if ((p[i + k] & 0xC0) != 0x80)
-				return i;
-			c = c << 6 | (p[i + k] & 0x3F);
-		}
-		if ((len == 3 && (c < 0x800 || (c >= 0xD800 && c <= 0xDFFF))) ||
-		    (len == 4 && (c < 0x10000 || c > 0x10FFFF)))
-			return i;
-		i += len;
-	}
-	return n;
-}
-
 /* A cell that is not UTF-8 never reaches Python: python3 refuses such
  * source too, naming the byte. */
 static void
 plain_not_utf8(struct plain *p)
 {
-	size_t at = plain_bad_utf8((const unsigned char *)p->cell.p,
-	    p->cell.len), line = 1, i;
+	size_t at = utf8_valid_prefix(p->cell.p, p->cell.len), line = 1, i;
 	char msg[160];
 
 	for (i = 0; i < at; i++)

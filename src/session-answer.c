@@ -493,19 +493,10 @@ session_stop_survived(struct sreq *r, struct response *resp, bool late)
 	free(msg);
 }
 
-/* Whether the cell's code had ended before the interrupt reached it:
- * the signal then found coil's own code (which drops it, or answers
- * interrupted), and this is no cell that "went on to finish".  It goes
- * through init, which takes a moment to send it: a cell that ended
- * within SESSION_STOP_RELAY_NS of our order ended before the signal, as
- * far as anyone can tell (one that ran a program the interrupt stopped
- * ends later than that).  The time is the worker's word
- * (CLOCK_MONOTONIC, which its namespaces share): a lie only mislabels
- * its own cell. */
-#define SESSION_STOP_RELAY_NS	2000000u
-
 /* Whether the interrupt went before the cell's code began: the worker
- * then dropped it with those meant for the cell before (worker.c). */
+ * then dropped it with those meant for the cell before (worker.c).  The
+ * times here are the worker's word (CLOCK_MONOTONIC, which its
+ * namespaces share): a lie only mislabels its own cell. */
 static bool
 session_began_after(const struct sreq *r, json_t *reply)
 {
@@ -514,6 +505,16 @@ session_began_after(const struct sreq *r, json_t *reply)
 	return r->stop_ns != 0 && json_is_integer(t) &&
 	    (uint64_t)json_integer_value(t) > r->stop_ns;
 }
+
+/* Whether the cell's code had ended before the interrupt reached it:
+ * the signal then found coil's own code (which drops it, or answers
+ * interrupted), and this is no cell that "went on to finish".  It goes
+ * through init, which takes a moment to send it: a cell that ended
+ * within SESSION_STOP_RELAY_NS of our order ended before the signal, as
+ * far as anyone can tell (one that ran a program the interrupt stopped
+ * ends later than that). */
+#define SESSION_STOP_RELAY_NS	2000000u
+
 static bool
 session_ended_first(const struct sreq *r, json_t *reply)
 {

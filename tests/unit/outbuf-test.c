@@ -894,6 +894,33 @@ test_validator(void)
 	    "test's reference validator accepts and rejects as it should");
 }
 
+/* utf8_valid_prefix: the offset of the first byte that is not UTF-8. */
+static void
+test_valid_prefix(void)
+{
+	static const struct {
+		const char *in;
+		size_t n, want;
+		const char *desc;
+	} cases[] = {
+		{ "abc", 3, 3, "ASCII is valid throughout" },
+		{ "a\xc3\xa9b", 4, 4, "a two-byte character" },
+		{ "ab\xffcd", 5, 2, "a stray byte" },
+		{ "a\xed\xa0\x80", 4, 1, "a surrogate is not UTF-8" },
+		{ "a\xc0\xafb", 4, 1, "an overlong form is not" },
+		{ "ab\xe2\x82", 4, 2, "a sequence cut at the end is not" },
+	};
+	char desc[128];
+	size_t i;
+
+	for (i = 0; i < sizeof cases / sizeof *cases; i++) {
+		snprintf(desc, sizeof desc, "utf8_valid_prefix: %s",
+		    cases[i].desc);
+		tap_is_ull(utf8_valid_prefix(cases[i].in, cases[i].n),
+		    cases[i].want, desc);
+	}
+}
+
 int
 main(void)
 {
@@ -914,6 +941,7 @@ main(void)
 	test_line_cuts();
 	test_lines_random();
 	test_complete_prefix();
+	test_valid_prefix();
 	test_stream();
 	test_random();
 	return tap_done();
