@@ -20,7 +20,11 @@
 #include <unistd.h>
 
 #include "export.h"
+#include "figure.h"
 #include "util.h"
+
+/* The largest figure put in a notebook. */
+#define EXPORT_FIGURE_MAX ((size_t)32 << 20)
 
 void
 export_runs_add(struct export_runs *o, int stream, size_t n)
@@ -182,24 +186,19 @@ export_stream(struct xcell *c, const struct session_event *ev)
 	buf_add(&c->text, ev->text, ev->text_len);
 }
 
-/* A file's bytes as base64, or NULL when it cannot be read. */
+/* A figure's bytes as base64, or NULL when it cannot be read or is not
+ * one the cell could have written (figure.h: the path is the worker's
+ * word). */
 static char *
 export_file64(const char *path)
 {
-	FILE *f = fopen(path, "rb");
-	struct buf b;
-	char chunk[65536], *s = NULL;
 	size_t n;
+	char *p = figure_read(path, EXPORT_FIGURE_MAX, &n), *s;
 
-	if (f == NULL)
+	if (p == NULL)
 		return NULL;
-	buf_init(&b);
-	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-		buf_add(&b, chunk, n);
-	if (!ferror(f))
-		s = export_base64((const unsigned char *)(b.p ? b.p : ""), b.len);
-	fclose(f);
-	buf_free(&b);
+	s = export_base64((const unsigned char *)p, n);
+	free(p);
 	return s;
 }
 

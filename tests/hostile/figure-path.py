@@ -1,0 +1,90 @@
+#!/usr/bin/python3
+"""A display entry's "path" is the worker's word: the supervisor reads a
+figure back (into a notebook by %save or --export) only when it is a file the cell wrote right in the figure dir.
+
+The decoy is the test's own: a PNG-looking file in a directory the
+standard sandbox keeps from cells (checked first: the cell cannot open
+it).  A cell then names it as a figure in four ways (its own path, a
+path through "..", a symbolic link in the figure dir, and the figure
+dir itself swapped for a link); none of its bytes may reach the
+notebook.  The control: a PNG the cell wrote in the figure dir, named
+the same way, does reach it.
+"""
+import base64
+import json
+import os
+import shutil
+import sys
+import tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+from coiltest import Coil, check, cleanup, done, workdir  # noqa: E402
+
+SECRET = b"COIL-DECOY-NOT-FOR-CELLS"
+decoy_dir = tempfile.mkdtemp(prefix="coil-decoy-", dir="/var/tmp")
+decoy = os.path.join(decoy_dir, "secret.png")
+with open(decoy, "wb") as f:
+    f.write(b"\x89PNG\r\n\x1a\n" + SECRET)
+OK = b"\x89PNG\r\n\x1a\n" + b"OK-FIGURE"
+
+d = workdir()
+fig = os.path.join(d, ".coil", "figures")
+
+NAME = """import sys
+sys.modules["_coil"]._shown.append({"type": "image/png", "path": %r})
+"""
+cells = [
+    "import os\nos.makedirs(%r, exist_ok=True)\n"
+    "open(%r, 'wb').write(%r)\n" % (fig, os.path.join(fig, "ok.png"), OK)
+    + NAME % os.path.join(fig, "ok.png"),
+    NAME % decoy,
+    NAME % (fig + "/../../../../../../../.." + decoy),
+    "import os\nos.symlink(%r, %r)\n" % (decoy, os.path.join(fig, "l.png"))
+    + NAME % os.path.join(fig, "l.png"),
+]
+swap = ("import os\nos.rename(%r, %r)\nos.symlink(%r, %r)\n"
+        % (fig, fig + ".away", decoy_dir, fig)
+        + NAME % os.path.join(fig, "secret.png"))
+
+
+def images(nb):
+    out = []
+    for c in nb["cells"]:
+        for o in c.get("outputs", []):
+            if "image/png" in o.get("data", {}):
+                out.append(base64.b64decode(o["data"]["image/png"]))
+    return out
+
+
+# Containment first: the sandbox keeps the decoy from cells.
+with Coil("--workdir", d, "--no-record") as c:
+    r = c.run("open(%r, 'rb').read()" % decoy)
+    check(r.get("status") == "error" and
+          (r.get("error") or {}).get("type") == "PermissionError",
+          "a cell cannot read the decoy itself", r)
+
+    def save(name):
+        r = c.run("%save " + name)
+        check(r.get("status") == "ok", "%save writes " + name, r)
+        with open(os.path.join(d, name)) as f:
+            return images(json.load(f))
+
+    for code in cells:
+        r = c.run(code)
+        check(r.get("status") == "ok", "the cell names its figure", r)
+    got = save("nb.ipynb")
+    check(OK in got, "control: the cell's own figure is in the notebook",
+          got)
+    check(not any(SECRET in g for g in got),
+          "no figure named outside the figure dir, through '..' or "
+          "through a link in it reaches the notebook", got)
+    r = c.run(swap)
+    check(r.get("status") == "ok", "the cell swaps the figure dir", r)
+    got = save("nb2.ipynb")
+    check(not any(SECRET in g for g in got),
+          "nor one through a figure dir swapped for a link", got)
+    check(c.close() == 0, "coil exits 0", c.stderr_text())
+
+shutil.rmtree(decoy_dir)
+cleanup(d)
+done()
