@@ -22,6 +22,11 @@ for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
 		missing="$missing $p"
 done
+# The MCP tests' clients (tests/mcp/sdk.py): Node.js 20 and npm, from
+# Debian or from wherever this machine's node came (NodeSource's
+# nodejs has npm in it, and conflicts with Debian's npm).
+command -v node >/dev/null 2>&1 || missing="$missing nodejs"
+command -v npm >/dev/null 2>&1 || missing="$missing npm"
 if [ -n "$missing" ]; then
 	echo "setup: installing$missing" >&2
 	sudo=""

@@ -1,14 +1,14 @@
 /*
- * agent.c - agent mode (see agent.h).
+ * agent.c - the stdio front ends' loop, and agent mode (see agent.h).
  *
  * stdin and stdout are one client of the session, through a conn
- * (conn.h): a line longer than --max-request is answered "invalid" and
- * skipped without ever being held whole, and answers wait in a bounded
- * queue, so a model that reads slowly never holds up a deadline, and
- * one that stops reading is dropped with a message.  Each response is
- * one line; the stream events of a request come before its response.
- * With --listen the same session is served on the attach socket too
- * (listen.h), in this same loop.
+ * (conn.h): a line longer than --max-request is answered and skipped
+ * without ever being held whole, and answers wait in a bounded queue,
+ * so a model that reads slowly never holds up a deadline, and one that
+ * stops reading is dropped with a message.  In agent mode each response
+ * is one line, and the stream events of a request come before its
+ * response.  With --listen the same session is served on the attach
+ * socket too (listen.h), in this same loop.
  */
 #include "config.h"
 
@@ -32,10 +32,8 @@
 #define AGENT_DRAIN_MS 5000
 
 struct agent {
-	const struct coil_opts *opts;
-	struct session *s;
-	int client;		/* our tag in the session */
-	struct conn io;
+	struct agent_io c;	/* first: the protocol's view */
+	const struct agent_proto *proto;
 	struct listener *listener;
 	int sfd;		/* SIGTERM, SIGINT, SIGHUP */
 	int signo;		/* the one that ends us, or 0 */
@@ -46,9 +44,8 @@ struct agent {
 /* The session's events for our requests: a response, and the output of
  * a cell that asked for it ("stream"), already capped and escaped. */
 static void
-agent_on_event(void *ctx, const struct session_event *ev)
+agent_json_event(struct agent_io *a, const struct session_event *ev)
 {
-	struct agent *a = ctx;
 	const char *text;
 	size_t len;
 
@@ -70,12 +67,39 @@ agent_on_event(void *ctx, const struct session_event *ev)
 }
 
 static void
+agent_json_line(struct agent_io *a, const char *line, size_t len)
+{
+	wire_line(a->s, a->client, line, len);
+}
+
+static void
+agent_json_too_long(struct agent_io *a, size_t bytes, const char *head,
+    size_t headlen)
+{
+	wire_too_long(a->s, a->client, bytes, a->opts->max_request, head,
+	    headlen);
+}
+
+static const struct agent_proto agent_json = {
+	agent_json_line, agent_json_too_long, agent_json_event, 0,
+};
+
+/* The conn's and the session's callbacks, handed to the protocol. */
+static void
+agent_on_event(void *ctx, const struct session_event *ev)
+{
+	struct agent *a = ctx;
+
+	a->proto->event(&a->c, ev);
+}
+
+static void
 agent_line(void *ctx, const char *line, size_t len)
 {
 	struct agent *a = ctx;
 
-	if (!session_done(a->s))
-		wire_line(a->s, a->client, line, len);
+	if (!session_done(a->c.s))
+		a->proto->line(&a->c, line, len);
 }
 
 static void
@@ -83,9 +107,8 @@ agent_too_long(void *ctx, size_t bytes, const char *head, size_t headlen)
 {
 	struct agent *a = ctx;
 
-	if (!session_done(a->s))
-		wire_too_long(a->s, a->client, bytes, a->opts->max_request,
-		    head, headlen);
+	if (!session_done(a->c.s))
+		a->proto->too_long(&a->c, bytes, head, headlen);
 }
 
 static const struct conn_ops agent_ops = { agent_line, agent_too_long };
@@ -110,17 +133,17 @@ agent_signals(void)
 static bool
 agent_going(struct agent *a)
 {
-	if (a->signo != 0 || conn_dropped(&a->io) != NULL ||
-	    session_done(a->s))
+	if (a->signo != 0 || conn_dropped(&a->c.io) != NULL ||
+	    session_done(a->c.s))
 		return false;
-	return !(a->io.eof && session_idle(a->s));
+	return !(a->c.io.eof && session_idle(a->c.s));
 }
 
 /* poll's timeout for the session's next deadline. */
 static int
 agent_wait_ms(const struct agent *a)
 {
-	int64_t when = session_next_deadline(a->s), now = now_ms();
+	int64_t when = session_next_deadline(a->c.s), now = now_ms();
 
 	if (when < 0)
 		return -1;
@@ -132,7 +155,7 @@ agent_wait_ms(const struct agent *a)
 static int
 agent_turn(struct agent *a)
 {
-	int ns = session_fds(a->s, NULL, 0), nl = a->listener != NULL ?
+	int ns = session_fds(a->c.s, NULL, 0), nl = a->listener != NULL ?
 	    listener_fds(a->listener, NULL, 0) : 0, rc;
 	struct pollfd *pfd;
 
@@ -141,8 +164,8 @@ agent_turn(struct agent *a)
 		a->pfd = xrealloc(a->pfd, a->npfd * sizeof *a->pfd);
 	}
 	pfd = a->pfd;
-	session_fds(a->s, pfd, ns);
-	conn_pollfds(&a->io, &pfd[ns]);
+	session_fds(a->c.s, pfd, ns);
+	conn_pollfds(&a->c.io, &pfd[ns]);
 	pfd[ns + 2] = (struct pollfd){ .fd = a->sfd, .events = POLLIN };
 	if (a->listener != NULL)
 		listener_fds(a->listener, &pfd[ns + 3], nl);
@@ -154,9 +177,9 @@ agent_turn(struct agent *a)
 	if (rc <= 0)
 		memset(pfd, 0, (size_t)(ns + 3 + nl) * sizeof *pfd);
 	if (pfd[ns + 1].revents)
-		conn_flush(&a->io);
+		conn_flush(&a->c.io);
 	if (pfd[ns].revents)
-		conn_read(&a->io, &agent_ops, a);
+		conn_read(&a->c.io, &agent_ops, a);
 	if (a->listener != NULL)
 		listener_run(a->listener, &pfd[ns + 3], nl);
 	if (pfd[ns + 2].revents & POLLIN) {
@@ -165,9 +188,9 @@ agent_turn(struct agent *a)
 		if (read(a->sfd, &si, sizeof si) == sizeof si)
 			a->signo = (int)si.ssi_signo;
 	}
-	rc = session_run(a->s, pfd, ns);
+	rc = session_run(a->c.s, pfd, ns);
 	if (rc == -1)
-		fprintf(stderr, "coil: %s\n", session_failure(a->s));
+		fprintf(stderr, "coil: %s\n", session_failure(a->c.s));
 	return rc;
 }
 
@@ -177,7 +200,7 @@ agent_loop(struct agent *a)
 	int rc = 0;
 
 	while (agent_going(a)) {
-		if (a->io.eof && a->listener != NULL)
+		if (a->c.io.eof && a->listener != NULL)
 			listener_quiet(a->listener);
 		if (agent_turn(a) == -1) {
 			rc = 1;
@@ -187,21 +210,22 @@ agent_loop(struct agent *a)
 	if (a->signo != 0)
 		return 128 + a->signo;
 	if (rc == 0)
-		conn_drain(&a->io, AGENT_DRAIN_MS);
+		conn_drain(&a->c.io, AGENT_DRAIN_MS);
 	/* A client that went away is no error of ours: the session just
 	 * ends.  One that stopped reading, or a write that failed
 	 * otherwise, is. */
-	if (conn_dropped(&a->io) != NULL && !a->io.left) {
-		fprintf(stderr, "coil: %s\n", conn_dropped(&a->io));
+	if (conn_dropped(&a->c.io) != NULL && !a->c.io.left) {
+		fprintf(stderr, "coil: %s\n", conn_dropped(&a->c.io));
 		rc = 1;
 	}
 	return rc;
 }
 
 int
-agent_main(const struct coil_opts *opts)
+agent_serve(const struct coil_opts *opts, const struct agent_proto *proto,
+    void *ctx)
 {
-	struct agent a = { .opts = opts };
+	struct agent a = { .c = { .opts = opts, .proto = ctx }, .proto = proto };
 	char err[512];
 	int rc;
 
@@ -209,28 +233,35 @@ agent_main(const struct coil_opts *opts)
 		fprintf(stderr, "coil: signalfd: %s\n", strerror(errno));
 		return 1;
 	}
-	a.s = session_new(opts, err, sizeof err);
-	if (a.s == NULL) {
+	a.c.s = session_new(opts, err, sizeof err);
+	if (a.c.s == NULL) {
 		fprintf(stderr, "coil: %s\n", err);
 		close(a.sfd);
 		return 1;
 	}
 	if (opts->listen != NULL && (a.listener = listener_open(opts->listen,
-	    a.s, opts, err, sizeof err)) == NULL) {
+	    a.c.s, opts, err, sizeof err)) == NULL) {
 		fprintf(stderr, "coil: --listen: %s\n", err);
-		session_free(a.s);
+		session_free(a.c.s);
 		close(a.sfd);
 		return 1;
 	}
-	conn_init_stdio(&a.io, opts->max_request, opts_max_queue(opts));
-	a.client = session_attach(a.s, ORIGIN_AGENT, 0, agent_on_event, &a);
+	conn_init_stdio(&a.c.io, opts->max_request, opts_max_queue(opts));
+	a.c.client = session_attach(a.c.s, ORIGIN_AGENT, proto->attach_flags,
+	    agent_on_event, &a);
 	rc = agent_loop(&a);
 	listener_close(a.listener, a.signo != 0 ? "coil was stopped by a "
 	    "signal" : "the agent's session ended", 1000);
-	if (session_free(a.s) == -1 && rc == 0)
+	if (session_free(a.c.s) == -1 && rc == 0)
 		rc = 1;
-	conn_free(&a.io);
+	conn_free(&a.c.io);
 	free(a.pfd);
 	close(a.sfd);
 	return rc;
+}
+
+int
+agent_main(const struct coil_opts *opts)
+{
+	return agent_serve(opts, &agent_json, NULL);
 }

@@ -14,6 +14,7 @@
 
 #include "agent.h"
 #include "figure.h"
+#include "mcp.h"
 #include "init.h"
 #include "options.h"
 #include "plain.h"
@@ -72,17 +73,19 @@ main_ui(const struct coil_opts *o)
 	    term != NULL && *term != '\0' && strcmp(term, "dumb") != 0;
 }
 
-/* Agent sessions are recorded unless told not to (record.h); a
+/* Agent and MCP sessions are recorded unless told not to (record.h); a
  * transcript that cannot be started is a warning, not a refusal. */
 static void
 main_record(struct coil_opts *o)
 {
 	char err[512];
 
-	if (o->record != NULL || o->no_record || o->mode != MODE_AGENT ||
+	if (o->record != NULL || o->no_record ||
+	    (o->mode != MODE_AGENT && o->mode != MODE_MCP) ||
 	    o->replay != NULL || o->sandbox_report)
 		return;
 	o->record = record_default_path(err, sizeof err);
+	o->record_default = o->record != NULL;
 	if (o->record == NULL)
 		fprintf(stderr, "coil: warning: no transcript of this session: "
 		    "%s\n", err);
@@ -96,6 +99,8 @@ main_front(struct coil_opts *o)
 	 * --plain, or no terminal, print it as lines. */
 	if (o->replay != NULL && (o->check || !main_ui(o)))
 		return replay_main(o);
+	if (o->mode == MODE_MCP)
+		return mcp_main(o);
 	if (o->mode != MODE_AGENT && main_ui(o)) {
 		/* A person at the curses UI has Ctrl-C: no deadline unless
 		 * --timeout gives one, as in plain mode at a terminal. */

@@ -65,14 +65,16 @@ const char *const ckpt_policy_names[CKPT_NPOLICY] = {
 static const struct options_entry options[] = {
 	{ "agent", 0, NULL, opt_mode, FIELD(mode), 0, MODE_AGENT,
 	  "serve JSON requests, one a line, on stdio", 0 },
+	{ "mcp", 0, NULL, opt_mode, FIELD(mode), 0, MODE_MCP,
+	  "serve the session as an MCP server on stdio", 0 },
 	{ "listen", 0, "PATH", opt_path, FIELD(listen), 0, 0,
-	  "with --agent: serve the session on a socket too", 0 },
+	  "with --agent or --mcp: serve the session on a socket too", 0 },
 	{ "brief", 0, NULL, opt_flag, FIELD(brief), 0, 0,
 	  "with --agent: answers leave out empty fields", 0 },
 	{ "plain", 0, NULL, opt_mode, FIELD(mode), 0, MODE_PLAIN,
 	  "a line REPL (the default without a terminal)", 0 },
 	{ "attach", 0, "PATH", opt_path, FIELD(attach), 0, 0,
-	  "the UI on the session of an --agent --listen", 0 },
+	  "the UI on the session of an --agent/--mcp --listen", 0 },
 	{ "scrollback", 0, "N", opt_count, FIELD(scrollback), 100, 10000000,
 	  "lines and KiB of answers the UI keeps (10000)", 0 },
 	{ "timeout", 0, "SECS", opt_seconds, FIELD(timeout), -1, MAX_SECONDS,
@@ -120,7 +122,7 @@ static const struct options_entry options[] = {
 	{ "record", 0, "FILE", opt_path, FIELD(record), 0, 0,
 	  "append a transcript of the session to FILE", 0 },
 	{ "no-record", 0, NULL, opt_flag, FIELD(no_record), 0, 0,
-	  "no default transcript of an agent session", 0 },
+	  "no default transcript of an agent or MCP session", 0 },
 	{ "transcripts", 0, NULL, opt_flag, FIELD(transcripts), 0, 0,
 	  "list the default transcripts and exit", 0 },
 	{ "replay", 0, "FILE", opt_path, FIELD(replay), 0, 0,
@@ -535,10 +537,10 @@ options_settle(struct coil_opts *o, char *err, size_t errlen)
 		    "--agent: use it with --agent");
 	if (o->attach != NULL && o->mode != MODE_AUTO)
 		return err_set(err, errlen, "--attach opens the UI on another "
-		    "session: it goes with neither --agent nor --plain");
-	if (o->listen != NULL && o->mode != MODE_AGENT)
+		    "session: it goes with none of --agent, --mcp and --plain");
+	if (o->listen != NULL && o->mode != MODE_AGENT && o->mode != MODE_MCP)
 		return err_set(err, errlen, "--listen serves an agent session: "
-		    "it needs --agent");
+		    "it needs --agent or --mcp");
 	if (o->replay == NULL && (o->check || o->nignore > 0 ||
 	    o->code_key != NULL || o->tool != NULL))
 		return err_set(err, errlen, "--check, --ignore, --code-key and "
@@ -546,10 +548,10 @@ options_settle(struct coil_opts *o, char *err, size_t errlen)
 	if (o->replay != NULL && o->attach != NULL)
 		return err_set(err, errlen, "--replay runs a fresh session: it "
 		    "does not go with --attach");
-	if (o->replay != NULL && o->mode == MODE_AGENT)
+	if (o->replay != NULL && (o->mode == MODE_AGENT || o->mode == MODE_MCP))
 		return err_set(err, errlen, "--replay is a front end of its own: "
-		    "leave out --agent (--plain prints it as lines, not in "
-		    "the UI)");
+		    "leave out --%s (--plain prints it as lines, not in "
+		    "the UI)", o->mode == MODE_MCP ? "mcp" : "agent");
 	if (o->record != NULL && o->no_record)
 		return err_set(err, errlen, "--record and --no-record disagree: "
 		    "give one");

@@ -10,7 +10,7 @@
 
 #include "sandbox.h"
 
-enum coil_mode { MODE_AUTO, MODE_PLAIN, MODE_AGENT };
+enum coil_mode { MODE_AUTO, MODE_PLAIN, MODE_AGENT, MODE_MCP };
 
 /* When the automatic checkpoints are taken (session-ckpt.c says how):
  * when the session goes quiet, or after every cell that ran code. */
@@ -51,6 +51,7 @@ struct coil_opts {
 	/* transcripts (record.h, replay.h) */
 	const char *record;		/* the transcript written, or NULL */
 	bool no_record;			/* --no-record: no default transcript */
+	bool record_default;		/* record is a default transcript */
 	bool transcripts;		/* list the default ones and exit */
 	const char *replay;		/* --replay FILE, or NULL */
 	bool check;			/* compare with what FILE expects */

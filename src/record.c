@@ -20,6 +20,8 @@ struct record {
 	FILE *f;
 	char *path;
 	bool broken;		/* a write failed: nothing more is written */
+	bool fleeting;		/* a default transcript no request has
+				   reached yet: removed if none does */
 };
 
 void
@@ -91,7 +93,8 @@ record_header(const struct coil_opts *opts)
 {
 	char now[32];
 	const char *mode = opts->replay != NULL ? "replay" :
-	    opts->mode == MODE_AGENT ? "agent" : opts->ui ? "ui" : "plain";
+	    opts->mode == MODE_AGENT ? "agent" : opts->mode == MODE_MCP ? "mcp" :
+	    opts->ui ? "ui" : "plain";
 
 	record_now(now, sizeof now);
 	return json_pack("{s:i, s:s, s:s, s:s, s:I, s:s, s:s, s:o}",
@@ -120,6 +123,7 @@ record_open(const struct coil_opts *opts, char *err, size_t errlen)
 	r = xcalloc(1, sizeof *r);
 	r->f = f;
 	r->path = xstrdup(opts->record);
+	r->fleeting = opts->record_default;
 	record_write(r, record_header(opts), true);
 	return r;
 }
@@ -196,6 +200,8 @@ record_event(void *ctx, const struct session_event *ev)
 
 	if (!record_keeps(ev->kind) || r->broken)
 		return;
+	if (ev->kind == EV_QUEUED)
+		r->fleeting = false;
 	record_now(now, sizeof now);
 	if (record_fast(r, ev, now))
 		return;
@@ -219,6 +225,11 @@ record_close(struct record *r)
 	if (fclose(r->f) != 0 && !r->broken)
 		fprintf(stderr, "coil: warning: transcript '%s': %s\n",
 		    r->path, strerror(errno));
+	/* A session asked nothing (an MCP client's probe of the server,
+	 * an agent that left at once) leaves no default transcript to
+	 * crowd out the ones that hold cells. */
+	if (r->fleeting)
+		unlink(r->path);
 	free(r->path);
 	free(r);
 }

@@ -19,9 +19,10 @@
  * before it), so a coil that crashes loses nothing already answered.  A failed write ends the recording with one
  * message on stderr, never the session.
  *
- * Default transcripts (agent sessions) go to
+ * Default transcripts (agent and MCP sessions) go to
  * $XDG_STATE_HOME/coil/transcripts/ (~/.local/state when unset), named
- * by their start time; the newest RECORD_KEEP are kept.
+ * by their start time; the newest RECORD_KEEP are kept.  One that no
+ * request reached is removed when the session ends.
  *
  * Supervisor only; no Python.  record_close frees what record_open
  * made.

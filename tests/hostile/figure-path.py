@@ -1,14 +1,15 @@
 #!/usr/bin/python3
 """A display entry's "path" is the worker's word: the supervisor reads a
-figure back (into a notebook by %save or --export) only when it is a file the cell wrote right in the figure dir.
+figure back (into a notebook by %save or --export, into an MCP image)
+only when it is a file the cell wrote right in the figure dir.
 
 The decoy is the test's own: a PNG-looking file in a directory the
 standard sandbox keeps from cells (checked first: the cell cannot open
 it).  A cell then names it as a figure in four ways (its own path, a
 path through "..", a symbolic link in the figure dir, and the figure
 dir itself swapped for a link); none of its bytes may reach the
-notebook.  The control: a PNG the cell wrote in the figure dir, named
-the same way, does reach it.
+notebook or the MCP answer.  The control: a PNG the cell wrote in the
+figure dir, named the same way, does reach both.
 """
 import base64
 import json
@@ -18,7 +19,7 @@ import sys
 import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
-from coiltest import Coil, check, cleanup, done, workdir  # noqa: E402
+from coiltest import COIL, Coil, check, cleanup, done, workdir  # noqa: E402
 
 SECRET = b"COIL-DECOY-NOT-FOR-CELLS"
 decoy_dir = tempfile.mkdtemp(prefix="coil-decoy-", dir="/var/tmp")
@@ -84,6 +85,26 @@ with Coil("--workdir", d, "--no-record") as c:
     check(not any(SECRET in g for g in got),
           "nor one through a figure dir swapped for a link", got)
     check(c.close() == 0, "coil exits 0", c.stderr_text())
+
+# Again through the MCP server's image content.
+os.unlink(fig)
+os.rename(fig + ".away", fig)
+os.unlink(os.path.join(fig, "l.png"))
+with Coil(argv=[COIL, "--mcp", "--workdir", d, "--no-record"]) as m:
+    seen = []
+    for i, code in enumerate(cells + [swap], 1):
+        m.send({"jsonrpc": "2.0", "id": i, "method": "tools/call",
+                "params": {"name": "run_python",
+                           "arguments": {"code": code}}})
+        r = m.response(i)
+        res = r.get("result") or {}
+        check(res.get("isError") is False, "tools/call %d runs" % i, r)
+        seen += [base64.b64decode(x["data"]) for x in res.get("content", [])
+                 if x.get("type") == "image"]
+    check(OK in seen, "control: the cell's own PNG is an MCP image", seen)
+    check(not any(SECRET in s for s in seen),
+          "no decoy bytes in any MCP image", seen)
+    check(m.close() == 0, "coil --mcp exits 0", m.stderr_text())
 
 shutil.rmtree(decoy_dir)
 cleanup(d)

@@ -1,0 +1,310 @@
+#!/usr/bin/python3
+"""coil --mcp on the wire: JSON-RPC 2.0, one message a line.
+
+- The handshake agrees on a revision (the client's when spoken, else
+  2025-11-25); ping; tools/list.
+- 2026-07-28: a request carrying its revision in _meta needs no
+  handshake; server/discover; every result says resultType, and the
+  lists how long they may be cached; ping and initialize are gone; an
+  unknown revision is -32022 with the ones spoken, an envelope without
+  clientCapabilities -32602.
+- Bad messages each get the error JSON-RPC names (parse, invalid
+  request, method, params) and the server goes on; notifications and
+  answers to requests it never made get nothing.
+- Calls: bad arguments are a result the model reads; a queued or
+  running call that is cancelled is never answered and the session
+  goes on; a progressToken gets the output as it comes; input() gets
+  end of file; a timeout is an error result; a figure over the size
+  limit is a path, not an image; a cell writing to fd 1 does not reach
+  coil's stdout.
+- --listen serves the same session to an attached client, which sees
+  the MCP calls as agent cells; the session is recorded by default (mode
+  "mcp") and its transcript replays with --check.
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "hub"))
+from coiltest import COIL, Coil, check, cleanup, done, wait_for, workdir  # noqa
+from hublib import Attached, listen_path  # noqa: E402
+
+MODERN = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {}}
+
+
+class Mcp(Coil):
+    def __init__(self, *args, **kw):
+        super().__init__(argv=[COIL, "--mcp", *args], **kw)
+
+    def rpc(self, method, params=None, rid=None, timeout=60):
+        if rid is None:
+            self.next_id += 1
+            rid = self.next_id
+        msg = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send_raw(json.dumps(msg).encode() + b"\n")
+        return self.response(rid, timeout)
+
+    def note(self, method, params=None):
+        msg = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            msg["params"] = params
+        self.send_raw(json.dumps(msg).encode() + b"\n")
+
+    def tool(self, name, args=None, meta=None, rid=None):
+        p = {"name": name, "arguments": args or {}}
+        if meta:
+            p["_meta"] = meta
+        return self.rpc("tools/call", p, rid)
+
+
+def err(r):
+    return (r.get("error") or {}).get("code")
+
+
+def text(r):
+    return "".join(c.get("text", "") for c in
+                   (r.get("result") or {}).get("content", [])
+                   if c.get("type") == "text")
+
+
+d = workdir()
+fig = os.path.join(d, ".coil", "figures")
+
+with Mcp("--workdir", d, "--no-record") as m:
+    for want, got in (("2025-06-18", "2025-06-18"),
+                      ("2025-11-25", "2025-11-25"),
+                      ("1999-01-01", "2025-11-25")):
+        r = m.rpc("initialize", {"protocolVersion": want, "capabilities": {},
+                                 "clientInfo": {"name": "t", "version": "1"}})
+        res = r.get("result") or {}
+        check(r.get("jsonrpc") == "2.0" and res.get("protocolVersion") == got
+              and "tools" in res.get("capabilities", {}) and
+              res.get("serverInfo", {}).get("name") == "coil",
+              "initialize %s answers %s" % (want, got), r)
+    r = m.rpc("initialize", {"capabilities": {}})
+    check(err(r) == -32602, "initialize without protocolVersion: -32602", r)
+    m.note("notifications/initialized")
+    r = m.rpc("ping")
+    check(r.get("result") == {}, "ping", r)
+    r = m.rpc("tools/list")
+    tools = (r.get("result") or {}).get("tools", [])
+    check([t["name"] for t in tools] ==
+          ["run_python", "list_variables", "inspect", "snapshot",
+           "list_snapshots", "rollback", "reset"] and
+          all(t["inputSchema"].get("type") == "object" and t.get("title")
+              and t.get("description") for t in tools),
+          "tools/list: seven tools in a fixed order, each titled, described "
+          "and with an object schema", tools)
+    share = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                         "..", "share", "mcp-tools.json")
+    with open(share) as f:
+        check(json.load(f) == tools, "share/mcp-tools.json is what "
+              "tools/list answers")
+    r = m.rpc("tools/list", {"cursor": "whatever"})
+    check(len((r.get("result") or {}).get("tools", [])) == 7 and
+          "nextCursor" not in r.get("result", {}),
+          "tools/list is one page, whatever the cursor", r)
+
+    # The stateless revision, in the same process.
+    r = m.rpc("server/discover", {"_meta": MODERN})
+    res = r.get("result") or {}
+    check(res.get("resultType") == "complete" and
+          res.get("supportedVersions") == ["2026-07-28"] and
+          "tools" in res.get("capabilities", {}) and
+          res.get("ttlMs") == 0 and res.get("cacheScope") == "private" and
+          res.get("_meta", {}).get("io.modelcontextprotocol/serverInfo",
+                                   {}).get("name") == "coil",
+          "server/discover: revisions, capabilities, cache hints, "
+          "serverInfo in _meta", r)
+    r = m.rpc("tools/list", {"_meta": MODERN})
+    res = r.get("result") or {}
+    check(res.get("resultType") == "complete" and len(res.get("tools", []))
+          == 7 and res.get("ttlMs") == 0 and res.get("cacheScope"),
+          "2026-07-28 tools/list says resultType and cache hints", r)
+    r = m.tool("run_python", {"code": "6 * 7"}, meta=MODERN)
+    res = r.get("result") or {}
+    check(res.get("resultType") == "complete" and text(r) == "Out[1]: 42\n",
+          "2026-07-28 tools/call needs no handshake", r)
+    r = m.tool("run_python", {"code": "6 * 7"})
+    check("resultType" not in (r.get("result") or {}),
+          "a handshake-era call's result has no resultType", r)
+    for method in ("ping", "initialize"):
+        r = m.rpc(method, {"_meta": MODERN, "protocolVersion": "2025-11-25"})
+        check(err(r) == -32601, "2026-07-28 has no %s: -32601" % method, r)
+    r = m.rpc("tools/list", {"_meta": dict(
+        MODERN, **{"io.modelcontextprotocol/protocolVersion": "2030-01-01"})})
+    check(err(r) == -32022 and r["error"].get("data") ==
+          {"supported": ["2026-07-28"], "requested": "2030-01-01"},
+          "an unknown revision: -32022 naming the ones spoken", r)
+    r = m.rpc("tools/list", {"_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28"}})
+    check(err(r) == -32602 and (r["error"].get("data") or {})
+          .get("envelope", {}).get("problem") == "missing",
+          "an envelope without clientCapabilities: -32602", r)
+
+    # Bad messages; the server goes on after each.
+    for raw, code, what in (
+            (b"{nope", -32700, "not JSON: parse error"),
+            (b'[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]', -32600,
+             "a batch: invalid request"),
+            (b'"ping"', -32600, "not an object: invalid request"),
+            (b'{"jsonrpc": "2.0", "id": null, "method": "ping"}', -32600,
+             "a null id: invalid request"),
+            (b'{"jsonrpc": "2.0", "id": 1.5, "method": "ping"}', -32600,
+             "a fractional id: invalid request")):
+        m.send_raw(raw + b"\n")
+        r = m.line()
+        check(err(r) == code and r.get("id") is None, what, r)
+    m.send_raw(b'{"id": "x", "method": "ping"}\n')
+    r = m.line()
+    check(err(r) == -32600 and r.get("id") == "x",
+          "no jsonrpc member: invalid request, with the id", r)
+    r = m.rpc("ping", [1, 2])
+    check(err(r) == -32602, "params an array: -32602", r)
+    r = m.rpc("resources/list")
+    check(err(r) == -32601 and "resources/list" in r["error"]["message"],
+          "an unknown method: -32601 naming it", r)
+    m.note("notifications/whatever", {"x": 1})
+    m.send_raw(b'{"jsonrpc": "2.0", "id": 99, "result": {}}\n')
+    r = m.rpc("ping", rid="after")
+    check(r.get("id") == "after" and not m.events,
+          "a notification and an answer to nothing get no reply", m.events)
+
+    # Calls.
+    r = m.rpc("tools/call", {"arguments": {}})
+    check(err(r) == -32602, "tools/call without a name: -32602", r)
+    r = m.tool("shell", {"cmd": "ls"})
+    check(err(r) == -32602 and "shell" in r["error"]["message"],
+          "an unknown tool: -32602 naming it", r)
+    r = m.rpc("tools/call", {"name": "run_python", "arguments": [1]})
+    check(err(r) == -32602, "arguments not an object: -32602", r)
+    r = m.tool("run_python", {"code": "1", "timeout": "soon"})
+    check(r["result"].get("isError") is True and "'timeout'" in text(r),
+          "an argument of the wrong type is a result naming it", r)
+    r = m.tool("run_python", {"code": "input('name? ')"})
+    check(r["result"].get("isError") is True and "EOFError" in text(r),
+          "input() gets end of file", r)
+    r = m.tool("run_python", {"code": "import time\ntime.sleep(30)",
+                              "timeout": 0.5})
+    check(r["result"].get("isError") is True and
+          r["result"]["structuredContent"].get("status") == "timeout",
+          "a cell past its timeout is an error result, status timeout", r)
+    r = m.tool("run_python", {"code": "import os\nos.write(1, b'raw\\n')\n"
+                              "print('printed')"})
+    check(text(r) == "raw\nprinted\n",
+          "a cell writing to fd 1 reaches its answer, not coil's stdout", r)
+
+    # Cancelled: queued and running calls are never answered.
+    m.send_raw(json.dumps({"jsonrpc": "2.0", "id": "slow", "method":
+                           "tools/call", "params": {
+                               "name": "run_python", "arguments": {
+                                   "code": "import time\nprint('go', "
+                                   "flush=True)\ntime.sleep(60)\nlate = 1"},
+                               "_meta": {"progressToken": "p1"}}}).encode()
+               + b"\n")
+    m.send_raw(json.dumps({"jsonrpc": "2.0", "id": "queued", "method":
+                           "tools/call", "params": {
+                               "name": "run_python", "arguments": {
+                                   "code": "queued_ran = 1"}}}).encode()
+               + b"\n")
+    r = m.line()
+    check(r.get("method") == "notifications/progress" and
+          r["params"].get("progressToken") == "p1" and
+          r["params"].get("message") == "go\n" and
+          r["params"].get("progress") == 3,
+          "a progressToken gets the output as it comes", r)
+    m.note("notifications/cancelled", {"requestId": "queued"})
+    m.note("notifications/cancelled", {"requestId": "slow",
+                                       "reason": "enough"})
+    m.note("notifications/cancelled", {"requestId": "never-sent"})
+    r = m.tool("run_python", {"code": "[n in dir() for n in "
+                              "('late', 'queued_ran')]"}, rid="next")
+    check(text(r) == "Out[%d]: [False, False]\n" %
+          r["result"]["structuredContent"]["cell"],
+          "the running cell stopped and the queued one never ran", r)
+    check(not any(e.get("id") in ("slow", "queued") for e in m.events),
+          "neither cancelled call was answered", m.events)
+
+    # A figure over the image limit is named, not sent.
+    r = m.tool("run_python", {"code": (
+        "import os, sys\nos.makedirs(%r, exist_ok=True)\n"
+        "open(%r, 'wb').write(b'\\x89PNG\\r\\n\\x1a\\n' + bytes(1600000))\n"
+        "sys.modules['_coil']._shown.append({'type': 'image/png', "
+        "'path': %r})") % (fig, fig + "/big.png", fig + "/big.png")})
+    content = r["result"]["content"]
+    check([c["type"] for c in content] == ["text"] and
+          fig + "/big.png" in text(r),
+          "a figure over 1 MiB is its path, not an image", r)
+    m.send_raw(b"\n   \n")
+    r = m.rpc("ping", rid="blank")
+    check(r.get("id") == "blank", "blank lines are ignored", r)
+    check(m.close() == 0 and m.stderr_text() == "",
+          "coil --mcp exits 0 at end of input, silent on stderr",
+          m.stderr_text())
+
+with Mcp("--workdir", d, "--no-record", "--max-request", "1K") as m:
+    m.send_raw(json.dumps({"jsonrpc": "2.0", "id": "long", "method":
+                           "tools/call", "params": {
+                               "name": "run_python", "arguments": {
+                                   "code": "'" + "a" * 3000 + "'"}}})
+               .encode() + b"\n")
+    r = m.line()
+    check(err(r) == -32600 and r.get("id") == "long" and
+          "--max-request" in r["error"]["message"],
+          "a message over --max-request: -32600 with its id", r)
+    r = m.tool("run_python", {"code": "'short'"})
+    check(text(r) == "Out[1]: 'short'\n", "and the next one is served", r)
+    check(m.close() == 0, "coil exits 0", m.stderr_text())
+
+# An attached client sees the MCP calls; a default transcript replays.
+state = os.path.join(d, "state")
+env = dict(os.environ, XDG_STATE_HOME=state)
+path = listen_path(d)
+with Mcp("--workdir", d, "--listen", path, env=env) as m:
+    wait_for(lambda: os.path.exists(path), timeout=30)
+    a = Attached(path)
+    a.call({"id": "hello", "op": "ping"})
+    r = m.tool("run_python", {"code": "shared = 'from mcp'\nshared"})
+    check(text(r) == "Out[1]: 'from mcp'\n", "the MCP call runs", r)
+    seen = wait_for(lambda: any(
+        e.get("event") == "queued" and
+        (e.get("request") or {}).get("code", "").startswith("shared")
+        for e in a.events), timeout=30)
+    check(seen, "the attached client sees it queued, as an agent cell",
+          a.events)
+    r = a.call({"id": 2, "code": "shared.upper()"})
+    check(r.get("result") == "'FROM MCP'",
+          "and runs its own cell in the same namespace", r)
+    r = m.tool("run_python", {"code": "1/0"})
+    check(r["result"]["isError"] is True, "an error result", r)
+    a.close()
+    check(m.close() == 0, "coil --mcp --listen exits 0", m.stderr_text())
+
+tdir = os.path.join(state, "coil", "transcripts")
+files = sorted(os.listdir(tdir)) if os.path.isdir(tdir) else []
+check(len(files) == 1, "one default transcript", files)
+if files:
+    t = os.path.join(tdir, files[0])
+    with open(t) as f:
+        head = json.loads(f.readline())
+    check(head.get("mode") == "mcp", "its header says mode mcp", head)
+    r = subprocess.run([COIL, "--replay", t, "--check", "--workdir", d],
+                       capture_output=True, text=True, timeout=300)
+    check(r.returncode == 0, "coil --replay --check runs it again, the "
+          "same", r.stdout[-3000:] + r.stderr[-2000:])
+
+for args, what in ((["--mcp", "--brief"], "--brief"),
+                   (["--mcp", "--replay", "x.ipynb"], "--replay")):
+    r = subprocess.run([COIL, *args], capture_output=True, text=True,
+                       timeout=60, stdin=subprocess.DEVNULL)
+    check(r.returncode == 2 and r.stderr.startswith("coil: "),
+          "--mcp with %s is a usage error" % what, r.stderr)
+cleanup(d)
+done()
