@@ -81,7 +81,7 @@ agent_json_too_long(struct agent_io *a, size_t bytes, const char *head,
 }
 
 static const struct agent_proto agent_json = {
-	agent_json_line, agent_json_too_long, agent_json_event, 0,
+	agent_json_line, agent_json_too_long, agent_json_event, NULL, 0,
 };
 
 /* The conn's and the session's callbacks, handed to the protocol. */
@@ -209,8 +209,11 @@ agent_loop(struct agent *a)
 	}
 	if (a->signo != 0)
 		return 128 + a->signo;
-	if (rc == 0)
-		conn_drain(&a->c.io, AGENT_DRAIN_MS);
+	if (rc != 0 && a->proto->failed != NULL)
+		a->proto->failed(&a->c, session_failure(a->c.s) != NULL ?
+		    session_failure(a->c.s) : "coil's loop failed");
+	/* What was answered goes out, even when the session failed. */
+	conn_drain(&a->c.io, AGENT_DRAIN_MS);
 	/* A client that went away is no error of ours: the session just
 	 * ends.  One that stopped reading, or a write that failed
 	 * otherwise, is. */

@@ -34,6 +34,9 @@ struct agent_proto {
 	    size_t headlen);
 	/* An event of the session for this client. */
 	void (*event)(struct agent_io *a, const struct session_event *ev);
+	/* The session cannot go on (why, in words): the last word on what
+	 * is still owed, before the answers queued are drained; or NULL. */
+	void (*failed)(struct agent_io *a, const char *why);
 	unsigned attach_flags;	/* session_attach's */
 };
 

@@ -22,6 +22,7 @@
 #include "export.h"
 #include "figure.h"
 #include "mcp.h"
+#include "outbuf.h"
 #include "request.h"
 #include "response.h"
 #include "session.h"
@@ -41,8 +42,15 @@ static const char *const mcp_versions[] = {
 /* JSON-RPC's error codes, and MCP's for a revision it does not speak. */
 enum {
 	RPC_PARSE = -32700, RPC_INVALID = -32600, RPC_NO_METHOD = -32601,
-	RPC_PARAMS = -32602, RPC_VERSION = -32022,
+	RPC_PARAMS = -32602, RPC_INTERNAL = -32603, RPC_VERSION = -32022,
 };
+
+/* What one result may carry as images (their bytes before base64),
+ * and how many figures it names: the display list is the worker's
+ * word, and one answer must stay far below --max-queue's 64 MiB. */
+#define MCP_IMAGES_MAX		((size_t)8 << 20)
+#define MCP_IMAGES_COUNT	16
+#define MCP_FIGURES_NAMED	64
 
 struct mcp_tool {
 	const char *name, *title;
@@ -118,12 +126,17 @@ struct mcp {
 
 /* ---- messages ------------------------------------------------------- */
 
-/* One message (stolen), "jsonrpc" first. */
+/* One message (stolen), "jsonrpc" first.  NULL is a message jansson
+ * could not build: said, as an internal error, to the request id. */
 static void
-mcp_send(struct agent_io *a, json_t *msg)
+mcp_send(struct agent_io *a, json_t *msg, json_t *id)
 {
 	json_t *m = json_pack("{s:s}", "jsonrpc", "2.0");
 
+	if (msg == NULL)
+		msg = json_pack("{s:O, s:{s:i, s:s}}", "id", id != NULL ? id :
+		    json_null(), "error", "code", RPC_INTERNAL, "message",
+		    "internal error: coil could not build this answer");
 	json_object_update(m, msg);
 	json_decref(msg);
 	wire_send(&a->io, m);
@@ -144,7 +157,7 @@ mcp_result(struct agent_io *a, json_t *id, json_t *result, bool stateless)
 		json_object_set_new(result, "_meta", json_pack("{s:o}",
 		    MCP_META_SERVER, mcp_server_info()));
 	}
-	mcp_send(a, json_pack("{s:O, s:o}", "id", id, "result", result));
+	mcp_send(a, json_pack("{s:O, s:o}", "id", id, "result", result), id);
 }
 
 static json_t *
@@ -168,11 +181,13 @@ mcp_error(struct agent_io *a, json_t *id, int code, json_t *data,
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
+	/* A name echoed in it may have been cut inside a character. */
+	msg[utf8_valid_prefix(msg, strlen(msg))] = '\0';
 	e = json_pack("{s:i, s:s}", "code", code, "message", msg);
 	if (data != NULL)
 		json_object_set_new(e, "data", data);
 	mcp_send(a, json_pack("{s:O, s:o}", "id", id != NULL ? id :
-	    json_null(), "error", e));
+	    json_null(), "error", e), id);
 }
 
 /* ---- what the server says of itself --------------------------------- */
@@ -247,18 +262,24 @@ mcp_instructions(const struct coil_opts *opts)
 	char *s;
 	json_t *v;
 
+	char limit[96];
+
+	if (opts->timeout == 0)
+		snprintf(limit, sizeof limit, "A cell has no time limit unless "
+		    "the call gives it a timeout.");
+	else
+		snprintf(limit, sizeof limit, "A cell is stopped after %g s "
+		    "unless the call gives another timeout.", opts->timeout > 0 ?
+		    opts->timeout : (double)OPTS_TIMEOUT);
 	xasprintf(&s, "One persistent Python session: what run_python "
 	    "defines (variables, imports, functions) stays for the next "
 	    "call, and the value of a call's last expression comes back as "
 	    "Out[N]. Cells run in a sandbox, in %s, and may write files "
-	    "there. A cell is stopped after its timeout (%g s unless the "
-	    "call gives one). If the process dies, the namespace is "
-	    "restored from the newest checkpoint and the answer lists the "
-	    "cells lost, to run again; snapshot and rollback keep and "
-	    "restore the namespace by name; reset starts afresh. Figures "
-	    "are saved under %s.", opts->workdir, opts->timeout > 0 ?
-	    opts->timeout : opts->timeout == 0 ? 0.0 : (double)OPTS_TIMEOUT,
-	    opts->figure_dir);
+	    "there. %s If the process dies, the namespace is restored from "
+	    "the newest checkpoint and the answer lists the cells lost, to "
+	    "run again; snapshot and rollback keep and restore the "
+	    "namespace by name; reset starts afresh. Figures are saved "
+	    "under %s.", opts->workdir, limit, opts->figure_dir);
 	v = json_string(s);
 	free(s);
 	return v;
@@ -338,12 +359,13 @@ mcp_error_text(struct buf *b, const struct response_error *e)
 		buf_printf(b, "hint: %s\n", e->hint);
 }
 
-/* A figure as image content: a PNG the cell wrote in the figure dir. */
+/* A figure as image content: a PNG the cell wrote in the figure dir,
+ * of at most max bytes (*used is what it took). */
 static json_t *
-mcp_image(const char *path)
+mcp_image(const char *path, size_t max, size_t *used)
 {
 	size_t n;
-	char *p = figure_read(path, MCP_IMAGE_MAX, &n), *b64;
+	char *p = figure_read(path, max, &n), *b64;
 	json_t *img = NULL;
 
 	if (p == NULL)
@@ -353,9 +375,47 @@ mcp_image(const char *path)
 		img = json_pack("{s:s, s:s, s:s}", "type", "image", "data", b64,
 		    "mimeType", "image/png");
 		free(b64);
+		*used = n;
 	}
 	free(p);
 	return img;
+}
+
+/* The figures a cell showed: each named in the text (up to
+ * MCP_FIGURES_NAMED), the PNGs among them as images while they fit
+ * MCP_IMAGES_MAX and MCP_IMAGES_COUNT, each file once. */
+static void
+mcp_figures(json_t *display, struct buf *b, json_t *content)
+{
+	size_t i, named = 0, left = MCP_IMAGES_MAX, used, more;
+	json_t *v, *img, *seen = json_object();
+	const char *path, *type;
+
+	json_array_foreach(display, i, v) {
+		path = json_string_value(json_object_get(v, "path"));
+		type = json_string_value(json_object_get(v, "type"));
+		if (path == NULL || json_object_get(seen, path) != NULL)
+			continue;
+		json_object_set_new(seen, path, json_true());
+		if (++named > MCP_FIGURES_NAMED)
+			continue;
+		buf_printf(b, "[%s: %s]\n", type != NULL ? type : "figure",
+		    path);
+		used = 0;
+		if (type != NULL && strcmp(type, "image/png") == 0 &&
+		    json_array_size(content) < MCP_IMAGES_COUNT &&
+		    (img = mcp_image(path, left < MCP_IMAGE_MAX ? left :
+		    MCP_IMAGE_MAX, &used)) != NULL) {
+			json_array_append_new(content, img);
+			left -= used;
+		}
+	}
+	if (named > MCP_FIGURES_NAMED) {
+		more = named - MCP_FIGURES_NAMED;
+		buf_printf(b, "[and %zu more figure%s]\n", more,
+		    more > 1 ? "s" : "");
+	}
+	json_decref(seen);
 }
 
 /* A cell's answer as a model reads it: its streams, the error, the
@@ -364,7 +424,6 @@ static void
 mcp_exec_text(const struct response *r, struct buf *b, json_t *content)
 {
 	json_t *v;
-	size_t i;
 
 	/* A restore after a crash is the error's to tell: it names the
 	 * cell the namespace is back at and the cells lost. */
@@ -383,19 +442,14 @@ mcp_exec_text(const struct response *r, struct buf *b, json_t *content)
 	mcp_error_text(b, r->error);
 	if (r->has & RESP_RESULT)
 		buf_printf(b, "Out[%d]: %s\n", r->cell, r->result);
-	json_array_foreach(r->display, i, v) {
-		const char *path = json_string_value(json_object_get(v, "path")),
-		    *type = json_string_value(json_object_get(v, "type"));
-		json_t *img;
+	mcp_figures(r->display, b, content);
+}
 
-		if (path == NULL)
-			continue;
-		buf_printf(b, "[%s: %s]\n", type != NULL ? type : "figure",
-		    path);
-		if (type != NULL && strcmp(type, "image/png") == 0 &&
-		    (img = mcp_image(path)) != NULL)
-			json_array_append_new(content, img);
-	}
+/* A string member of the worker's, or "?" when it is none. */
+static const char *
+mcp_str(json_t *v)
+{
+	return json_is_string(v) ? json_string_value(v) : "?";
 }
 
 /* Numbers in text as a person writes them: 34.45, not 34.450000000000003. */
@@ -417,9 +471,9 @@ mcp_fields_text(const struct response *r, struct buf *b)
 		if (r->op == OP_VARS && strcmp(key, "vars") == 0) {
 			json_array_foreach(v, i, e)
 				buf_printf(b, "%s: %s = %s\n",
-				    json_string_value(json_object_get(e, "name")),
-				    json_string_value(json_object_get(e, "type")),
-				    json_string_value(json_object_get(e, "repr")));
+				    mcp_str(json_object_get(e, "name")),
+				    mcp_str(json_object_get(e, "type")),
+				    mcp_str(json_object_get(e, "repr")));
 			if (json_array_size(v) == 0)
 				buf_addstr(b, "(no variables)\n");
 			continue;
@@ -533,6 +587,12 @@ mcp_call_tool(struct agent_io *a, json_t *id, json_t *params, bool stateless)
 		    "params.name, the tool's name");
 		return;
 	}
+	for (c = m->calls; c != NULL; c = c->next)
+		if (!c->cancelled && json_equal(c->id, id)) {
+			mcp_error(a, id, RPC_INVALID, NULL, "invalid request: "
+			    "this id is a call's that is running or waiting");
+			return;
+		}
 	if ((t = mcp_tool_find(name)) == NULL) {
 		mcp_error(a, id, RPC_PARAMS, NULL, "unknown tool '%s': tools/list "
 		    "names them", name);
@@ -557,7 +617,7 @@ mcp_call_tool(struct agent_io *a, json_t *id, json_t *params, bool stateless)
 	if (tok != NULL && t->op == OP_EXEC)
 		json_object_set_new(req, "stream", json_true());
 	/* The agent protocol's own checks, to the letter. */
-	line = json_dumps(req, JSON_COMPACT | JSON_ALLOW_NUL);
+	line = json_dumps(req, JSON_COMPACT);
 	json_decref(req);
 	rc = request_parse(line, strlen(line), &req, &rid, &op, err,
 	    sizeof err);
@@ -674,15 +734,17 @@ mcp_message(struct agent_io *a, json_t *msg)
 	    *rpc = json_string_value(json_object_get(msg, "jsonrpc"));
 	int era;
 
+	/* An answer (even one to a request it could not read, id null):
+	 * we ask nothing, and an answer is never answered. */
+	if (json_object_get(msg, "method") == NULL &&
+	    (json_object_get(msg, "result") != NULL ||
+	    json_object_get(msg, "error") != NULL))
+		return;
 	if (id != NULL && !json_is_string(id) && !json_is_integer(id)) {
 		mcp_error(a, NULL, RPC_INVALID, NULL, "invalid request: an id "
 		    "must be a string or an integer");
 		return;
 	}
-	if (json_object_get(msg, "method") == NULL &&
-	    (json_object_get(msg, "result") != NULL ||
-	    json_object_get(msg, "error") != NULL))
-		return;		/* an answer: we ask nothing */
 	if (rpc == NULL || strcmp(rpc, "2.0") != 0 || method == NULL) {
 		if (id != NULL)
 			mcp_error(a, id, RPC_INVALID, NULL, "invalid request: "
@@ -767,7 +829,7 @@ mcp_event(struct agent_io *a, const struct session_event *ev)
 		mcp_send(a, json_pack("{s:s, s:{s:O, s:I, s:s%}}", "method",
 		    "notifications/progress", "params", "progressToken",
 		    c->progress, "progress", c->sent, "message", ev->text,
-		    ev->text_len));
+		    ev->text_len), NULL);
 		break;
 	case EV_RESPONSE:
 		if (!c->cancelled)
@@ -783,8 +845,22 @@ mcp_event(struct agent_io *a, const struct session_event *ev)
 	}
 }
 
+/* The session ended under the calls still owed: each is told why. */
+static void
+mcp_failed(struct agent_io *a, const char *why)
+{
+	struct mcp *m = a->proto;
+
+	while (m->calls != NULL) {
+		if (!m->calls->cancelled)
+			mcp_error(a, m->calls->id, RPC_INTERNAL, NULL, "the "
+			    "session cannot go on: %s", why);
+		mcp_call_free(&m->calls);
+	}
+}
+
 static const struct agent_proto mcp_proto = {
-	mcp_line, mcp_too_long, mcp_event, 0,
+	mcp_line, mcp_too_long, mcp_event, mcp_failed, 0,
 };
 
 int

@@ -171,11 +171,17 @@ with Mcp("--workdir", d, "--no-record") as m:
     r = m.rpc("resources/list")
     check(err(r) == -32601 and "resources/list" in r["error"]["message"],
           "an unknown method: -32601 naming it", r)
+    r = m.rpc("x" + "\u00e9" * 600)
+    check(err(r) == -32601 and r.get("id") == m.next_id,
+          "a long non-ASCII method name is cut whole in the message", r)
     m.note("notifications/whatever", {"x": 1})
     m.send_raw(b'{"jsonrpc": "2.0", "id": 99, "result": {}}\n')
+    m.send_raw(b'{"jsonrpc": "2.0", "id": null, "error": {"code": -32700, '
+               b'"message": "yours"}}\n')
     r = m.rpc("ping", rid="after")
     check(r.get("id") == "after" and not m.events,
-          "a notification and an answer to nothing get no reply", m.events)
+          "a notification and answers to nothing (even with id null) get "
+          "no reply", m.events)
 
     # Calls.
     r = m.rpc("tools/call", {"arguments": {}})
@@ -231,6 +237,41 @@ with Mcp("--workdir", d, "--no-record") as m:
           "the running cell stopped and the queued one never ran", r)
     check(not any(e.get("id") in ("slow", "queued") for e in m.events),
           "neither cancelled call was answered", m.events)
+
+    # An id already in flight is refused; the first call is answered.
+    m.send_raw(json.dumps({"jsonrpc": "2.0", "id": "twice", "method":
+                           "tools/call", "params": {
+                               "name": "run_python", "arguments": {
+                                   "code": "import time\ntime.sleep(0.5)"
+                                   "\n'first'"}}}).encode() + b"\n")
+    r = m.tool("run_python", {"code": "'second'"}, rid="twice")
+    check(err(r) == -32600, "a call reusing a running call's id: -32600",
+          r)
+    r = m.response("twice")
+    check(text(r).endswith("'first'\n"), "the running one is answered", r)
+
+    # Figures: each named, at most 16 PNGs and 8 MiB of them as images.
+    r = m.tool("run_python", {"code": (
+        "import os, sys\nos.makedirs(%r, exist_ok=True)\n"
+        "for i in range(20):\n"
+        "    p = '%s/f%%d.png' %% i\n"
+        "    open(p, 'wb').write(b'\\x89PNG\\r\\n\\x1a\\n' + bytes(100000))\n"
+        "    for k in range(3):\n"
+        "        sys.modules['_coil']._shown.append({'type': 'image/png', "
+        "'path': p})") % (fig, fig)})
+    content = r["result"]["content"]
+    check(sum(1 for c in content if c["type"] == "image") == 16 and
+          text(r).count("[image/png: ") == 20,
+          "20 figures named three times each: each named once, 16 sent", r)
+    r = m.tool("run_python", {"code": (
+        "import os, sys\n"
+        "for i in range(12):\n"
+        "    p = '%s/g%%d.png' %% i\n"
+        "    open(p, 'wb').write(b'\\x89PNG\\r\\n\\x1a\\n' + bytes(900000))\n"
+        "    sys.modules['_coil']._shown.append({'type': 'image/png', "
+        "'path': p})") % fig})
+    n = sum(1 for c in r["result"]["content"] if c["type"] == "image")
+    check(n == 9, "images stop at 8 MiB in all (nine of 900 kB)", n)
 
     # A figure over the image limit is named, not sent.
     r = m.tool("run_python", {"code": (
@@ -299,6 +340,19 @@ if files:
                        capture_output=True, text=True, timeout=300)
     check(r.returncode == 0, "coil --replay --check runs it again, the "
           "same", r.stdout[-3000:] + r.stderr[-2000:])
+
+with Mcp("--workdir", d, "--no-record", "--timeout", "0") as m:
+    r = m.rpc("initialize", {"protocolVersion": "2025-11-25"})
+    check("no time limit" in r["result"]["instructions"],
+          "--timeout 0: the instructions say cells have no time limit", r)
+    m.close()
+
+with Mcp("--workdir", d, "--no-record", "--preload", "no_such_module_x") as m:
+    r = m.tool("run_python", {"code": "1"}, rid="owed")
+    check(err(r) == -32603 and "no_such_module_x" in r["error"]["message"],
+          "a session that cannot start answers the call owed -32603, "
+          "saying why", r)
+    check(m.close() == 1, "and coil exits 1", m.stderr_text())
 
 for args, what in ((["--mcp", "--brief"], "--brief"),
                    (["--mcp", "--replay", "x.ipynb"], "--replay")):
