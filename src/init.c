@@ -210,13 +210,28 @@ init_signal_child(json_t *m)
 	pid_t pid = (pid_t)json_integer_value(json_object_get(m, "pid"));
 	int sig = (int)json_integer_value(json_object_get(m, "sig"));
 	siginfo_t si;
+	json_t *done;
 
-	if (pid <= 0 || (sig != SIGKILL && sig != SIGINT))
-		return;
 	if (sig == SIGINT) {
-		init_interrupt(pid);
+#ifdef COIL_TEST_HOOKS
+		/* tests/hostile/late-interrupt.py: an init slow to send. */
+		const char *late = getenv("COIL_TEST_LATE_INTERRUPT_MS");
+
+		if (late != NULL)
+			usleep((useconds_t)atoi(late) * 1000);
+#endif
+		if (pid > 0)
+			init_interrupt(pid);
+		/* The supervisor holds the worker's next request until the
+		 * interrupt is sent: said for each one asked. */
+		done = json_pack("{s:s, s:I}", "t", "signalled", "pid",
+		    (json_int_t)pid);
+		chan_send(init_sock, done, NULL, 0);
+		json_decref(done);
 		return;
 	}
+	if (pid <= 0 || sig != SIGKILL)
+		return;
 	si.si_pid = 0;
 	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
 	    si.si_pid == 0)

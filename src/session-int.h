@@ -160,6 +160,7 @@ struct session {
 	bool hwm_due;		/* that reset is owed (session_reset_peak) */
 	struct link ctl;	/* what the worker owes, and its socket */
 	int spawns;		/* spawns init has not said "spawned" to */
+	int ints_owed;		/* interrupts init has not said it sent */
 	char broke[320];	/* the worker's protocol violation, if any */
 	int out, err;		/* read ends of the worker's fd 1 and 2 */
 	int failed_starts;

@@ -68,7 +68,9 @@ void
 session_signal(struct session *s, int sig)
 {
 	if (sig == SIGINT && s->pid > 0) {
-		init_signal(&s->init, s->pid, sig);
+		/* Held until init says it sent it (session_dispatch). */
+		if (init_signal(&s->init, s->pid, sig) == 0)
+			s->ints_owed++;
 		return;
 	}
 	if (s->pidfd >= 0) {
@@ -454,6 +456,7 @@ session_init_died(struct session *s)
 	session_signal(s, SIGKILL);
 	init_stop(&s->init);
 	s->spawns = 0;		/* its answers to them are gone with it */
+	s->ints_owed = 0;
 	ckpt_set_free(&s->ck);
 	s->reap_orphans = true;
 	/* An init that dies before its first worker is up would be
@@ -513,6 +516,9 @@ session_from_init(struct session *s)
 			    s->pid == 0 && s->resuming == NULL &&
 			    s->state != WK_NONE)
 				session_spawned(s, pid);
+		} else if (strcmp(t, "signalled") == 0) {
+			if (s->ints_owed > 0)
+				s->ints_owed--;
 		} else if (strcmp(t, "exit") == 0 && pid == s->pid &&
 		    s->state != WK_NONE) {
 			/* Exits of checkpoints are reported too; they are

@@ -78,6 +78,14 @@ session_dispatch(struct session *s)
 		if (r->ready == NULL && request_ops[r->op].where == OP_WORKER &&
 		    s->state != WK_READY)
 			return;
+		/* An interrupt init is still to send was meant for the
+		 * request before: sent after the next one reached the
+		 * worker, it would stop that one.  Once sent, the worker
+		 * drops it between requests (worker.c). */
+		if (r->ready == NULL && s->ints_owed > 0 &&
+		    (request_ops[r->op].where == OP_WORKER ||
+		    r->op == OP_RESET))
+			return;
 		if (r->ready == NULL && session_needs_quiet(r) &&
 		    (s->state != WK_READY ||
 		    link_ckpt_owed(&s->ctl)))
