@@ -163,8 +163,8 @@ def _m_prun(arg, body, lineno, frame, **_):
 
 def _who_names(arg):
     types = set(arg.split())
-    out = [n for n in ns if not n.startswith("_") and
-           (not types or type(ns[n]).__name__ in types)]
+    out = [n for n in ns if not n.startswith("_") and not _ns_hidden(n)
+           and (not types or type(ns[n]).__name__ in types)]
     return sorted(out)
 
 

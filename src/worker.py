@@ -19,6 +19,8 @@ _main = sys.modules["__main__"]
 ns = _main.__dict__
 _conf = {}
 _sources = {}          # "<cell N>" -> source, handed to linecache lazily
+_In = [""]             # IPython's In and Out: each cell's code, by its
+_Out = {}              # number, and the value it showed
 _registered = set()
 _lost = []             # streams whose output could not be written
 _effects = None        # effects.py's Effects: what a cell touched (worker.c)
@@ -623,6 +625,33 @@ def _cell_source(code, fname, repl):
     return _classify(code, fname, repl)
 
 
+def _history_in(cell, code):
+    """In, _i00 (this cell), _i, _ii, _iii (the three before) and _iN,
+    as IPython sets them before a cell runs.  In and Out are bound once;
+    a name the user rebinds is theirs."""
+    ns.setdefault("In", _In)
+    ns.setdefault("Out", _Out)
+    del _In[cell:]
+    _In.extend([""] * (cell - len(_In)))
+    _In.append(code)
+    ns["_iii"], ns["_ii"] = ns.get("_ii", ""), ns.get("_i", "")
+    ns["_i"] = ns.get("_i00", "")
+    ns["_i00"] = ns["_i%d" % cell] = code
+
+
+def _history_out(cell, value):
+    """_, __ and ___ (the last three values shown), _N and Out[N]."""
+    ns["___"], ns["__"] = ns.get("__", ""), ns.get("_", "")
+    ns["_"] = ns["_%d" % cell] = _Out[cell] = value
+
+
+def _ns_hidden(name):
+    """What IPython leaves out of %who and the namespace: its own In and
+    Out (a user's variable of that name is shown)."""
+    return (name == "In" and ns.get(name) is _In) or \
+        (name == "Out" and ns.get(name) is _Out)
+
+
 def op_exec(req):
     cell = req["cell"]
     code = req["code"]
@@ -649,6 +678,7 @@ def op_exec(req):
     reply["ran"] = True
     _gc_thaw()
     _sources[fname] = code
+    _history_in(cell, code)
     _register_lines((fname,))
     _current[:] = [fname]
     _shown.clear()
@@ -669,7 +699,7 @@ def op_exec(req):
             value = _run_code(compile(_ast.Expression(last.value), fname,
                                       "eval", _AWAIT), "eval")
             if value is not None and not _quiet(code, last):
-                ns["_"] = value
+                _history_out(cell, value)
                 reply["result"], cut = _safe_repr(value, cap)
                 if cut:
                     reply["result_cut"] = cut
@@ -744,6 +774,8 @@ def op_vars(req):
     mtype = type(sys)
     for name, v in list(ns.items()):
         if name == "__builtins__" or (name.startswith("_") and not show_all):
+            continue
+        if _ns_hidden(name) and not show_all:
             continue
         if isinstance(v, mtype) and not show_all:
             continue
@@ -856,6 +888,8 @@ def op_reset(req):
             if k in ns}
     ns.clear()
     ns.update(keep)
+    del _In[1:]
+    _Out.clear()
     return {"status": "ok"}
 
 

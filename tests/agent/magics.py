@@ -124,7 +124,19 @@ SAME = [
     ("its show()", "cap.show()", "same"),
     ("an unknown magic is a UsageError", "%nosuchmagic", "error"),
     ("%reset -f", "%reset -f", "same"),
-    ("leaves nothing for %who", "%who", "same"),
+    ("leaves nothing for %who (nor In and Out)", "%who", "same"),
+    ("a value for _ and its kin", "'a'", "same"),
+    ("another", "'b'", "same"),
+    ("a third", "'c'", "same"),
+    ("_, __ and ___: the last three values", "(_, __, ___)", "same"),
+    ("_i, _ii and _iii: the last three cells typed", "(_i, _ii, _iii)",
+     "same"),
+    ("Out[N] and _N hold cell N's value, In has every cell",
+     "n = len(In) - 2\n(Out[n] is _, globals()['_%d' % n] is _, "
+     "globals()['_i%d' % n] == _i)", "same"),
+    ("a value not shown (;) is not kept", "'hidden';", "same"),
+    ("so _ is still the one before", "_", "same"),
+    ("%whos leaves them out too", "%whos", "same"),
 ]
 
 INCOMPLETE = ["%%time\nfor i in range(3):", "%%timeit\nx = (1,",
