@@ -287,6 +287,10 @@ def _error(e, fname, cap=None):
         err["line"] = line
         text, suggestion = _tell(e, _conf.get("traceback_frames", 20))
         err["message"] += suggestion
+        if isinstance(e, UsageError):
+            # a magic used wrongly: its line says it, as IPython's does;
+            # the frames would only show the magic's own line again
+            text = "UsageError: %s\n" % err["message"]
         hint = _hint(e)
         if hint:
             err["hint"] = hint

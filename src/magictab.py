@@ -183,6 +183,39 @@ def _m_who(arg, **_):
     print()
 
 
+@_magic("who_ls", _LINE, "%who_ls [TYPE ...]",
+        "The names %who prints, as a sorted list: the cell's value.")
+def _m_who_ls(arg, **_):
+    return _who_names(arg)
+
+
+@_magic("xdel", _LINE, "%xdel NAME",
+        "Delete a variable, and the references to its object that coil's "
+        "history holds (Out, _, __, ___).")
+def _m_xdel(arg, **_):
+    name = arg.strip()
+    if name not in ns or _ns_hidden(name):
+        print("NameError: name %r is not defined" % name)
+        return
+    obj = ns.pop(name)
+    for k in [k for k, v in _Out.items() if v is obj]:
+        del _Out[k]
+        ns.pop("_%d" % k, None)
+    for k in ("_", "__", "___"):
+        if ns.get(k) is obj:
+            ns[k] = ""
+
+
+@_magic("tb", _LINE, "%tb",
+        "The traceback of the last error again.")
+def _m_tb(arg, **_):
+    e = getattr(sys, "last_value", None)
+    if e is None:
+        print("No traceback available to show.")
+        return
+    print(_tell(e, _conf.get("traceback_frames", 20))[0], end="")
+
+
 @_magic("whos", _LINE, "%whos [TYPE ...]",
         "The names the cells defined, as a table: name, type and value "
         "(a length, a shape and size for arrays).")

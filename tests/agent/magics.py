@@ -137,6 +137,11 @@ SAME = [
     ("a value not shown (;) is not kept", "'hidden';", "same"),
     ("so _ is still the one before", "_", "same"),
     ("%whos leaves them out too", "%whos", "same"),
+    ("%who_ls: the names as a list, the cell's value", "%who_ls", "same"),
+    ("%who_ls of a type", "%who_ls int", "same"),
+    ("%xdel deletes a variable", "%xdel n", "same"),
+    ("and it is gone", "'n' in dir()", "same"),
+    ("%xdel of a name not there says so", "%xdel nope", "same"),
 ]
 
 INCOMPLETE = ["%%time\nfor i in range(3):", "%%timeit\nx = (1,",
@@ -219,6 +224,18 @@ def compare(what, how, mine, theirs):
 
 def coil_only(c, wd):
     """What IPython has no counterpart for, or does otherwise."""
+    r = c.call({"code": "%nosuchmagic"})
+    check(r["status"] == "error" and r["error"]["traceback"] ==
+          "UsageError: " + r["error"]["message"] + "\n",
+          "a UsageError's traceback is its one line, as IPython prints it",
+          r)
+    c.call({"code": "def f():\n    return 1 / 0"})
+    c.call({"code": "f()"})
+    r = c.call({"code": "%tb"})
+    check(r["status"] == "ok" and r["output"].startswith(
+        "Traceback (most recent call last):") and "in f" in r["output"] and
+          r["output"].endswith("ZeroDivisionError: division by zero\n"),
+          "%tb prints the last error's traceback again", r)
     r = c.call({"code": "%%capture raised\nprint('kept')\n1/0"})
     v = c.call({"code": "raised.stdout"})
     check(r["status"] == "error" and v.get("result") == "'kept\\n'",
