@@ -47,7 +47,8 @@ enum {
 
 /* What one result may carry as images (their bytes before base64),
  * and how many figures it names: the display list is the worker's
- * word, and one answer must stay far below --max-queue's 64 MiB. */
+ * word, and one answer must stay far below the 64 MiB a client may
+ * leave unread before it is dropped (opts_max_queue). */
 #define MCP_IMAGES_MAX		((size_t)8 << 20)
 #define MCP_IMAGES_COUNT	16
 #define MCP_FIGURES_NAMED	64
