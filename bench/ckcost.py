@@ -244,7 +244,9 @@ def idle_mem():
     peer = started()
     for i in range(20):
         check_two(ask(peer, "1+1"))
-    time.sleep(1.0)                            # idle: checkpoints are in
+    # idle: past the pause the policy waits for after cheap cells
+    # (session-ckpt.c, CKPT_PAUSE_MS), so its checkpoint is in
+    time.sleep(2.0)
     procs = [peer.pid] + [p.pid for p in descendants(peer.pid)
                           if not p.zombie]
     total = sum(private_kb(p) for p in procs)

@@ -133,7 +133,16 @@ session_order_ckpt(struct session *s, enum link_ckpt kind, int cell)
  *
  *  - when the session is quiet: nothing runs or waits, and no request
  *    came for CKPT_IDLE_MS (a timer, through session_next_deadline), so
- *    that back-to-back cells get one checkpoint, after the last;
+ *    that back-to-back cells get one checkpoint, after the last; but
+ *    only once the cells not yet kept took CKPT_IDLE_RATIO times what a
+ *    checkpoint's fork takes (CKPT_COST_GUESS_MS until one is timed),
+ *    for a checkpoint costs the machine several times its fork (the
+ *    copy after it, the exit of the one it replaces: see below).
+ *    Cheaper cells, which a crash would lose little of, wait for a
+ *    pause: CKPT_PAUSE_MS since the last cell ran, as a model thinking
+ *    or a person reading leaves.  A hundred sessions sent trivial cells in
+ *    turn then fork none while they are kept busy, where one each,
+ *    at the same moment, stalled them all;
  *  - at once, before the answer goes out, when the cells run since the
  *    state was last kept took long next to a checkpoint (CKPT_WORK_RATIO
  *    times what the newest one cost, and at least CKPT_WORK_MS): a crash
@@ -156,6 +165,9 @@ session_order_ckpt(struct session *s, enum link_ckpt kind, int cell)
  * lineage of cells, session_lost), so a lazier policy costs no truth.
  */
 #define CKPT_IDLE_MS		5
+#define CKPT_IDLE_RATIO		10.0
+#define CKPT_COST_GUESS_MS	2.0
+#define CKPT_PAUSE_MS		1000
 #define CKPT_WORK_MS		100.0
 #define CKPT_WORK_RATIO		50.0
 #define CKPT_SPACING		200.0
@@ -176,6 +188,7 @@ session_ckpt_after(struct session *s, const struct sreq *r)
 	double long_ms = CKPT_WORK_RATIO * s->ckpt_cost_ms;
 
 	s->ckpt_work_ms += (double)(now_ns() - r->t0) / 1e6;
+	s->ckpt_ran_ms = now_ms();
 	if (s->opts->checkpoint_policy == CKPT_POLICY_EVERY ||
 	    (s->ckpt_work_ms >= CKPT_WORK_MS && s->ckpt_work_ms >= long_ms)) {
 		session_order_ckpt(s, LINK_CK_AUTO, r->cell);
@@ -198,7 +211,8 @@ session_ckpt_quiet(const struct session *s)
 void
 session_ckpt_tick(struct session *s)
 {
-	int64_t now, spaced;
+	int64_t now, due, spaced;
+	double cost;
 
 	if (!s->ckpt_wanted)
 		return;
@@ -208,10 +222,17 @@ session_ckpt_tick(struct session *s)
 	}
 	now = now_ms();
 	if (s->ckpt_due == 0) {
+		cost = s->ckpt_cost_ms > 0 ? s->ckpt_cost_ms :
+		    CKPT_COST_GUESS_MS;
+		due = now + CKPT_IDLE_MS;
+		/* the pause is from the last cell: other requests (a UI
+		 * asking for the namespace) do not put it off */
+		if (s->ckpt_work_ms < CKPT_IDLE_RATIO * cost &&
+		    s->ckpt_ran_ms + CKPT_PAUSE_MS > due)
+			due = s->ckpt_ran_ms + CKPT_PAUSE_MS;
 		spaced = s->ckpt_taken_ms + (int64_t)(CKPT_SPACING *
 		    s->ckpt_cost_ms);
-		s->ckpt_due = now + CKPT_IDLE_MS > spaced ? now + CKPT_IDLE_MS :
-		    spaced;
+		s->ckpt_due = due > spaced ? due : spaced;
 	}
 	if (now >= s->ckpt_due)
 		session_order_ckpt(s, LINK_CK_AUTO, s->node->cell);

@@ -189,6 +189,7 @@ struct session {
 	bool ckpt_wanted;
 	int64_t ckpt_due;
 	double ckpt_work_ms;
+	int64_t ckpt_ran_ms;	/* when the last of those cells ended */
 	uint64_t ckpt_ordered_ns;
 	double ckpt_cost_ms;
 	int64_t ckpt_taken_ms;
