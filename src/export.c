@@ -295,6 +295,50 @@ export_probe(const struct response *r)
 	return r->status == ST_INCOMPLETE && r->origin == ORIGIN_PERSON;
 }
 
+/* A markdown cell saying what a rollback or reset did to the namespace
+ * the cells above it built, or NULL for any other answer: a notebook
+ * run top to bottom would not do it, so it says so where it happened. */
+static json_t *
+export_mark_of(const struct response *r)
+{
+	json_t *undone = json_object_get(r->fields, "rolled_back"), *v;
+	const char *name = json_string_value(json_object_get(r->fields,
+	    "name"));
+	int to = (int)json_integer_value(json_object_get(r->fields, "cell"));
+	struct buf b;
+	size_t i, n = json_array_size(undone);
+	json_t *cell;
+
+	if (r->status != ST_OK || (r->op != OP_ROLLBACK && r->op != OP_RESET))
+		return NULL;
+	buf_init(&b);
+	if (r->op == OP_RESET) {
+		buf_addstr(&b, "*coil: the namespace was reset; what the cells "
+		    "above defined is gone.*");
+	} else {
+		buf_addstr(&b, "*coil: the namespace was rolled back to ");
+		if (to > 0)
+			buf_printf(&b, "the state after cell %d", to);
+		else
+			buf_addstr(&b, "its start");
+		if (name != NULL)
+			buf_printf(&b, " (snapshot \"%s\")", name);
+		if (n > 0) {
+			buf_printf(&b, "; what cell%s", n > 1 ? "s" : "");
+			json_array_foreach(undone, i, v)
+				buf_printf(&b, "%s %lld", i == 0 ? "" :
+				    i + 1 == n ? " and" : ",",
+				    (long long)json_integer_value(v));
+			buf_addstr(&b, " did to it is undone");
+		}
+		buf_addstr(&b, ".*");
+	}
+	cell = json_pack("{s:s, s:{}, s:[s%]}", "cell_type", "markdown",
+	    "metadata", "source", b.p, b.len);
+	buf_free(&b);
+	return cell;
+}
+
 static void
 export_answer(struct export *x, struct xcell *c, const struct response *r)
 {
@@ -473,6 +517,16 @@ export_keep(struct export *x, json_t *req, struct response *r,
 	char *src, *ord = NULL;
 	size_t len;
 
+	if ((cell = export_mark_of(r)) != NULL) {
+		/* the keeper's lines are arrays; a mark is its cell */
+		if (x->spill == NULL)
+			export_add(x, cell);
+		else if (json_dumpf(cell, x->spill, JSON_COMPACT) == -1 ||
+		    putc('\n', x->spill) == EOF)
+			x->spill_failed = true;
+		json_decref(cell);
+		return;
+	}
 	if (!json_is_string(code) || !(r->has & RESP_EXEC) || export_probe(r))
 		return;
 	order = export_runs_json(runs);
@@ -509,6 +563,7 @@ export_event(void *ctx, const struct session_event *ev)
 	struct export *x = ctx;
 	struct xcell *c = ev->seq > 0 ? export_find(x, ev->seq) : NULL;
 	const char *py;
+	json_t *mark;
 
 	if (ev->kind == EV_QUEUED)
 		export_queued(x, ev);
@@ -522,6 +577,10 @@ export_event(void *ctx, const struct session_event *ev)
 		json_decref(c->cell);
 		buf_free(&c->text);
 		*c = x->open[--x->nopen];
+	} else if (ev->kind == EV_RESPONSE && c == NULL &&
+	    (mark = export_mark_of(ev->resp)) != NULL) {
+		export_add(x, mark);
+		json_decref(mark);
 	} else if (ev->kind == EV_WORKER && x->python == NULL &&
 	    (py = json_string_value(json_object_get(ev->info, "python"))))
 		x->python = xstrdup(py);
@@ -554,6 +613,11 @@ export_cells(const struct export *x)
 			    json_array_size(a) + 1));
 			json_array_append_new(a, cell);
 			response_free(r);
+		} else if (json_is_object(o)) {
+			/* a mark (export_mark_of) */
+			json_object_set_new(o, "id", json_sprintf("cell-%zu",
+			    json_array_size(a) + 1));
+			json_array_append(a, o);
 		}
 		json_decref(o);
 	}

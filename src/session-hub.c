@@ -507,7 +507,8 @@ session_answer(struct sreq *r, struct response *resp)
 	session_take_warnings(s->orphan_warnings, resp);
 	if (resp->has & RESP_EXEC)
 		session_take_background(s, r, resp);
-	if (s->export_fed && r->op == OP_EXEC)
+	if (s->export_fed && (r->op == OP_EXEC || r->op == OP_ROLLBACK ||
+	    r->op == OP_RESET))
 		export_keep(s->export, r->req, resp, s->runs);
 	e = session_event_new(EV_RESPONSE, r);
 	e->ev.resp = resp;
