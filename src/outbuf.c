@@ -431,11 +431,14 @@ outbuf_truncated(const struct outbuf *ob)
 	return cut.bytes;
 }
 
-char *
-outbuf_render(const struct outbuf *ob, size_t *len, struct outbuf_cut *cut)
+/* outbuf_render, less the last held bytes when nothing was dropped. */
+static char *
+outbuf_render_less(const struct outbuf *ob, size_t held, size_t *len,
+    struct outbuf_cut *cut)
 {
 	struct outbuf_cut gone;
 	char *t, *all, *out;
+	size_t n = ob->head_len + ob->tail_len;
 
 	t = outbuf_tail_copy(ob);
 	if (outbuf_dropped(ob) > 0) {
@@ -448,13 +451,25 @@ outbuf_render(const struct outbuf *ob, size_t *len, struct outbuf_cut *cut)
 	if (cut != NULL)
 		cut->bytes = cut->lines = 0;
 	/* Nothing dropped: a character may straddle head and tail. */
-	all = outbuf_xmalloc(ob->head_len + ob->tail_len);
+	all = outbuf_xmalloc(n);
 	if (ob->head_len > 0)
 		memcpy(all, ob->head, ob->head_len);
 	if (ob->tail_len > 0)
 		memcpy(all + ob->head_len, t, ob->tail_len);
-	out = utf8_escape(all, ob->head_len + ob->tail_len, len);
+	out = utf8_escape(all, held < n ? n - held : 0, len);
 	free(all);
 	free(t);
 	return out;
+}
+
+char *
+outbuf_render(const struct outbuf *ob, size_t *len, struct outbuf_cut *cut)
+{
+	return outbuf_render_less(ob, 0, len, cut);
+}
+
+char *
+outbuf_render_held(const struct outbuf *ob, size_t held, size_t *len)
+{
+	return outbuf_render_less(ob, held, len, NULL);
 }

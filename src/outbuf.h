@@ -118,6 +118,11 @@ unsigned long long outbuf_truncated(const struct outbuf *ob);
  * next to the render, so that the two always agree. */
 char *outbuf_render(const struct outbuf *ob, size_t *len,
     struct outbuf_cut *cut);
+/* The same so far, for a cell still running: when nothing was dropped,
+ * without the last held bytes (the part of a character a stream's
+ * events still hold back, to come in a later event). */
+char *outbuf_render_held(const struct outbuf *ob, size_t held,
+    size_t *len);
 
 /* Escape n arbitrary bytes into valid UTF-8 (see above); caller frees.
  * Valid UTF-8 comes back unchanged. *outlen gets the length unless NULL. */

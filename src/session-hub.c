@@ -279,6 +279,37 @@ session_open_line(const struct sreq *r, enum session_ev kind)
 	return o;
 }
 
+/* What the running cell r wrote before a client attached, as the
+ * output lines it would have seen: stdout's, then stderr's. */
+static void
+session_output_so_far(const struct session *s, const struct sreq *r,
+    json_t *lines)
+{
+	const struct outbuf *ob;
+	struct sevent *e;
+	char *text;
+	size_t len;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		ob = i == 0 ? &s->ob_out : &s->ob_err;
+		if (outbuf_empty(ob))
+			continue;
+		text = outbuf_render_held(ob, r->shape[i].carry.len, &len);
+		if (len > 0) {
+			e = session_event_new(EV_OUTPUT, r);
+			e->ev.stream = i + 1;
+			e->ev.cell = r->cell;
+			e->ev.text = text;
+			e->ev.text_len = len;
+			json_array_append_new(lines, session_event_json(&e->ev));
+			e->ev.text = NULL;
+			sevent_free(e);
+		}
+		free(text);
+	}
+}
+
 json_t *
 session_history(const struct session *s)
 {
@@ -291,9 +322,11 @@ session_history(const struct session *s)
 	if (s->run != NULL && s->run->op == OP_EXEC) {
 		json_array_append_new(lines, session_open_line(s->run,
 		    EV_QUEUED));
-		if (s->run->cell > 0)
+		if (s->run->cell > 0) {
 			json_array_append_new(lines, session_open_line(s->run,
 			    EV_STARTED));
+			session_output_so_far(s, s->run, lines);
+		}
 	}
 	for (r = s->queue; r != NULL; r = r->next)
 		if (r->op == OP_EXEC)

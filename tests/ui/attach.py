@@ -3,8 +3,9 @@
 that a script drives through stdin and through the socket: the agent's
 cells appear in the UI with their output and origin; the person's cell
 is in the agent's next vars; two UIs at once; detaching leaves the
-session running; when the agent ends its session, the UI says so and
-stays readable."""
+session running; a UI that attaches while a cell runs shows what the
+cell printed before it came; when the agent ends its session, the UI
+says so and stays readable."""
 import json
 import os
 import socket
@@ -45,7 +46,10 @@ def socket_call(req):
 
 
 agent = Coil("--listen", path, cwd=os.environ.get("TEST_WORKDIR"))
-ui = ui2 = None
+ui = ui2 = ui3 = None
+# in the agent's work dir: the sandbox gives cells a /tmp of their own
+gate = os.path.join(os.environ.get("TEST_WORKDIR") or os.getcwd(),
+                    "attach-gate")
 try:
     check(agent.run("a = 1")["status"] == "ok", "the agent runs a cell")
     ui = Screen(coil_cmd("--attach", path), 80, 24)
@@ -81,19 +85,37 @@ try:
     check(r.get("result") == "43", "the session goes on after a detach", r)
     check(ui2.wait(r"\[5\] agent") and ui2.wait(r"│ 43"),
           "the second UI still follows", ui2.text())
+    rid = agent.send({"code": "import os, time\nprint('early line', "
+                      "flush=True)\nwhile not os.path.exists(%r):\n"
+                      "    time.sleep(0.05)\nprint('late line')" % gate})
+    check(ui2.wait(r"early line"), "a cell prints and waits", ui2.text())
+    ui3 = Screen(coil_cmd("--attach", path), 80, 24)
+    check(ui3.wait(r"\[6\] agent") and ui3.wait(r"early line"),
+          "a UI attaching while it runs shows what it printed before",
+          ui3.text())
+    open(gate, "w").close()
+    check(agent.response(rid).get("status") == "ok" and
+          ui3.wait(r"late line") and
+          sum(1 for line in ui3.text().splitlines()
+              if line.rstrip().endswith("│  early line")) == 1,
+          "and the rest as it comes, the early line once", ui3.text())
+    ui3.keys("C-d")
+    check(ui3.wait(r"^EXITED 0"), "Ctrl-D leaves that UI", ui3.text())
     rc = agent.close()
     check(rc == 0, "the agent ends its session", rc)
     check(ui2.wait(r"session ended: the agent's session ended"),
           "the UI says the session ended", ui2.text())
-    check(ui2.wait(r"│ 43") and ui2.wait(r"^d +int +84"),
+    check(ui2.wait(r"late line") and ui2.wait(r"^d +int +84"),
           "and stays readable", ui2.text())
     ui2.keys("C-d")
     check(ui2.wait(r"^EXITED 0"), "Ctrl-D leaves it", ui2.text())
 finally:
-    for s in (ui, ui2):
+    for s in (ui, ui2, ui3):
         if s is not None:
             s.close()
     agent.kill()
+    if os.path.exists(gate):
+        os.unlink(gate)
     try:
         os.rmdir(sockdir)
     except OSError:
