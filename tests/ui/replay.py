@@ -47,6 +47,10 @@ def steps(scr):
     check(scr.wait(r"^ replay: cell 1 of 4 \|") and
           scr.wait(r"\[1\] replay") and scr.wait(r"^x +int +1"),
           "n runs the first cell, origin replay", scr.text())
+    # a cheap cell is kept at a pause (--checkpoint-policy idle): the
+    # status line says when, and g 1 below goes back by it
+    check(scr.wait(r"\| ckpt 1 \|"), "cell 1's checkpoint is taken at the "
+          "pause after it", scr.text())
     scr.keys("a")
     check(scr.wait(r"^ replay: cell 4 of 4 \|"), "a runs to the end",
           scr.text())
