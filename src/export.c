@@ -23,8 +23,12 @@
 #include "figure.h"
 #include "util.h"
 
-/* The largest figure put in a notebook. */
+/* The largest figure put in a notebook, and the most bytes of figures
+ * one notebook holds: the display list is the worker's word, and forty
+ * entries naming one 32 MiB file would make the supervisor read and hold
+ * it forty times.  Past that a figure is its path. */
 #define EXPORT_FIGURE_MAX ((size_t)32 << 20)
+#define EXPORT_FIGURES_MAX ((size_t)64 << 20)
 
 void
 export_runs_add(struct export_runs *o, int stream, size_t n)
@@ -61,6 +65,7 @@ struct export {
 	struct xcell *open;
 	size_t nopen;
 	char *python;		/* the worker's version, once it said */
+	size_t figures_left;	/* of EXPORT_FIGURES_MAX (--export) */
 };
 
 struct export *
@@ -70,6 +75,7 @@ export_new(const char *path)
 
 	x->path = path != NULL ? xstrdup(path) : NULL;
 	x->cells = json_array();
+	x->figures_left = EXPORT_FIGURES_MAX;
 	return x;
 }
 
@@ -190,23 +196,26 @@ export_stream(struct xcell *c, const struct session_event *ev)
  * one the cell could have written (figure.h: the path is the worker's
  * word). */
 static char *
-export_file64(const char *path)
+export_file64(const char *path, size_t *left)
 {
 	size_t n;
-	char *p = figure_read(path, EXPORT_FIGURE_MAX, &n), *s;
+	char *p = figure_read(path, *left < EXPORT_FIGURE_MAX ? *left :
+	    EXPORT_FIGURE_MAX, &n), *s;
 
 	if (p == NULL)
 		return NULL;
+	*left -= n;
 	s = export_base64((const unsigned char *)p, n);
 	free(p);
 	return s;
 }
 
-/* One entry of a response's display as display_data; NULL when there is
- * nothing to show (a figure file gone, or a plain text form, which the
- * cell's stdout or result holds already). */
+/* One entry of a response's display as display_data, its figure read
+ * within the bytes left; NULL when there is nothing to show (a plain
+ * text form, which the cell's stdout or result holds already).  A
+ * figure that cannot be read is its path. */
 static json_t *
-export_display(json_t *d)
+export_display(json_t *d, size_t *left)
 {
 	const char *type = json_string_value(json_object_get(d, "type")),
 	    *path = json_string_value(json_object_get(d, "path"));
@@ -220,10 +229,12 @@ export_display(json_t *d)
 	else if (json_is_string(v = json_object_get(d, "text")) &&
 	    strcmp(type, "text/plain") != 0)
 		json_object_set(data, type, v);	/* HTML, Markdown, LaTeX... */
-	else if (path != NULL && (b64 = export_file64(path)) != NULL) {
+	else if (path != NULL && (b64 = export_file64(path, left)) != NULL) {
 		json_object_set_new(data, type, json_string(b64));
 		free(b64);
 	}
+	if (path != NULL && json_object_size(data) == 0)
+		json_object_set_new(data, "text/plain", json_string(path));
 	if (json_object_size(data) == 0) {
 		json_decref(data);
 		json_decref(meta);
@@ -256,7 +267,7 @@ export_add(struct export *x, json_t *cell)
 
 /* The response closes its cell: displays, then the result or error. */
 static void
-export_outputs(struct xcell *c, const struct response *r)
+export_outputs(struct xcell *c, const struct response *r, size_t *left)
 {
 	json_t *outs = json_object_get(c->cell, "outputs"), *d, *n;
 	const char *type;
@@ -266,7 +277,7 @@ export_outputs(struct xcell *c, const struct response *r)
 	    (r->has & RESP_CELL) ? json_integer(r->cell) : json_null();
 	json_object_set(c->cell, "execution_count", n);
 	json_array_foreach(r->display, i, d)
-		if ((d = export_display(d)) != NULL)
+		if ((d = export_display(d, left)) != NULL)
 			json_array_append_new(outs, d);
 	if (r->has & RESP_RESULT)
 		json_array_append_new(outs, json_pack("{s:s, s:O, s:{s:s%}, "
@@ -353,7 +364,7 @@ export_answer(struct export *x, struct xcell *c, const struct response *r)
 		json_array_clear(outs);
 		export_put_texts(outs, r);
 	}
-	export_outputs(c, r);
+	export_outputs(c, r, &x->figures_left);
 	export_add(x, c->cell);
 }
 
@@ -411,7 +422,8 @@ export_put_run(void *ctx, int stream, const char *text, size_t n)
 /* The notebook cell (new) of an exec answer that did not stream; runs
  * (may be NULL) as export_split takes them. */
 static json_t *
-export_cell_of(const char *code, const struct response *r, json_t *runs)
+export_cell_of(const char *code, const struct response *r, json_t *runs,
+    size_t *left)
 {
 	const char *const text[2] = { r->output, r->stderr_text };
 	const size_t len[2] = { r->output_len, r->stderr_len };
@@ -424,7 +436,7 @@ export_cell_of(const char *code, const struct response *r, json_t *runs)
 	outs = json_object_get(c.cell, "outputs");
 	if (!export_split(runs, text, len, export_put_run, outs))
 		export_put_texts(outs, r);
-	export_outputs(&c, r);
+	export_outputs(&c, r, left);
 	return c.cell;
 }
 
@@ -531,7 +543,8 @@ export_keep(struct export *x, json_t *req, struct response *r,
 		return;
 	order = export_runs_json(runs);
 	if (x->spill == NULL) {
-		cell = export_cell_of(json_string_value(code), r, order);
+		cell = export_cell_of(json_string_value(code), r, order,
+		    &x->figures_left);
 		export_add(x, cell);
 		json_decref(cell);
 		json_decref(order);
@@ -592,7 +605,7 @@ export_cells(const struct export *x)
 {
 	json_t *a, *cell;
 	char *line = NULL;
-	size_t cap = 0;
+	size_t cap = 0, left = EXPORT_FIGURES_MAX;
 	ssize_t len;
 
 	if (x->spill == NULL)
@@ -608,7 +621,8 @@ export_cells(const struct export *x)
 
 		if (code != NULL && json_is_object(json_array_get(o, 1))) {
 			r = export_response_of(json_array_get(o, 1));
-			cell = export_cell_of(code, r, json_array_get(o, 2));
+			cell = export_cell_of(code, r, json_array_get(o, 2),
+			    &left);
 			json_object_set_new(cell, "id", json_sprintf("cell-%zu",
 			    json_array_size(a) + 1));
 			json_array_append_new(a, cell);

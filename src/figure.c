@@ -17,12 +17,17 @@
 #include "util.h"
 
 static const char *figure_work, *figure_dir;
+static int figure_dirfd = -1;	/* the figure dir as it was at start */
 
 void
 figure_dirs(const char *workdir, const char *dir)
 {
 	figure_work = workdir;
 	figure_dir = dir;
+	/* Before any cell runs, the path is the user's: links in it are
+	 * theirs (a .coil on a bigger disk), followed once, here. */
+	if (figure_dirfd < 0)
+		figure_dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 }
 
 /* s with prefix dir and a '/' after it: what follows; else NULL. */
@@ -47,7 +52,7 @@ figure_open(const char *path)
 	struct open_how how = {
 		.flags = O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC,
 		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-		    RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
+		    RESOLVE_NO_MAGICLINKS,
 	};
 	const char *name = figure_under(path, figure_dir), *base, *rel;
 	int dfd, fd, e;
@@ -57,6 +62,10 @@ figure_open(const char *path)
 		errno = EPERM;
 		return -1;
 	}
+	/* The dir held since start: swapped since, it is still that one. */
+	if (figure_dirfd >= 0)
+		return (int)syscall(SYS_openat2, figure_dirfd, name, &how,
+		    sizeof how);
 	rel = figure_under(path, figure_work);
 	base = rel != NULL ? figure_work : figure_dir;
 	if (rel == NULL)

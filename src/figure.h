@@ -6,11 +6,13 @@
  * The worker is hostile: the "path" of a display entry is whatever it
  * says, and the supervisor may read what the sandbox keeps from the
  * worker.  So a figure is read only when its path is a file directly in
- * the figure dir (--figure-dir), reached from the work dir (or from the
- * figure dir when that lies outside it) without following a symbolic
- * link (openat2's RESOLVE_BENEATH and RESOLVE_NO_SYMLINKS: the worker
- * may have swapped .coil for a link), a regular file with one link (not
- * a hard link to a file made elsewhere), and of at most max bytes.
+ * the figure dir (--figure-dir), opened beneath that dir as it was when
+ * coil started (held open since; links the user made on the way to it
+ * are followed then), or, when it did not exist yet, reached from the
+ * work dir without following a symbolic link (openat2's RESOLVE_BENEATH
+ * and RESOLVE_NO_SYMLINKS: the worker may have swapped .coil for a
+ * link); a regular file with one link (not a hard link to a file made
+ * elsewhere), and of at most max bytes.
  * Anything else is refused, and the entry stays a path.  Supervisor
  * only; single-threaded.
  */

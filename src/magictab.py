@@ -99,7 +99,7 @@ def _m_timeit(arg, body, lineno, frame, **_):
     stmt = rest if body is None else body
     setup = "pass" if body is None else (rest or "pass")
     if not stmt.strip():
-        raise UsageError("%timeit: nothing to time (usage: %s)"
+        raise UsageError("%%timeit: nothing to time (usage: %s)"
                          % _MAGICS["timeit"][1])
     try:
         number = int(opts.get("n", 0))

@@ -48,6 +48,29 @@ session_count_cut(struct response *resp, const char *field,
 	    (json_int_t)cut->lines, "bytes", (json_int_t)cut->bytes));
 }
 
+/* A cell's display list is the worker's word, and every front end and
+ * notebook walks it: at most SESSION_DISPLAY_MAX entries are kept. */
+#define SESSION_DISPLAY_MAX 1000
+
+static void
+session_cap_display(struct response *resp)
+{
+	size_t n = json_array_size(resp->display), i;
+	json_t *kept;
+	char msg[160];
+
+	if (n <= SESSION_DISPLAY_MAX)
+		return;
+	kept = json_array();
+	for (i = 0; i < SESSION_DISPLAY_MAX; i++)
+		json_array_append(kept, json_array_get(resp->display, i));
+	json_decref(resp->display);
+	resp->display = kept;
+	snprintf(msg, sizeof msg, "the cell showed %zu objects; the first %d "
+	    "are in \"display\"", n, SESSION_DISPLAY_MAX);
+	response_warn(resp, msg);
+}
+
 /* The captured streams into r, capped; what was left out counted. */
 static void
 session_take_streams(struct session *s, struct response *resp)
@@ -336,6 +359,7 @@ session_exec_response(struct session *s, struct sreq *r, enum status status,
 	resp->error = error;
 	v = reply != NULL ? json_object_get(reply, "display") : NULL;
 	resp->display = json_is_array(v) ? json_incref(v) : json_array();
+	session_cap_display(resp);
 	resp->duration_ms = round((double)(now_ns() - r->t0) / 1e4) / 100.0;
 	if (reply != NULL) {
 		session_usage_end(s, r, reply);

@@ -21,6 +21,8 @@ _conf = {}
 _sources = {}          # "<cell N>" -> source, handed to linecache lazily
 _In = [""]             # IPython's In and Out: each cell's code, by its
 _Out = {}              # number, and the value it showed
+_unders = ["", "", ""]  # the last three values shown: _, __, ___
+_OUT_MAX = 1000        # IPython's cache_size: then the oldest go
 _registered = set()
 _lost = []             # streams whose output could not be written
 _effects = None        # effects.py's Effects: what a cell touched (worker.c)
@@ -626,23 +628,36 @@ def _cell_source(code, fname, repl):
 
 
 def _history_in(cell, code):
-    """In, _i00 (this cell), _i, _ii, _iii (the three before) and _iN,
-    as IPython sets them before a cell runs.  In and Out are bound once;
-    a name the user rebinds is theirs."""
+    """In, _i, _ii, _iii (the three cells before) and _iN, as IPython
+    sets them before a cell runs.  In and Out are bound once; a name the
+    user rebinds is theirs."""
     ns.setdefault("In", _In)
     ns.setdefault("Out", _Out)
+    prev = [c for c in _In[-3:]]
     del _In[cell:]
     _In.extend([""] * (cell - len(_In)))
     _In.append(code)
-    ns["_iii"], ns["_ii"] = ns.get("_ii", ""), ns.get("_i", "")
-    ns["_i"] = ns.get("_i00", "")
-    ns["_i00"] = ns["_i%d" % cell] = code
+    ns["_i"], ns["_ii"], ns["_iii"] = (([""] * 3 + prev)[::-1])[:3]
+    ns["_i%d" % cell] = code
 
 
 def _history_out(cell, value):
-    """_, __ and ___ (the last three values shown), _N and Out[N]."""
-    ns["___"], ns["__"] = ns.get("__", ""), ns.get("_", "")
-    ns["_"] = ns["_%d" % cell] = _Out[cell] = value
+    """_, __ and ___ (the last three values shown), _N and Out[N], as
+    IPython's displayhook keeps them: once the user binds one of _, __
+    and ___, those three are left alone; past _OUT_MAX values the oldest
+    200 are let go, with a word on stderr."""
+    mine = all(ns[k] is v for k, v in zip(("_", "__", "___"), _unders)
+               if k in ns)
+    _unders[:] = [value] + _unders[:2]
+    if mine:
+        ns["_"], ns["__"], ns["___"] = _unders
+    if len(_Out) >= _OUT_MAX:
+        print("Output cache limit (currently %d entries) hit.\nFlushing "
+              "oldest 200 entries." % _OUT_MAX, file=sys.stderr)
+        for k in sorted(_Out)[:200]:
+            del _Out[k]
+            ns.pop("_%d" % k, None)
+    ns["_%d" % cell] = _Out[cell] = value
 
 
 def _ns_hidden(name):
@@ -890,6 +905,7 @@ def op_reset(req):
     ns.update(keep)
     del _In[1:]
     _Out.clear()
+    _unders[:] = ["", "", ""]
     return {"status": "ok"}
 
 

@@ -142,6 +142,9 @@ SAME = [
     ("%xdel deletes a variable", "%xdel n", "same"),
     ("and it is gone", "'n' in dir()", "same"),
     ("%xdel of a name not there says so", "%xdel nope", "same"),
+    ("a _ of the user's own", "_ = 'mine'", "same"),
+    ("a value shown after it", "10", "same"),
+    ("leaves the user's _ alone", "_", "same"),
 ]
 
 INCOMPLETE = ["%%time\nfor i in range(3):", "%%timeit\nx = (1,",
@@ -224,6 +227,21 @@ def compare(what, how, mine, theirs):
 
 def coil_only(c, wd):
     """What IPython has no counterpart for, or does otherwise."""
+    # Out keeps at most 1000 values, as IPython's cache_size: then the
+    # oldest 200 go, with IPython's word on stderr
+    data = b"".join(json.dumps({"id": "o%d" % i, "code": "%d" % i})
+                    .encode() + b"\n" for i in range(1001))
+    c.send_raw(data)
+    said = [c.response("o%d" % i).get("stderr", "") for i in range(1001)]
+    r = c.call({"code": "len(Out) <= 1000, min(Out) > 1, Out[max(Out)]"})
+    check(r.get("result") == "(True, True, 1000)" and
+          sum("Output cache limit" in s for s in said) == 1,
+          "Out lets its oldest values go past 1000, saying so once",
+          (r, [s for s in said if s]))
+    r = c.call({"code": "%timeit"})
+    check(r["status"] == "error" and r["error"]["type"] == "UsageError" and
+          "nothing to time" in r["error"]["message"],
+          "%timeit with nothing to time is a UsageError", r)
     r = c.call({"code": "%nosuchmagic"})
     check(r["status"] == "error" and r["error"]["traceback"] ==
           "UsageError: " + r["error"]["message"] + "\n",

@@ -110,6 +110,28 @@ with Coil(argv=[COIL, "--mcp", "--workdir", d, "--no-record"]) as m:
           "no decoy bytes in any MCP image", seen)
     check(m.close() == 0, "coil --mcp exits 0", m.stderr_text())
 
+# The figure dir there at start is held open: swapped for a link to the
+# decoy's dir later, it is still the one that was there.
+d2 = workdir()
+fig2 = os.path.join(d2, ".coil", "figures")
+os.makedirs(fig2)
+with open(os.path.join(fig2, "ok.png"), "wb") as f:
+    f.write(OK)
+with Coil("--workdir", d2, "--no-record") as c:
+    r = c.run(NAME % os.path.join(fig2, "ok.png"))
+    r = c.run("import os\nos.rename(%r, %r)\nos.symlink(%r, %r)\n"
+              % (fig2, fig2 + ".away", decoy_dir, fig2)
+              + NAME % os.path.join(fig2, "secret.png"))
+    check(r.get("status") == "ok", "the cell swaps the figure dir it was "
+          "started with", r)
+    r = c.run("%save nb3.ipynb")
+    with open(os.path.join(d2, "nb3.ipynb")) as f:
+        got = images(json.load(f))
+    check(OK in got and not any(SECRET in g for g in got),
+          "the dir held since start: its figure comes, the decoy not", got)
+    check(c.close() == 0, "coil exits 0", c.stderr_text())
+cleanup(d2)
+
 shutil.rmtree(decoy_dir)
 cleanup(d)
 done()
