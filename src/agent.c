@@ -52,9 +52,9 @@ agent_json_event(struct agent_io *a, const struct session_event *ev)
 	switch (ev->kind) {
 	case EV_OUTPUT:
 		if (ev->streaming && ev->text != NULL)
-			wire_send(&a->io, json_pack("{s:O, s:s, s:s%}", "id", ev->id,
-			    "event", ev->stream == 2 ? "stderr" : "output",
-			    "data", ev->text, ev->text_len));
+			wire_send(&a->io, json_pack("{s:O, s:s, s:s%}", "id",
+			    ev->id, "event", ev->stream == 2 ? "stderr" :
+			    "output", "data", ev->text, ev->text_len));
 		break;
 	case EV_RESPONSE:
 		text = response_text(ev->resp, a->opts->brief ?
@@ -228,7 +228,9 @@ int
 agent_serve(const struct coil_opts *opts, const struct agent_proto *proto,
     void *ctx)
 {
-	struct agent a = { .c = { .opts = opts, .proto = ctx }, .proto = proto };
+	struct agent a = {
+		.c = { .opts = opts, .proto = ctx }, .proto = proto,
+	};
 	char err[512];
 	int rc;
 

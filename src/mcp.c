@@ -270,8 +270,8 @@ mcp_instructions(const struct coil_opts *opts)
 		    "the call gives it a timeout.");
 	else
 		snprintf(limit, sizeof limit, "A cell is stopped after %g s "
-		    "unless the call gives another timeout.", opts->timeout > 0 ?
-		    opts->timeout : (double)OPTS_TIMEOUT);
+		    "unless the call gives another timeout.",
+		    opts->timeout > 0 ? opts->timeout : (double)OPTS_TIMEOUT);
 	xasprintf(&s, "One persistent Python session: what run_python "
 	    "defines (variables, imports, functions) stays for the next "
 	    "call, and the value of a call's last expression comes back as "
@@ -595,13 +595,13 @@ mcp_call_tool(struct agent_io *a, json_t *id, json_t *params, bool stateless)
 			return;
 		}
 	if ((t = mcp_tool_find(name)) == NULL) {
-		mcp_error(a, id, RPC_PARAMS, NULL, "unknown tool '%s': tools/list "
-		    "names them", name);
+		mcp_error(a, id, RPC_PARAMS, NULL, "unknown tool '%s': "
+		    "tools/list names them", name);
 		return;
 	}
 	if (args != NULL && !json_is_object(args) && !json_is_null(args)) {
-		mcp_error(a, id, RPC_PARAMS, NULL, "tools/call's arguments must "
-		    "be an object");
+		mcp_error(a, id, RPC_PARAMS, NULL, "tools/call's arguments "
+		    "must be an object");
 		return;
 	}
 	req = json_is_object(args) ? json_copy(args) : json_object();
@@ -709,8 +709,9 @@ mcp_era(struct agent_io *a, json_t *id, json_t *params)
 			    "supported", MCP_STATELESS, "requested",
 			    json_is_string(v) ? json_incref(v) :
 			    json_string("unknown")),
-			    "unsupported protocol version: this server speaks "
-			    "%s, and the initialize handshake's", MCP_STATELESS);
+			    "unsupported protocol version: this server "
+			    "speaks %s, and the initialize handshake's",
+			    MCP_STATELESS);
 		return -1;
 	}
 	if (!json_is_object(json_object_get(meta, MCP_META_CAPS))) {
@@ -752,9 +753,9 @@ mcp_message(struct agent_io *a, json_t *msg)
 			    "%s", method == NULL ? "no method" :
 			    "\"jsonrpc\" must be \"2.0\"");
 		else
-			mcp_error(a, NULL, RPC_INVALID, NULL, "invalid request: "
-			    "%s", method == NULL ? "no method, and no id" :
-			    "\"jsonrpc\" must be \"2.0\"");
+			mcp_error(a, NULL, RPC_INVALID, NULL, "invalid "
+			    "request: %s", method == NULL ? "no method, and "
+			    "no id" : "\"jsonrpc\" must be \"2.0\"");
 		return;
 	}
 	if (params != NULL && !json_is_object(params)) {
@@ -789,9 +790,9 @@ mcp_line(struct agent_io *a, const char *line, size_t len)
 		return;
 	}
 	if (json_is_array(msg))
-		mcp_error(a, NULL, RPC_INVALID, NULL, "invalid request: batches "
-		    "are not taken (MCP has none since 2025-06-18): send one "
-		    "message a line");
+		mcp_error(a, NULL, RPC_INVALID, NULL, "invalid request: "
+		    "batches are not taken (MCP has none since 2025-06-18): "
+		    "send one message a line");
 	else if (!json_is_object(msg))
 		mcp_error(a, NULL, RPC_INVALID, NULL, "invalid request: a "
 		    "message is a JSON object");
