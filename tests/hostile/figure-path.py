@@ -11,6 +11,7 @@ dir itself swapped for a link); none of its bytes may reach the
 notebook or the MCP answer.  The control: a PNG the cell wrote in the
 figure dir, named the same way, does reach both.
 """
+import atexit
 import base64
 import json
 import os
@@ -24,6 +25,8 @@ from coiltest import (COIL, Coil, check, cleanup, done, skip,  # noqa: E402
 
 SECRET = b"COIL-DECOY-NOT-FOR-CELLS"
 decoy_dir = tempfile.mkdtemp(prefix="coil-decoy-", dir="/var/tmp")
+# gone however the test ends: it is the host's /var/tmp
+atexit.register(shutil.rmtree, decoy_dir, True)
 decoy = os.path.join(decoy_dir, "secret.png")
 with open(decoy, "wb") as f:
     f.write(b"\x89PNG\r\n\x1a\n" + SECRET)
