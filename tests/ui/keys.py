@@ -36,6 +36,9 @@ def multiline(scr):
 
 def completion(scr):
     scr.type("import collections")
+    # the UI completes nothing while a cell runs: the import's answer
+    # first (a checkpoint may hold it up)
+    scr.wait(r"result of cell 4 \(person\)")
     scr.keys("collections.Ord", "Tab")
     check(scr.wait(r"^>>> collections\.OrderedDict$"),
           "Tab completes a unique name", scr.text())
