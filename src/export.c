@@ -531,11 +531,7 @@ export_keep(struct export *x, json_t *req, struct response *r,
 
 	if ((cell = export_mark_of(r)) != NULL) {
 		/* the keeper's lines are arrays; a mark is its cell */
-		if (x->spill == NULL)
-			export_add(x, cell);
-		else if (json_dumpf(cell, x->spill, JSON_COMPACT) == -1 ||
-		    putc('\n', x->spill) == EOF)
-			x->spill_failed = true;
+		export_add(x, cell);
 		json_decref(cell);
 		return;
 	}

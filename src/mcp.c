@@ -120,7 +120,6 @@ struct mcp_call {
 };
 
 struct mcp {
-	const struct coil_opts *opts;
 	struct mcp_call *calls;
 	json_t *tools;		/* tools/list's, made once */
 };
@@ -868,7 +867,7 @@ static const struct agent_proto mcp_proto = {
 int
 mcp_main(const struct coil_opts *opts)
 {
-	struct mcp m = { .opts = opts };
+	struct mcp m = { 0 };
 	int rc;
 
 	m.tools = mcp_tool_list(opts);
