@@ -7,11 +7,12 @@
  *  - The worker (worker.c, the only Python side) forks a checkpoint when
  *    the supervisor orders one: after it has answered a cell that ran
  *    user code (automatic: at once or once the session is quiet, as
- *    --checkpoint-policy says), right after start-up (the pristine one, for
- *    reset), when a snapshot or an atomic cell asks for one, and right
- *    after it was itself resumed (the re-arm: resuming uses a
- *    checkpoint's process up, so its replacement is forked before the
- *    worker serves anything).  It sends
+ *    --checkpoint-policy says), after start-up once nothing waits (the
+ *    pristine one, for reset: none when a cell came first), when a
+ *    snapshot or an atomic cell asks for one, and right after it was
+ *    itself resumed (the re-arm: resuming uses a checkpoint's process
+ *    up, so its replacement is forked before the worker serves
+ *    anything).  It sends
  *        {"t":"ckpt", "kind", "cell", "pid", "threads", "fork_ms", "seq"}
  *    with two descriptors: the supervisor's end of a socketpair private to
  *    that checkpoint, and a pidfd of it.  When fork fails it sends

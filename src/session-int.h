@@ -187,6 +187,10 @@ struct session {
 	 * state was last kept; what the newest automatic checkpoint cost
 	 * (ordered to arrived, ms, our clock) and when it arrived. */
 	bool ckpt_wanted;
+	/* A fresh worker's pristine checkpoint, ordered once the session
+	 * is quiet; none is taken if a request that runs code reaches the
+	 * worker first (session_start_run). */
+	bool pristine_owed;
 	int64_t ckpt_due;
 	double ckpt_work_ms;
 	int64_t ckpt_ran_ms;	/* when the last of those cells ended */

@@ -327,8 +327,7 @@ session_hello(struct session *s, struct link_frame *f)
 		restored = json_pack("{s:n, s:i, s:o}", "cell", "threads_lost",
 		    0, "lost", session_lost(s, NULL));
 		session_set_node(s, ckpt_node_new(0, NULL));
-		if (s->opts->checkpoints > 0)
-			session_order_ckpt(s, LINK_CK_PRISTINE, 0);
+		s->pristine_owed = s->opts->checkpoints > 0;
 	}
 	if (ck != NULL && ck->kind != CKPT_ATOMIC) {
 		/* Its process is the worker now: a replacement, before the

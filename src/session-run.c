@@ -159,6 +159,11 @@ session_start_run(struct session *s, struct sreq *r)
 		session_replace(s, r, AFTER_RESET);
 		return;
 	}
+	/* Listing the namespace runs no code of the user's: anything else
+	 * may change the state (a completion imports), which a pristine
+	 * checkpoint taken after it would not be. */
+	if (r->op != OP_VARS)
+		s->pristine_owed = false;
 	msg = session_worker_request(r->req);
 	if (r->op == OP_EXEC)
 		seq = session_start_exec(s, r, msg);

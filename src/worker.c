@@ -610,9 +610,9 @@ worker_checkpoint(const char *kind, int cell, json_int_t seq)
 	 * arrives: then that cell makes the ones it needs).  There is none
 	 * when a cell waits already: an atomic one, whose own checkpoint
 	 * this is, or one read into our buffer with the order, which the
-	 * socket does not show: the supervisor sends a fresh worker's first
-	 * cell right behind the pristine checkpoint's order, and that cell
-	 * waited for every page of the interpreter to be copied. */
+	 * socket does not show: a cell sent right behind a pristine
+	 * checkpoint's order waited for every page of the interpreter to be
+	 * copied. */
 	if (strcmp(kind, "before") != 0 && !chan_pending(&worker_ctl))
 		ckpt_hot_prefault(&worker_hot, worker_ctl.fd);
 	return 0;

@@ -11,6 +11,9 @@ from coiltest import check, done, unsandboxed, check_exit  # noqa: E402
 
 # "every": this pins one checkpoint per cell (policy.py tests the default).
 with unsandboxed("--preload", "json", "--checkpoint-policy", "every") as c:
+    # Answered once the worker is up, with nothing after it: the pristine
+    # checkpoint is taken then (a cell sent at once gets none: pristine.py).
+    c.call({"op": "vars"})
     c.call({"code": "x = 1"})                               # cell 1
     r = c.call({"op": "snapshot", "name": "base"})
     check(r["status"] == "ok" and r["name"] == "base" and r["cell"] == 1,
