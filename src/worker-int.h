@@ -9,6 +9,7 @@
  *   worker-fds.c  the descriptors: fd 1 and 2 (the pipes the supervisor
  *                 reads), the copies kept of them, the control socket's
  *                 high number
+ *   worker-mem.c  the memory Python's start writes, made present in bulk
  *   pycode.c      coil's Python files, built in, run (pycode.h)
  *   pyjson.c      requests to Python and replies back to JSON (pyjson.h)
  *
@@ -56,5 +57,10 @@ void worker_aim_fds(int out, int err);
 /* fd moved to a high close-on-exec descriptor (fd itself closed), or fd
  * when there is no room up there.  Returns the descriptor to use. */
 int worker_high_fd(int fd);
+
+/* Before Python starts: make the program's static data present, and
+ * each arena of Python's object allocator as it is made, in one call
+ * each instead of a page fault a page. */
+void worker_mem_prepare(void);
 
 #endif

@@ -791,6 +791,7 @@ worker_main(int ctl_fd, json_t *conf, const struct sandbox_conf *sbx,
 	 * the end of the cell. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	worker_save_fds();
+	worker_mem_prepare();
 	worker_init_python(conf, sbx, rep);
 	worker_sandbox = sandbox_report_json(rep);
 	worker_hello(-1);
