@@ -460,21 +460,31 @@ init_spawn(struct init *p, int ctl, int out, int errfd)
 }
 
 /* init ends the session's processes (init_end) when its socket closes;
- * wait for it a while.  True when it has ended and is reaped. */
+ * wait for it a while: on its pidfd, which wakes us as it ends (a
+ * millisecond's sleeps between looks were half of coil's exit), else in
+ * such sleeps.  True when it has ended and is reaped. */
 static bool
 init_ended(struct init *p)
 {
 	struct timespec ms = { 0, 1000 * 1000 };
-	int64_t deadline = now_ms() + INIT_END_MS + 500;
+	int64_t deadline = now_ms() + INIT_END_MS + 500, left;
+	struct pollfd pfd = { .fd = -1, .events = POLLIN };
+	bool ended = false;
 
-	if (p->chan.fd < 0 || shutdown(p->chan.fd, SHUT_RDWR) == -1)
+	if (p->chan.fd < 0)
 		return false;
-	do {
-		if (waitpid(p->pid, NULL, WNOHANG) == p->pid)
-			return true;
-		nanosleep(&ms, NULL);
-	} while (now_ms() < deadline);
-	return false;
+	pfd.fd = (int)syscall(SYS_pidfd_open, p->pid, 0);
+	if (shutdown(p->chan.fd, SHUT_RDWR) == -1)
+		goto out;
+	while (!(ended = waitpid(p->pid, NULL, WNOHANG) == p->pid) &&
+	    (left = deadline - now_ms()) > 0) {
+		if (pfd.fd < 0 || poll(&pfd, 1, (int)left) == -1)
+			nanosleep(&ms, NULL);
+	}
+out:
+	if (pfd.fd >= 0)
+		close(pfd.fd);
+	return ended;
 }
 
 void

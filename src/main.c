@@ -155,7 +155,9 @@ main_run(struct coil_opts *o)
 	} else {
 		rc = main_front(o);
 	}
-	sandbox_cleanup(&o->sbx);
+	/* The session's end cleaned up already, unless it failed first. */
+	if (sandbox_cleanup_owed())
+		sandbox_cleanup(&o->sbx);
 	main_sbx = NULL;
 	return rc;
 }

@@ -275,9 +275,14 @@ static const struct step apply_steps[] = {
 
 /* ---- sandbox_spawn (supervisor), sandbox_enter (init) ------------------ */
 
+/* An init was spawned since the last sandbox_cleanup: what it made
+ * (cgroups, a temp dir) may be there. */
+static bool cleanup_owed;
+
 pid_t
 sandbox_spawn(const struct sandbox_conf *c, struct sandbox_report *r)
 {
+	cleanup_owed = true;
 	return ns_spawn(c, r, &state);
 }
 
@@ -403,6 +408,13 @@ sandbox_cleanup(const struct sandbox_conf *c)
 
 	cg_cleanup(session);
 	root_tmp_sweep(tmp_base_of(c), session);
+	cleanup_owed = false;
+}
+
+bool
+sandbox_cleanup_owed(void)
+{
+	return cleanup_owed;
 }
 
 void

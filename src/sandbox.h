@@ -271,6 +271,10 @@ int sandbox_gate_answer(int notify_fd, pid_t tid, bool allow);
  */
 void sandbox_cleanup(const struct sandbox_conf *);
 
+/* Whether this process spawned an init since its last sandbox_cleanup
+ * (a session freed has cleaned up after itself). */
+bool sandbox_cleanup_owed(void);
+
 /*
  * Supervisor, at start: remove what coils that died without
  * sandbox_cleanup (SIGKILL, a crash) left behind: coil.<N> cgroups beside
