@@ -8,8 +8,10 @@ built bench/pingpong), BENCH_QUICK=1 (few iterations, for CI smoke runs).
 bench/run drives this.  Line peers are driven by the tests' client,
 tests/lib/coiltest.py.
 """
+import atexit
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -22,6 +24,10 @@ sys.path.insert(0, os.path.join(HERE, "..", "tests", "lib"))
 from coiltest import COIL, Coil, vm_kb  # noqa: E402
 
 PY = "/usr/bin/python3"
+# The coil peers' work dirs, each a directory in this one, which goes at
+# exit: thousands of peers left thousands of directories in /tmp.
+WORK = tempfile.mkdtemp(prefix="coil-bench-")
+atexit.register(shutil.rmtree, WORK, True)
 QUICK = os.environ.get("BENCH_QUICK", "0") not in ("", "0")
 PINGPONG = os.environ.get("PINGPONG", os.path.join(HERE, "pingpong"))
 
@@ -92,7 +98,7 @@ def coil_peer(*args, coil=None):
     coil = coil or COIL
     if not os.access(coil, os.X_OK):
         raise NA(f"no coil at {coil}")
-    return line_peer([coil, "--agent", *args], cwd=tempfile.mkdtemp())
+    return line_peer([coil, "--agent", *args], cwd=tempfile.mkdtemp(dir=WORK))
 
 
 def check_two(reply):
@@ -276,6 +282,35 @@ def cold(argv, stdin_bytes, check):
 
 
 def cold_coil():
+    """Median milliseconds from spawn to the first answer's line, its
+    stdin holding the cell (a model's first tool call waits for no more);
+    its exit, after stdin's end, is cold_coil_exit."""
+    if not os.access(COIL, os.X_OK):
+        raise NA(f"no coil at {COIL}")
+    count = n("cold")
+    times = []
+    for _ in range(count + 3):
+        t0 = time.perf_counter_ns()
+        try:
+            p = subprocess.Popen([COIL, "--agent"], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE,
+                                 cwd=tempfile.gettempdir())
+        except OSError as e:
+            raise NA(f"cannot start {COIL}: {e.strerror}")
+        p.stdin.write(b'{"code":"1+1"}\n')
+        p.stdin.close()
+        line = p.stdout.readline()
+        times.append(time.perf_counter_ns() - t0)
+        p.stdout.read()
+        err = p.stderr.read()
+        if p.wait() != 0 or not line:
+            raise NA(f"rc {p.returncode}: {err.decode()[-100:]}")
+        check_two(json.loads(line))
+    return statistics.median(times[3:]) / 1e6, count
+
+
+def cold_coil_exit():
     if not os.access(COIL, os.X_OK):
         raise NA(f"no coil at {COIL}")
 
@@ -378,7 +413,8 @@ MEASURES = {
     "rt_jupyter": rt_jupyter, "rt_pyc": rt_pyc, "rt_seed": rt_seed,
     "rt_seed_think": rt_seed_think,
     "floor_exec": floor_exec, "pp_same": pp_same, "pp_diff": pp_diff,
-    "cold_coil": cold_coil, "cold_pyc": cold_pyc,
+    "cold_coil": cold_coil, "cold_coil_exit": cold_coil_exit,
+    "cold_pyc": cold_pyc,
     "cold_jupyter": cold_jupyter,
     "tput_coil_10": lambda: tput_coil(10),
     "tput_coil_100": lambda: tput_coil(100),
@@ -438,8 +474,12 @@ ROWS = [
      "client, coil and worker `taskset -c 0` (sched_setaffinity)"),
     ("cold start to first answer vs `python3 -c`", "cold_coil", "cold_pyc",
      ("c/p", "coil/python-c"), "ms",
-     "`echo '{\"code\":\"1+1\"}' | coil --agent` vs `python3 -c 1+1`"),
-    ("cold start to first answer vs Jupyter kernel", "cold_coil",
+     "`echo '{\"code\":\"1+1\"}' | coil --agent`: spawn to the answer's "
+     "line, vs `python3 -c 1+1` to its exit"),
+    ("cold start to exit vs `python3 -c`", "cold_coil_exit", "cold_pyc",
+     ("c/p", "coil/python-c"), "ms",
+     "the same, to coil's exit after stdin's end (the session torn down)"),
+    ("cold start to exit vs Jupyter kernel", "cold_coil_exit",
      "cold_jupyter", ("p/c", "jupyter/coil"), "ms",
      "KernelManager start + wait_for_ready + execute + shutdown"),
     ("10 MB output (100k `print`) vs Jupyter", "tput_coil_10",
