@@ -5,6 +5,8 @@
 # The answer is {"matches", "start", "end"}: each match replaces
 # code[start:end].  Where the cursor is decides what is offered, the
 # first rule that fits winning:
+#   %ti|  %%ti|  magic names: a line magic at a line's start or after
+#                =, a cell magic at the cell's
 #   d["ke|       the keys of d (a dict's str keys, a DataFrame's columns)
 #   import nu|   module names (submodules after a dot), and after
 #   from x import |  the names x has (its submodules if not imported)
@@ -23,6 +25,24 @@ def _token_start(text):
     while i > 0 and (text[i - 1].isalnum() or text[i - 1] in "_."):
         i -= 1
     return i
+
+
+def _complete_magic(text):
+    """%na| (a line magic, where IPython takes one: at the start of a line
+    or after =) or %%na| (a cell magic, at the start of the cell): the
+    magics' names with their % signs, or None.  The table, _MAGICS, is
+    magics.py's, in this namespace."""
+    import re
+    m = re.search(r"(?:^|\n|=)[ \t]*(%%?)(\w*)$", text)
+    if m is None:
+        return None
+    sign, word = m.groups()
+    cell = sign == "%%"
+    if cell and text[:m.start(1)].strip():
+        return None
+    kind = _CELL if cell else _LINE
+    return m.start(1), sorted(sign + n for n in _names(kind)
+                              if n.startswith(word))
 
 
 def _keys_of(obj):
@@ -174,8 +194,8 @@ def op_complete(req):
     if cursor is None or cursor > len(code):
         cursor = len(code)
     text = code[:cursor]
-    for rule in (_complete_key, _complete_import, _complete_path,
-                 _complete_name):
+    for rule in (_complete_magic, _complete_key, _complete_import,
+                 _complete_path, _complete_name):
         got = rule(text)
         if got is not None:
             start, matches = got

@@ -564,31 +564,18 @@ plain_match(const char *m, int start, int wstart)
 	return xstrdup(m);
 }
 
-static char **
-plain_complete(const char *text, int start, int end)
+char **
+plain_matches(json_t *fields, const char *text, int start)
 {
-	struct plain *p = plain_self;
-	json_t *req, *m;
-	struct response *reply;
+	json_t *m = json_object_get(fields, "matches");
+	size_t i, n = json_array_size(m);
 	char **out;
-	size_t i, n;
-	int cursor = 0, k, wstart;
+	int wstart;
 
-	(void)end;
-	/* The protocol's cursor counts characters; rl_point counts bytes. */
-	for (k = 0; k < rl_point; k++)
-		if ((rl_line_buffer[k] & 0xc0) != 0x80)
-			cursor++;
-	rl_attempted_completion_over = 1;
-	req = json_pack("{s:s, s:s, s:i}", "op", "complete", "code",
-	    rl_line_buffer, "cursor", cursor);
-	reply = plain_call(p, req, OP_COMPLETE);
-	m = reply != NULL ? json_object_get(reply->fields, "matches") : NULL;
-	n = json_array_size(m);
 	if (n == 0)
 		return NULL;
 	wstart = plain_byte_of(rl_line_buffer, json_integer_value(
-	    json_object_get(reply->fields, "start")));
+	    json_object_get(fields, "start")));
 	/* No space after a key or a file name: a quote or more path
 	 * follows, not the next word. */
 	rl_completion_append_character = wstart > 0 && strchr("\"'/",
@@ -602,6 +589,27 @@ plain_complete(const char *text, int start, int end)
 		    xstrdup(text);
 	}
 	return plain_matches_done(out, n);
+}
+
+static char **
+plain_complete(const char *text, int start, int end)
+{
+	struct plain *p = plain_self;
+	json_t *req;
+	struct response *reply;
+	int cursor = 0, k;
+
+	(void)end;
+	/* The protocol's cursor counts characters; rl_point counts bytes. */
+	for (k = 0; k < rl_point; k++)
+		if ((rl_line_buffer[k] & 0xc0) != 0x80)
+			cursor++;
+	rl_attempted_completion_over = 1;
+	req = json_pack("{s:s, s:s, s:i}", "op", "complete", "code",
+	    rl_line_buffer, "cursor", cursor);
+	reply = plain_call(p, req, OP_COMPLETE);
+	return reply != NULL ? plain_matches(reply->fields, text, start) :
+	    NULL;
 }
 
 char **

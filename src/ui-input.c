@@ -438,7 +438,6 @@ ui_complete(const char *text, int start, int end)
 	size_t i, n;
 	int cursor = 0, k;
 
-	(void)start;
 	(void)end;
 	rl_attempted_completion_over = 1;
 	if (u->running != 0 || u->ended != NULL) {
@@ -453,21 +452,22 @@ ui_complete(const char *text, int start, int end)
 	    "code", rl_line_buffer, "cursor", cursor), 3000);
 	m = json_object_get(reply, "matches");
 	n = json_array_size(m);
-	if (n == 0) {
-		json_decref(reply);
-		return NULL;
-	}
-	out = xcalloc(n + 2, sizeof *out);
-	for (i = 0; i < n; i++) {
-		const char *s = json_string_value(json_array_get(m, i));
+	/* An ambiguous Tab lists the choices at once, in the result pane,
+	 * as the worker names them (%who_ls, where readline's word is
+	 * who_). */
+	if (n > 1) {
+		ui_free_matches(u);
+		u->matches = xcalloc(n + 1, sizeof *u->matches);
+		for (i = 0; i < n; i++) {
+			const char *s = json_string_value(json_array_get(m, i));
 
-		out[i + 1] = xstrdup(s != NULL ? s : text);
+			u->matches[i] = xstrdup(s != NULL ? s : "");
+		}
+		u->dirty = true;
 	}
+	out = plain_matches(reply, text, start);
 	json_decref(reply);
-	/* An ambiguous Tab lists the choices at once, in the result pane. */
-	if (n > 1)
-		ui_show_matches(out, (int)n, 0);
-	return plain_matches_done(out, n);
+	return out;
 }
 /* ---- dispatch -------------------------------------------------------- */
 

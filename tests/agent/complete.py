@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-# The complete op as IPython completes: dict keys and DataFrame columns
+# The complete op as IPython completes: magics' names after % and %%,
+# dict keys and DataFrame columns
 # inside d["..., module names after import and from X import, a module's
 # names after from X import, file names inside a string left open, and
 # the names and attributes it always gave.  Each match replaces
@@ -30,6 +31,13 @@ CASES = [
     ("names, as before", "ite", 0, ["iter"]),
     ("attributes, as before", "d.ke", 0, ["d.keys"]),
     ("no string, no files", "dat", 0, []),
+    ("a line magic's name", "%ti", 0, ["%time", "%timeit"]),
+    ("a cell magic's name", "%%ti", 0, ["%%time", "%%timeit"]),
+    ("a line magic on a later line", "x = 1\n%who", 6,
+     ["%who", "%who_ls", "%whos"]),
+    ("a line magic after =", "names = %who_", 8, ["%who_ls"]),
+    ("a cell magic only at the cell's start", "x = 1\n%%ti", 8, []),
+    ("% between values is Python's", "a %ra", 3, ["raise", "range"]),
 ]
 
 

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Plain mode on a real terminal (tmux): prompts, results, continuation
-# lines, completion from the namespace, Ctrl-C interrupting a cell and
+# lines, completion from the namespace and of magics, Ctrl-C interrupting a cell and
 # clearing the line, history saved, Ctrl-D exiting.
 . "${srcdir:-.}/tests/lib/tap.sh"
 command -v tmux >/dev/null || skip_all "tmux is not installed"
@@ -64,6 +64,12 @@ wait_for '^>>> answer$'
 keys Enter
 wait_for '^42$'
 step "tab completion from the namespace"
+
+keys '%who_' Tab
+wait_for '^>>> %who_ls$'
+keys Enter
+wait_for "^\\['answer', 'i'\\]$"
+step "tab completes a magic's name"
 
 keys 'import time' Enter 'time.sleep(30)' Enter
 sleep 0.5

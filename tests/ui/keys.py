@@ -49,6 +49,14 @@ def completion(scr):
     scr.keys("C-u")
     check(scr.wait_gone(r"completions"), "the next key closes the list",
           scr.text())
+    # where the worker's match starts before or after readline's word
+    scr.keys("%who_", "Tab")
+    check(scr.wait(r"^>>> %who_ls$"), "Tab completes a magic's name",
+          scr.text())
+    scr.keys("C-u", "import collections.ab", "Tab")
+    check(scr.wait(r"^>>> import collections\.abc$"),
+          "Tab completes a submodule after its package", scr.text())
+    scr.keys("C-u")
 
 
 def interrupts(scr):
