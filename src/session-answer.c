@@ -740,6 +740,12 @@ session_restored(struct session *s, struct ckpt *ck, json_t *restored)
 		response_set(resp, "threads_lost", json_incref(
 		    json_object_get(restored, "threads_lost")));
 		break;
+	case AFTER_START:
+		resp = r->pending;
+		r->pending = NULL;
+		response_set(resp, "threads_lost", json_incref(
+		    json_object_get(restored, "threads_lost")));
+		break;
 	case AFTER_RESET:
 		resp = response_new(ST_OK);
 		response_set(resp, "from", json_string(ck != NULL ?

@@ -579,7 +579,9 @@ session_rollback(struct session *s, struct sreq *r)
 	json_t *to = json_object_get(r->req, "to"), *undone, *redone;
 	struct response *msg;
 	struct ckpt *ck = ckpt_find(&s->ck, to);
+	struct ckpt_node *start;
 	char what[96], *names;
+	bool fresh;
 
 	if (json_is_string(to))
 		snprintf(what, sizeof what, "snapshot '%.64s'",
@@ -589,7 +591,10 @@ session_rollback(struct session *s, struct sreq *r)
 	else
 		snprintf(what, sizeof what, "checkpoint at cell %lld",
 		    (long long)json_integer_value(to));
-	if (ck != NULL && !ckpt_alive(ck)) {
+	if (ck != NULL && !ckpt_alive(ck) && ck->kind == CKPT_PRISTINE) {
+		ckpt_drop(&s->ck, ck);
+		ck = NULL;
+	} else if (ck != NULL && !ckpt_alive(ck)) {
 		ckpt_drop(&s->ck, ck);
 		names = session_ckpt_names(s);
 		session_answer(r, response_invalid("the %s is gone: its process "
@@ -598,7 +603,11 @@ session_rollback(struct session *s, struct sreq *r)
 		free(names);
 		return;
 	}
-	if (ck == NULL) {
+	/* Cell 0 with no pristine checkpoint (a cell came before the
+	 * worker was up, or it was killed from outside): the start is a
+	 * new interpreter, as for reset. */
+	fresh = ck == NULL && json_is_integer(to) && json_integer_value(to) == 0;
+	if (ck == NULL && !fresh) {
 		names = session_ckpt_names(s);
 		session_answer(r, response_invalid("there is no %s%s; nothing "
 		    "changed; the checkpoints are: %s", what,
@@ -610,11 +619,15 @@ session_rollback(struct session *s, struct sreq *r)
 		free(names);
 		return;
 	}
-	ckpt_node_diff(s->node, ck->node, &undone, &redone);
+	for (start = s->node; start->parent != NULL; start = start->parent)
+		;
+	ckpt_node_diff(s->node, fresh ? start : ck->node, &undone, &redone);
 	msg = response_new(ST_OK);
-	response_set(msg, "cell", json_integer(ck->kind == CKPT_PRISTINE ? 0 :
-	    ck->node->cell));
-	if (ck->name != NULL)
+	response_set(msg, "cell", json_integer(fresh ||
+	    ck->kind == CKPT_PRISTINE ? 0 : ck->node->cell));
+	if (fresh)
+		response_set(msg, "from", json_string("new interpreter"));
+	else if (ck->name != NULL)
 		response_set(msg, "name", json_string(ck->name));
 	response_set(msg, "rolled_back", undone);
 	if (json_array_size(redone) > 0)
@@ -632,7 +645,7 @@ session_rollback(struct session *s, struct sreq *r)
 	r->pending = msg;
 	r->target = ck;
 	r->t0 = now_ns();
-	session_replace(s, r, AFTER_ROLLBACK);
+	session_replace(s, r, fresh ? AFTER_START : AFTER_ROLLBACK);
 }
 
 static void

@@ -361,7 +361,8 @@ session_restore(struct session *s)
 	for (;;) {
 		ckpt_prune(&s->ck, session_warnings(s));	/* may drop r->target */
 		ck = r != NULL ? r->target : NULL;
-		if (ck == NULL && !(r != NULL && r->after == AFTER_RESET))
+		if (ck == NULL && !(r != NULL && (r->after == AFTER_RESET ||
+		    r->after == AFTER_START)))
 			ck = ckpt_nearest(&s->ck, s->node, session_warnings(s));
 		if (ck == NULL) {
 			session_spawn(s);

@@ -73,6 +73,20 @@ with unsandboxed("--checkpoint-policy", "every") as c:
           r)
     r = c.call({"code": "s"})
     check(r.get("result") == "'after'", "... and nothing changed", r)
+
+    # The pristine one killed from outside: rollback to 0 is still the
+    # start, a new interpreter.
+    p = [x for x in ckpts(c) if x["kind"] == "pristine"]
+    check(len(p) == 1, "the new interpreter took a pristine checkpoint", p)
+    if p:
+        kill(p[0]["pid"])
+    r = c.call({"op": "rollback", "to": 0})
+    check(r["status"] == "ok" and r["cell"] == 0 and
+          r.get("from") == "new interpreter",
+          "rollback to 0, its pristine checkpoint killed: a new "
+          "interpreter", r)
+    r = c.call({"code": "'s' in dir()"})
+    check(r.get("result") == "False", "... with nothing in it", r)
     r = c.call({"op": "snapshots"})
     check(not any(x["name"] == "victim" for x in r["checkpoints"]),
           "the dead one is no longer listed", r)

@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 # The pristine checkpoint, the state reset goes back to, is taken once a
 # fresh worker is up and nothing waits for it.  A cell sent before that
-# runs at once, without waiting for a fork: then there is none, and reset
-# or a crash starts a new interpreter (which imports --preload again) and
-# takes its pristine checkpoint once it is quiet.  Listing the namespace
-# first does not cost it; a completion (which may import) does.
+# runs at once, without waiting for a fork: then there is none, and reset,
+# rollback to 0 or a crash start a new interpreter (which imports
+# --preload again) and takes its pristine checkpoint once it is quiet.
+# Listing the namespace first does not cost it; a completion (which may
+# import) does.
 import os
 import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -53,6 +54,22 @@ with unsandboxed("--preload", "slowstart", workdir=wd) as c:
     r = c.call({"code": "'w' in dir()"})
     check(r.get("result") == "False", "the namespace is fresh again", r)
     check_exit(c, "coil exits 0 (a cell first)")
+
+# Rollback to cell 0 without one: a new interpreter too, and the
+# answer lists what it undid, as a rollback's does.
+with unsandboxed("--preload", "slowstart", workdir=wd) as c:
+    c.call({"code": "a = 1"})
+    c.call({"code": "b = 2"})
+    check(pristine(c) == [], "no pristine checkpoint: a cell came first")
+    r = c.call({"op": "rollback", "to": 0})
+    check(r["status"] == "ok" and r["cell"] == 0 and
+          r.get("from") == "new interpreter" and
+          r.get("rolled_back") == [1, 2],
+          "rollback to 0 starts a new interpreter, undoing cells 1, 2", r)
+    r = c.call({"code": "'a' in dir() or 'b' in dir()"})
+    check(r.get("result") == "False", "the namespace is the start's", r)
+    check(started(c) == "1", "--preload ran again in the new interpreter")
+    check_exit(c, "coil exits 0 (rollback to 0)")
 
 # Asked for the namespace first: the checkpoint comes before cell 1.
 with unsandboxed("--preload", "slowstart", workdir=wd) as c:
