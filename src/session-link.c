@@ -323,6 +323,8 @@ session_hello(struct session *s, struct link_frame *f)
 		restored = ckpt_restored(ck);
 		json_object_set_new(restored, "lost", session_lost(s, ck->node));
 		session_set_node(s, ckpt_node_ref(ck->node));
+		/* A state some cell made, most likely: not reset's. */
+		s->pristine_owed = false;
 	} else {
 		restored = json_pack("{s:n, s:i, s:o}", "cell", "threads_lost",
 		    0, "lost", session_lost(s, NULL));

@@ -84,6 +84,23 @@ with unsandboxed("--preload", "slowstart", workdir=wd) as c:
           "reset goes back to it", r)
     check_exit(c, "coil exits 0 (vars first)")
 
+# A rollback queued behind a reset to a new interpreter runs before that
+# interpreter is quiet: the state it resumes is cell 1's, which must not
+# become the pristine checkpoint (a review found it did).
+with unsandboxed("--checkpoint-policy", "every", workdir=wd) as c:
+    c.call({"code": "x = 1"})
+    reset = c.send({"op": "reset"})
+    back = c.send({"op": "rollback", "to": 1})
+    r1, r2 = c.response(reset), c.response(back)
+    check(r1["status"] == "ok" and r2["status"] == "ok" and r2["cell"] == 1,
+          "reset, then a rollback to cell 1", (r1, r2))
+    check(pristine(c) == [], "no pristine checkpoint of cell 1's state")
+    r = c.call({"op": "reset"})
+    r = c.call({"code": "'x' in dir()"})
+    check(r.get("result") == "False", "reset is still a fresh namespace",
+          r)
+    check_exit(c, "coil exits 0 (a rollback behind a reset)")
+
 # A completion first may import: no pristine checkpoint after it.
 with unsandboxed("--preload", "slowstart", workdir=wd) as c:
     r = c.call({"op": "complete", "code": "import o"})
