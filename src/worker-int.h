@@ -58,9 +58,12 @@ void worker_aim_fds(int out, int err);
  * when there is no room up there.  Returns the descriptor to use. */
 int worker_high_fd(int fd);
 
-/* Before Python starts: make the program's static data present, and
- * each arena of Python's object allocator as it is made, in one call
- * each instead of a page fault a page. */
+/* Before Python starts: make libpython's static data present, and each
+ * arena of Python's object allocator as it is made, in one call each
+ * instead of a page fault a page. */
 void worker_mem_prepare(void);
+/* Once it has (coil's own Python run too): later arenas fault in as
+ * they are used. */
+void worker_mem_started(void);
 
 #endif

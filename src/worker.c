@@ -793,6 +793,7 @@ worker_main(int ctl_fd, json_t *conf, const struct sandbox_conf *sbx,
 	worker_save_fds();
 	worker_mem_prepare();
 	worker_init_python(conf, sbx, rep);
+	worker_mem_started();
 	worker_sandbox = sandbox_report_json(rep);
 	worker_hello(-1);
 	worker_serve();
