@@ -324,10 +324,10 @@ export_mark_of(const struct response *r)
 		return NULL;
 	buf_init(&b);
 	if (r->op == OP_RESET) {
-		buf_addstr(&b, "*coil: the namespace was reset; what the cells "
-		    "above defined is gone.*");
+		buf_addstr(&b, EXPORT_MARK_RESET " what the cells above "
+		    "defined is gone.*");
 	} else {
-		buf_addstr(&b, "*coil: the namespace was rolled back to ");
+		buf_addstr(&b, EXPORT_MARK_ROLLBACK);
 		if (to > 0)
 			buf_printf(&b, "the state after cell %d", to);
 		else

@@ -40,6 +40,11 @@ struct export *export_new(const char *path);
  * file may be made beside it, and path is no directory): 0, or -1 with
  * err.  A session checks at its start, not after all its cells. */
 int export_check(const char *path, char *err, size_t errlen);
+/* How the markdown cell marking a rollback or a reset begins, where it
+ * happened ("... the state after cell N" or "... its start" follows the
+ * rollback's): coil --replay of the notebook does it again. */
+#define EXPORT_MARK_ROLLBACK "*coil: the namespace was rolled back to "
+#define EXPORT_MARK_RESET "*coil: the namespace was reset;"
 /* A keeper, written nowhere, fed by export_keep. */
 struct export *export_keeper(void);
 /* The order an exec's stdout (1) and stderr (2) came in: runs of

@@ -5,14 +5,19 @@
  * tool_calls, Anthropic messages with tool_use blocks).  Each becomes a
  * list of cells {"n", "line", "req", "expect"?}; what the file says the
  * cell gave (a notebook's outputs, a chat's tool result) is the expect
- * a check compares.  Pure parsing: no session, no Python.
+ * a check compares.  A notebook of a coil session marks its rollbacks
+ * and resets (export.c): each becomes its request again, and the cell a
+ * rollback went back to is pinned once it has run ("pin").  Pure
+ * parsing: no session, no Python.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "export.h"
 #include "replay-int.h"
 
 /* A notebook's multiline string: a string, or a list of them. */
@@ -93,12 +98,88 @@ forms_nb_expect(json_t *cell)
 	return x;
 }
 
+/* A markdown cell's text as coil marks a rollback or a reset: the cell
+ * the namespace went back to (0: the start, as after a reset, which
+ * *reset says), or -1 when it is no mark. */
+static int
+forms_mark(const char *text, bool *reset)
+{
+	size_t n = strlen(EXPORT_MARK_ROLLBACK);
+	int cell;
+
+	*reset = strncmp(text, EXPORT_MARK_RESET,
+	    strlen(EXPORT_MARK_RESET)) == 0;
+	if (*reset)
+		return 0;
+	if (strncmp(text, EXPORT_MARK_ROLLBACK, n) != 0)
+		return -1;
+	if (strncmp(text + n, "its start", 9) == 0)
+		return 0;
+	if (sscanf(text + n, "the state after cell %d", &cell) == 1 &&
+	    cell > 0)
+		return cell;
+	return -1;
+}
+
+/* The cells the notebook's marks roll back to: their execution counts
+ * as the keys of an object. */
+static json_t *
+forms_nb_targets(json_t *nb)
+{
+	json_t *targets = json_object(), *c;
+	char *text, key[16];
+	bool reset;
+	size_t i;
+	int cell;
+
+	json_array_foreach(json_object_get(nb, "cells"), i, c) {
+		if (strcmp(json_string_value(json_object_get(c, "cell_type")) ?:
+		    "", "markdown") != 0)
+			continue;
+		text = forms_text(json_object_get(c, "source"));
+		cell = forms_mark(text, &reset);
+		free(text);
+		if (cell > 0) {
+			snprintf(key, sizeof key, "%d", cell);
+			json_object_set_new(targets, key, json_false());
+		}
+	}
+	return targets;
+}
+
+/* A mark as its request: reset, or a rollback to the start or to the
+ * pin of the cell it names, which a code cell above must have set (in
+ * targets, true).  NULL with err when none did. */
+static json_t *
+forms_nb_mark(const char *text, json_t *targets, const char *path,
+    size_t at, char *err, size_t errlen)
+{
+	char key[16], pin[32];
+	bool reset;
+	int cell = forms_mark(text, &reset);
+
+	if (reset)
+		return json_pack("{s:s}", "op", "reset");
+	if (cell == 0)
+		return json_pack("{s:s, s:i}", "op", "rollback", "to", 0);
+	snprintf(key, sizeof key, "%d", cell);
+	if (!json_is_true(json_object_get(targets, key))) {
+		err_set(err, errlen, "notebook '%s': cell %zu marks a rollback "
+		    "to the state after cell %d, and no code cell above it ran "
+		    "as cell %d: the rollback cannot be replayed", path, at + 1,
+		    cell, cell);
+		return NULL;
+	}
+	snprintf(pin, sizeof pin, "replay-%d", cell);
+	return json_pack("{s:s, s:s}", "op", "rollback", "to", pin);
+}
+
 static json_t *
 forms_notebook(json_t *nb, const char *path, char *err, size_t errlen)
 {
-	json_t *cells = json_array(), *c;
+	json_t *cells = json_array(), *c, *targets, *req, *ec;
 	const char *type;
-	char *code;
+	char *code, key[16], pin[32];
 	size_t i;
 	int n = 0;
 
@@ -110,14 +191,45 @@ forms_notebook(json_t *nb, const char *path, char *err, size_t errlen)
 		json_decref(cells);
 		return NULL;
 	}
+	targets = forms_nb_targets(nb);
 	json_array_foreach(json_object_get(nb, "cells"), i, c) {
 		type = json_string_value(json_object_get(c, "cell_type"));
+		if (type != NULL && strcmp(type, "markdown") == 0) {
+			bool reset;
+
+			code = forms_text(json_object_get(c, "source"));
+			req = forms_mark(code, &reset) < 0 ? NULL :
+			    forms_nb_mark(code, targets, path, i, err, errlen);
+			if (req == NULL && forms_mark(code, &reset) >= 0) {
+				free(code);
+				json_decref(targets);
+				json_decref(cells);
+				return NULL;
+			}
+			free(code);
+			if (req != NULL)
+				json_array_append_new(cells, json_pack(
+				    "{s:i, s:i, s:o}", "n", n, "line", 0,
+				    "req", req));
+			continue;
+		}
 		if (type == NULL || strcmp(type, "code") != 0)
-			continue;	/* markdown and raw cells */
+			continue;	/* raw cells */
 		code = forms_text(json_object_get(c, "source"));
 		forms_add(cells, ++n, 0, code, forms_nb_expect(c));
 		free(code);
+		ec = json_object_get(c, "execution_count");
+		snprintf(key, sizeof key, "%lld", (long long)
+		    json_integer_value(ec));
+		if (json_is_integer(ec) && json_object_get(targets, key)) {
+			snprintf(pin, sizeof pin, "replay-%s", key);
+			json_object_set_new(json_array_get(cells,
+			    json_array_size(cells) - 1), "pin",
+			    json_string(pin));
+			json_object_set_new(targets, key, json_true());
+		}
 	}
+	json_decref(targets);
 	if (n == 0) {
 		err_set(err, errlen, "notebook '%s' has no code cells: nothing "
 		    "to replay", path);

@@ -44,6 +44,9 @@ struct rcell {
 	json_t *lines;		/* what its input() was given, in order
 				   (strings; null the end of input); NULL:
 				   nothing */
+	char *pin;		/* once it ran, pin the state as this
+				   snapshot: a rollback later in the file
+				   goes back to it; NULL: none */
 };
 
 void rcell_clear(struct rcell *c);

@@ -87,6 +87,7 @@ rcell_clear(struct rcell *c)
 	json_decref(c->req);
 	json_decref(c->expect);
 	json_decref(c->lines);
+	free(c->pin);
 	memset(c, 0, sizeof *c);
 }
 
@@ -378,6 +379,9 @@ rsrc_next(struct rsrc *src, struct rcell *c, char *err, size_t errlen)
 	c->line = (int)json_integer_value(json_object_get(cell, "line"));
 	c->req = json_incref(json_object_get(cell, "req"));
 	c->expect = json_incref(json_object_get(cell, "expect"));
+	if (json_is_string(json_object_get(cell, "pin")))
+		c->pin = xstrdup(json_string_value(json_object_get(cell,
+		    "pin")));
 	return 1;
 }
 

@@ -254,6 +254,43 @@ replay_check(struct replay *rp, const struct rcell *c, json_t *got)
 	buf_free(&diff);
 }
 
+/* Pin the state c left as the snapshot c->pin, which a rollback later
+ * in the file goes back to: said only when it cannot be.  -1 when the
+ * replay must stop. */
+static int
+replay_pin(struct replay *rp, const struct rcell *c)
+{
+	struct rcell pin = { .n = c->n };
+	json_t *got, *err;
+	char why[512];
+	json_t *req;
+	int op;
+
+	pin.req = json_pack("{s:s, s:s}", "op", "snapshot", "name", c->pin);
+	if (replay_request(&pin, &req, &op, why, sizeof why) == -1) {
+		printf("cell %d: its state cannot be kept for the rollback "
+		    "after it: %s\n", c->n, why);
+		rcell_clear(&pin);
+		return 0;
+	}
+	rcell_clear(&pin);
+	session_submit(rp->s, rp->client, req, json_integer(c->n),
+	    (enum op)op);
+	if (replay_wait(rp) == -1)
+		return -1;
+	got = response_json(rp->resp, 0);
+	response_free(rp->resp);
+	rp->resp = NULL;
+	err = json_object_get(got, "error");
+	if (strcmp(json_string_value(json_object_get(got, "status")) ?: "",
+	    "ok") != 0)
+		printf("cell %d: its state could not be kept for the rollback "
+		    "after it: %s\n\n", c->n, json_string_value(
+		    json_object_get(err, "message")) ?: "no reason given");
+	json_decref(got);
+	return 0;
+}
+
 /* One cell: submit, wait, print, check.  -1 when the replay must stop. */
 static int
 replay_cell(struct replay *rp, const struct rcell *c)
@@ -277,7 +314,7 @@ replay_cell(struct replay *rp, const struct rcell *c)
 		replay_check(rp, c, got);
 	fflush(stdout);
 	json_decref(got);
-	return 0;
+	return c->pin != NULL ? replay_pin(rp, c) : 0;
 }
 
 /* Every cell of the file; the exit status. */

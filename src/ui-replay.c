@@ -41,7 +41,7 @@
 #include "replay-int.h"
 #include "ui-int.h"
 
-enum rp_wait { RW_NONE, RW_CELL, RW_ROLLBACK, RW_RESET };
+enum rp_wait { RW_NONE, RW_CELL, RW_PIN, RW_ROLLBACK, RW_RESET };
 
 struct rp_cell {
 	long off;		/* its line in the spill; -1: in mem */
@@ -49,6 +49,7 @@ struct rp_cell {
 	int after;		/* the session's cell after it ran; 0: not
 				   known (not run, or no cell) */
 	char *was, *now;	/* the compared views when it differed */
+	char *pin;		/* as struct rcell's */
 };
 
 struct ui_replay {
@@ -85,7 +86,9 @@ rp_keep(struct ui_replay *rp, struct rcell *c)
 	rp->cells = xrealloc(rp->cells, (size_t)(rp->n + 1) *
 	    sizeof *rp->cells);
 	k = &rp->cells[rp->n++];
-	*k = (struct rp_cell){ .off = -1, .n = c->n, .line = c->line };
+	*k = (struct rp_cell){ .off = -1, .n = c->n, .line = c->line,
+	    .pin = c->pin };
+	c->pin = NULL;
 	if (rp->spill != NULL && !rp->spill_full) {
 		k->off = ftell(rp->spill);
 		if (k->off == -1 || json_dumpf(both, rp->spill,
@@ -401,6 +404,22 @@ rp_event(void *ctx, const struct session_event *ev)
 		    json_object_get(got, "cell"));
 		rp_compare(u, rp->done, got);
 		rp->done++;
+		if (rp->cells[rp->done - 1].pin != NULL) {
+			/* the state a rollback later in the file goes back
+			 * to, kept before the next cell runs */
+			rp->wait = RW_PIN;
+			session_submit(u->s, rp->client, json_pack("{s:s, "
+			    "s:s}", "op", "snapshot", "name",
+			    rp->cells[rp->done - 1].pin), json_null(),
+			    OP_SNAPSHOT);
+			json_decref(got);
+			return;
+		}
+	} else if (rp->wait == RW_PIN && !ok) {
+		ui_note_line(u, UL_NOTE, "replay: the state after cell %d "
+		    "could not be kept for the rollback after it: %s",
+		    rp->done, json_string_value(json_object_get(json_object_get(
+		    got, "error"), "message")) ?: "no reason given");
 	} else if (rp->wait == RW_ROLLBACK && ok) {
 		rp->done = rp->target = rp->go;
 		ui_submit(u, json_pack("{s:s}", "op", "vars"), W_VARS);
@@ -648,6 +667,7 @@ ui_replay_free(struct ui *u)
 	for (i = 0; i < rp->n; i++) {
 		free(rp->cells[i].was);
 		free(rp->cells[i].now);
+		free(rp->cells[i].pin);
 	}
 	free(rp->cells);
 	if (rp->spill != NULL)

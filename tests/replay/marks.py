@@ -3,14 +3,21 @@
 which a notebook run from the top would not do: a notebook of the
 session (--export, %save FILE.ipynb) says so in a markdown cell where it
 happened, naming the cell the namespace went back to, the snapshot and
-the cells undone.  A rollback that failed leaves no mark.
+the cells undone.  A rollback that failed leaves no mark.  coil --replay
+of the notebook does them again where they are marked, so --check finds
+the cells after them as they were (a rollback's cell is pinned once it
+has run: the replay's cells, back to back, get no checkpoint of their
+own), and a mark naming a cell no code cell above it ran is refused.
 """
 import json
 import os
+import subprocess
 import sys
+import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
-from coiltest import Coil, check, check_notebook, cleanup, done, workdir  # noqa
+from coiltest import (COIL, Coil, check, check_notebook, cleanup,  # noqa
+                      done, workdir)
 
 d = workdir()
 exported = os.path.join(d, "exported.ipynb")
@@ -46,5 +53,54 @@ for name, path in (("--export", exported),
           "happened, the failed rollback not at all", seq)
     check(len({c["id"] for c in cells}) == len(cells),
           name + ": every cell has its own id", [c["id"] for c in cells])
+
+
+def replay(path, *args):
+    """coil --replay path in a work dir of its own (the session's %save
+    wrote saved.ipynb in d)."""
+    return subprocess.run([COIL, "--replay", path, "--sandbox", "none",
+                           "--workdir", workdir(), *args],
+                          capture_output=True, text=True, timeout=120)
+
+
+# A session with a rollback to a cell only a pause kept (1.5 s without a
+# request: the idle policy's checkpoint), a reset and a rollback to the
+# start.
+paused = os.path.join(d, "paused.ipynb")
+with Coil("--workdir", d, "--no-record", "--export", paused) as c:
+    c.run("x = 1")
+    time.sleep(1.5)
+    c.run("x = 2")
+    r = c.call({"op": "rollback", "to": 1})
+    check(r.get("status") == "ok", "a rollback to cell 1's checkpoint", r)
+    check(c.run("x").get("result") == "1", "x is back at 1")
+    c.call({"op": "reset"})
+    c.run("y = 5")
+    c.call({"op": "rollback", "to": 0})
+    check(c.run("'y' in dir()").get("result") == "False",
+          "a rollback to 0 leaves nothing")
+    check(c.close() == 0, "coil exits 0", c.stderr_text())
+
+for name, path in (("--export", exported), ("a pause's checkpoint", paused)):
+    p = replay(path, "--check")
+    check(p.returncode == 0 and " 0 differ" in p.stdout,
+          name + ": the notebook replays with its marks, nothing differs",
+          p.stdout[-1500:] + p.stderr)
+    check("[rollback: ok]" in p.stdout and "[reset: ok]" in p.stdout,
+          name + ": the marks' rollback and reset run", p.stdout[-1500:])
+
+# A mark naming a cell that no code cell above it ran: refused, said.
+with open(exported) as f:
+    nb = json.load(f)
+for c in nb["cells"]:
+    if c["cell_type"] == "code" and c.get("execution_count") == 1:
+        c["execution_count"] = 7
+bad = os.path.join(d, "bad.ipynb")
+with open(bad, "w") as f:
+    json.dump(nb, f)
+p = replay(bad, "--check")
+check(p.returncode == 2 and "no code cell above it ran as cell 1" in
+      p.stderr, "a mark without its cell: the replay refuses, and says why",
+      (p.returncode, p.stdout[-500:], p.stderr))
 cleanup(d)
 done()

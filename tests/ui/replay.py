@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
@@ -155,6 +156,32 @@ try:
           scr.wait(r"result of cell 7 \(replay\): ok") and
           scr.wait(r"^ 2 *$"), "g 3 from cell 2 runs forward to it",
           scr.text())
+    scr.keys("C-d")
+finally:
+    scr.close()
+
+# a notebook of a session with a rollback: the mark is replayed, to the
+# state after cell 1, pinned once cell 1 has run (back to back, the
+# replay's cells get no checkpoint of their own)
+c = Coil("--export", "marks.ipynb", "--no-record", cwd=WORK)
+c.run("x = 1")
+time.sleep(1.5)                     # the idle policy's pause: cell 1 kept
+c.run("x = 2")
+r = c.call({"op": "rollback", "to": 1})
+check(r.get("status") == "ok", "the session to export rolls back", r)
+c.run("x")
+check_exit(c, "the session is exported with its rollback marked")
+scr = Screen(coil_cmd("--replay", "marks.ipynb"), 100, 30, cwd=WORK)
+try:
+    check(scr.wait(r"^ replay: cell 0 of 4 \|"), "the notebook in the UI: "
+          "3 code cells and the rollback's mark", scr.text())
+    scr.keys("a")
+    check(scr.wait(r"^ replay: cell 4 of 4 \|") and
+          scr.wait(r"^x +int +1 ") and
+          scr.wait(r"replay: at the end of .*marks\.ipynb") and
+          "differs from the recording" not in scr.text(),
+          "a runs them all: the rollback takes x back to 1, as it did, "
+          "and nothing differs", scr.text())
     scr.keys("C-d")
 finally:
     scr.close()
