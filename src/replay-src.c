@@ -44,6 +44,9 @@ struct rsrc {
 	struct rpending *pending;
 	size_t npending;
 	char note[256];
+	int segment;		/* sessions --record appended, from 0 */
+	json_t *pins;		/* "SEGMENT:CELL" a recorded rollback to a
+				   cell number went back to: true */
 	/* the other kinds: every cell, read first */
 	json_t *cells;
 	size_t next;
@@ -219,6 +222,44 @@ rsrc_unpend(struct rsrc *src, json_t *seq, struct rpending *out)
 	return -1;
 }
 
+/* The pin of cell in the session segment, "replay-SEGMENT-CELL" (no
+ * snapshot name may look like a cell number), or NULL: no rollback of
+ * the recording went back to it. */
+static char *
+rsrc_pin(const struct rsrc *src, int segment, json_int_t cell)
+{
+	char key[48], *pin;
+
+	snprintf(key, sizeof key, "%d:%lld", segment, (long long)cell);
+	if (src->pins == NULL || json_object_get(src->pins, key) == NULL)
+		return NULL;
+	xasprintf(&pin, "replay-%d-%lld", segment, (long long)cell);
+	return pin;
+}
+
+/* An exec cell a rollback went back to is pinned once it has run; a
+ * rollback to a cell number goes back to the pin. */
+static void
+rsrc_pin_cell(struct rsrc *src, struct rcell *c, json_t *resp)
+{
+	json_t *to = json_object_get(c->req, "to");
+	const char *op = json_string_value(json_object_get(c->req, "op"));
+	char *pin;
+
+	if (json_object_get(resp, "output") != NULL) {
+		c->pin = rsrc_pin(src, src->segment, json_integer_value(
+		    json_object_get(resp, "cell")));
+		return;
+	}
+	if (op == NULL || strcmp(op, "rollback") != 0 ||
+	    !json_is_integer(to) || json_integer_value(to) <= 0 ||
+	    (pin = rsrc_pin(src, src->segment, json_integer_value(to))) ==
+	    NULL)
+		return;
+	json_object_set_new(c->req, "to", json_string(pin));
+	free(pin);
+}
+
 static int
 rsrc_next_transcript(struct rsrc *src, struct rcell *c, char *err,
     size_t errlen)
@@ -248,6 +289,7 @@ rsrc_next_transcript(struct rsrc *src, struct rcell *c, char *err,
 			c->n = 0;
 			c->line = src->lineno;
 			c->req = json_pack("{s:s}", "op", "reset");
+			src->segment++;
 			return 1;
 		}
 		if (ev != NULL && strcmp(ev, "queued") == 0)
@@ -275,6 +317,7 @@ rsrc_next_transcript(struct rsrc *src, struct rcell *c, char *err,
 			    "cell")) : (int)p.seq;
 			c->line = p.line;
 			c->req = p.req;
+			rsrc_pin_cell(src, c, resp);
 			if (json_object_get(resp, "output") != NULL)
 				c->expect = rsrc_expect(resp);
 			else	/* snapshot, rollback, reset: did it work */
@@ -289,6 +332,62 @@ rsrc_next_transcript(struct rsrc *src, struct rcell *c, char *err,
 		json_decref(o);
 	}
 	return rc;
+}
+
+/*
+ * A recorded rollback to a cell number found that cell's checkpoint,
+ * taken on the session's timing (a pause, a long cell); the replay's
+ * cells run back to back and get their own, and after a second session
+ * --record appended, cell N is another cell.  So before the replay, the
+ * cells the recording's successful rollbacks went back to are noted
+ * (their answers hold "rolled_back"; only those lines are parsed), and
+ * as they are replayed each is pinned as a snapshot and the rollback
+ * goes back to the pin.  A file that cannot be read twice is replayed
+ * without.
+ */
+static void
+rsrc_scan_pins(struct rsrc *src)
+{
+	long at = ftell(src->f);
+	char *line = NULL, key[48];
+	size_t cap = 0;
+	ssize_t n;
+	json_t *o, *resp;
+	int segment = 0;
+
+	if (at < 0)
+		return;
+	src->pins = json_object();
+	while ((n = getline(&line, &cap, src->f)) > 0) {
+		bool header = strstr(line, "\"coil_transcript\"") != NULL;
+
+		if (!header && strstr(line, "\"rolled_back\"") == NULL)
+			continue;
+		o = json_loadb(line, (size_t)n, JSON_ALLOW_NUL, NULL);
+		if (header && json_object_get(o, "coil_transcript") != NULL)
+			segment++;
+		resp = json_object_get(o, "response");
+		if (strcmp(json_string_value(json_object_get(o, "event")) ?: "",
+		    "response") == 0 && strcmp(json_string_value(
+		    json_object_get(resp, "status")) ?: "", "ok") == 0 &&
+		    json_is_array(json_object_get(resp, "rolled_back")) &&
+		    json_integer_value(json_object_get(resp, "cell")) > 0) {
+			snprintf(key, sizeof key, "%d:%lld", segment,
+			    (long long)json_integer_value(json_object_get(resp,
+			    "cell")));
+			json_object_set_new(src->pins, key, json_true());
+		}
+		json_decref(o);
+	}
+	free(line);
+	if (fseek(src->f, at, SEEK_SET) != 0) {
+		snprintf(src->note, sizeof src->note, "'%s' could not be read "
+		    "twice: its rollbacks to a cell number were replayed as "
+		    "recorded", src->path);
+		json_decref(src->pins);
+		src->pins = NULL;
+		fseek(src->f, 0, SEEK_END);
+	}
 }
 
 /* Read the first line: 1 when it is a transcript header (src is then
@@ -310,6 +409,7 @@ rsrc_try_transcript(struct rsrc *src, char *err, size_t errlen)
 		return -1;
 	if (is) {
 		src->kind = RS_TRANSCRIPT;
+		rsrc_scan_pins(src);
 		return 1;
 	}
 	src->lineno = 0;
@@ -402,6 +502,7 @@ rsrc_close(struct rsrc *src)
 	free(src->line);
 	free(src->path);
 	json_decref(src->options);
+	json_decref(src->pins);
 	json_decref(src->cells);
 	free(src);
 }
