@@ -34,7 +34,7 @@ def _complete_magic(text):
     magics.py's, in this namespace."""
     import re
     m = re.search(r"(?:^|\n|=)[ \t]*(%%?)(\w*)$", text)
-    if m is None:
+    if m is None or _open_string(text) is not None:
         return None
     sign, word = m.groups()
     cell = sign == "%%"

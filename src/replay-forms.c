@@ -20,6 +20,10 @@
 #include "export.h"
 #include "replay-int.h"
 
+const char *const replay_pin_prefixes[REPLAY_PIN_PREFIXES] = {
+	"replay-", "replay.", "coil-replay-", "coil.replay."
+};
+
 /* A notebook's multiline string: a string, or a list of them. */
 static char *
 forms_text(json_t *v)
@@ -121,65 +125,66 @@ forms_mark(const char *text, bool *reset)
 	return -1;
 }
 
-/* The cells the notebook's marks roll back to: their execution counts
- * as the keys of an object. */
+/* The cells the notebook's marks roll back to, as the keys of an object;
+ * and in *prefix what their pins' names begin with: the first of
+ * replay_pin_prefixes no cell holds (a %snapshot of the session's own
+ * is never replaced), NULL when every one is taken. */
 static json_t *
-forms_nb_targets(json_t *nb)
+forms_nb_targets(json_t *nb, const char **prefix)
 {
 	json_t *targets = json_object(), *c;
+	bool used[REPLAY_PIN_PREFIXES] = { false }, reset;
 	char *text, key[16];
-	bool reset;
-	size_t i;
+	size_t i, k;
 	int cell;
 
 	json_array_foreach(json_object_get(nb, "cells"), i, c) {
-		if (strcmp(json_string_value(json_object_get(c, "cell_type")) ?:
-		    "", "markdown") != 0)
-			continue;
 		text = forms_text(json_object_get(c, "source"));
-		cell = forms_mark(text, &reset);
+		for (k = 0; k < REPLAY_PIN_PREFIXES; k++)
+			used[k] |= strstr(text, replay_pin_prefixes[k]) != NULL;
+		cell = strcmp(json_string_value(json_object_get(c,
+		    "cell_type")) ?: "", "markdown") == 0 ?
+		    forms_mark(text, &reset) : -1;
 		free(text);
 		if (cell > 0) {
 			snprintf(key, sizeof key, "%d", cell);
 			json_object_set_new(targets, key, json_false());
 		}
 	}
+	for (k = 0; k < REPLAY_PIN_PREFIXES && used[k]; k++)
+		;
+	*prefix = k < REPLAY_PIN_PREFIXES ? replay_pin_prefixes[k] : NULL;
 	return targets;
 }
 
 /* A mark as its request: reset, or a rollback to the start or to the
- * pin of the cell it names, which a code cell above must have set (in
- * targets, true).  NULL with err when none did. */
+ * pin of the cell it names, which a code cell above set (in targets,
+ * true); else to that cell's number, as it was (the replay says if
+ * there is no checkpoint of it). */
 static json_t *
-forms_nb_mark(const char *text, json_t *targets, const char *path,
-    size_t at, char *err, size_t errlen)
+forms_nb_mark(const char *text, json_t *targets, const char *prefix)
 {
-	char key[16], pin[32];
+	char key[16], pin[48];
 	bool reset;
 	int cell = forms_mark(text, &reset);
 
 	if (reset)
 		return json_pack("{s:s}", "op", "reset");
-	if (cell == 0)
-		return json_pack("{s:s, s:i}", "op", "rollback", "to", 0);
 	snprintf(key, sizeof key, "%d", cell);
-	if (!json_is_true(json_object_get(targets, key))) {
-		err_set(err, errlen, "notebook '%s': cell %zu marks a rollback "
-		    "to the state after cell %d, and no code cell above it ran "
-		    "as cell %d: the rollback cannot be replayed", path, at + 1,
-		    cell, cell);
-		return NULL;
-	}
-	snprintf(pin, sizeof pin, "replay-%d", cell);
+	if (cell == 0 || prefix == NULL ||
+	    !json_is_true(json_object_get(targets, key)))
+		return json_pack("{s:s, s:i}", "op", "rollback", "to", cell);
+	snprintf(pin, sizeof pin, "%s%d", prefix, cell);
 	return json_pack("{s:s, s:s}", "op", "rollback", "to", pin);
 }
 
 static json_t *
 forms_notebook(json_t *nb, const char *path, char *err, size_t errlen)
 {
-	json_t *cells = json_array(), *c, *targets, *req, *ec;
-	const char *type;
-	char *code, key[16], pin[32];
+	json_t *cells = json_array(), *c, *targets, *ec;
+	const char *type, *prefix;
+	char *code, key[16], pin[48];
+	bool reset;
 	size_t i;
 	int n = 0;
 
@@ -191,26 +196,17 @@ forms_notebook(json_t *nb, const char *path, char *err, size_t errlen)
 		json_decref(cells);
 		return NULL;
 	}
-	targets = forms_nb_targets(nb);
+	targets = forms_nb_targets(nb, &prefix);
 	json_array_foreach(json_object_get(nb, "cells"), i, c) {
 		type = json_string_value(json_object_get(c, "cell_type"));
 		if (type != NULL && strcmp(type, "markdown") == 0) {
-			bool reset;
-
 			code = forms_text(json_object_get(c, "source"));
-			req = forms_mark(code, &reset) < 0 ? NULL :
-			    forms_nb_mark(code, targets, path, i, err, errlen);
-			if (req == NULL && forms_mark(code, &reset) >= 0) {
-				free(code);
-				json_decref(targets);
-				json_decref(cells);
-				return NULL;
-			}
-			free(code);
-			if (req != NULL)
+			if (forms_mark(code, &reset) >= 0)
 				json_array_append_new(cells, json_pack(
 				    "{s:i, s:i, s:o}", "n", n, "line", 0,
-				    "req", req));
+				    "req", forms_nb_mark(code, targets,
+				    prefix)));
+			free(code);
 			continue;
 		}
 		if (type == NULL || strcmp(type, "code") != 0)
@@ -218,11 +214,13 @@ forms_notebook(json_t *nb, const char *path, char *err, size_t errlen)
 		code = forms_text(json_object_get(c, "source"));
 		forms_add(cells, ++n, 0, code, forms_nb_expect(c));
 		free(code);
+		/* the cell it ran as: its count, or where outputs were
+		 * cleared (no counts), its place */
 		ec = json_object_get(c, "execution_count");
-		snprintf(key, sizeof key, "%lld", (long long)
-		    json_integer_value(ec));
-		if (json_is_integer(ec) && json_object_get(targets, key)) {
-			snprintf(pin, sizeof pin, "replay-%s", key);
+		snprintf(key, sizeof key, "%lld", json_is_integer(ec) ?
+		    (long long)json_integer_value(ec) : (long long)n);
+		if (prefix != NULL && json_object_get(targets, key)) {
+			snprintf(pin, sizeof pin, "%s%s", prefix, key);
 			json_object_set_new(json_array_get(cells,
 			    json_array_size(cells) - 1), "pin",
 			    json_string(pin));

@@ -51,6 +51,11 @@ struct rcell {
 
 void rcell_clear(struct rcell *c);
 
+/* What the pins' names begin with: the first a file does not hold
+ * anywhere, so that no snapshot of the session's own is replaced. */
+#define REPLAY_PIN_PREFIXES 4
+extern const char *const replay_pin_prefixes[REPLAY_PIN_PREFIXES];
+
 struct rsrc;
 
 /* Open path and tell its kind from its content: NULL with a message

@@ -47,6 +47,8 @@ struct rsrc {
 	int segment;		/* sessions --record appended, from 0 */
 	json_t *pins;		/* "SEGMENT:CELL" a recorded rollback to a
 				   cell number went back to: true */
+	const char *pin_prefix;	/* of the pins' names: one the file never
+				   holds */
 	/* the other kinds: every cell, read first */
 	json_t *cells;
 	size_t next;
@@ -223,8 +225,10 @@ rsrc_unpend(struct rsrc *src, json_t *seq, struct rpending *out)
 }
 
 /* The pin of cell in the session segment, "replay-SEGMENT-CELL" (no
- * snapshot name may look like a cell number), or NULL: no rollback of
- * the recording went back to it. */
+ * snapshot name may look like a cell number; another prefix when the
+ * file holds that one anywhere, so a snapshot of the session's own is
+ * never replaced), or NULL: no rollback of the recording went back to
+ * it. */
 static char *
 rsrc_pin(const struct rsrc *src, int segment, json_int_t cell)
 {
@@ -233,7 +237,8 @@ rsrc_pin(const struct rsrc *src, int segment, json_int_t cell)
 	snprintf(key, sizeof key, "%d:%lld", segment, (long long)cell);
 	if (src->pins == NULL || json_object_get(src->pins, key) == NULL)
 		return NULL;
-	xasprintf(&pin, "replay-%d-%lld", segment, (long long)cell);
+	xasprintf(&pin, "%s%d-%lld", src->pin_prefix, segment,
+	    (long long)cell);
 	return pin;
 }
 
@@ -258,6 +263,27 @@ rsrc_pin_cell(struct rsrc *src, struct rcell *c, json_t *resp)
 		return;
 	json_object_set_new(c->req, "to", json_string(pin));
 	free(pin);
+}
+
+/* A rollback to a cell number recorded as failed (the cell had no
+ * checkpoint then) whose cell the replay pins for a later one: replayed,
+ * it would find the pin and succeed.  It changed nothing: it is left
+ * out. */
+static bool
+rsrc_pinned_failure(struct rsrc *src, json_t *req, json_t *resp)
+{
+	json_t *to = json_object_get(req, "to");
+	char *pin;
+
+	if (strcmp(json_string_value(json_object_get(req, "op")) ?: "",
+	    "rollback") != 0 || !json_is_integer(to) ||
+	    strcmp(json_string_value(json_object_get(resp, "status")) ?: "",
+	    "ok") == 0 ||
+	    (pin = rsrc_pin(src, src->segment, json_integer_value(to))) ==
+	    NULL)
+		return false;
+	free(pin);
+	return true;
 }
 
 static int
@@ -303,7 +329,8 @@ rsrc_next_transcript(struct rsrc *src, struct rcell *c, char *err,
 			/* Cancelled, or code that never ran: incomplete
 			 * (a terminal's REPL asks that of every line it
 			 * reads until the cell is whole). */
-			if (!json_is_object(resp) || rsrc_never_ran(resp)) {
+			if (!json_is_object(resp) || rsrc_never_ran(resp) ||
+			    rsrc_pinned_failure(src, p.req, resp)) {
 				json_decref(p.req);
 				json_decref(p.lines);
 				json_decref(o);
@@ -339,38 +366,55 @@ rsrc_next_transcript(struct rsrc *src, struct rcell *c, char *err,
  * taken on the session's timing (a pause, a long cell); the replay's
  * cells run back to back and get their own, and after a second session
  * --record appended, cell N is another cell.  So before the replay, the
- * cells the recording's successful rollbacks went back to are noted
- * (their answers hold "rolled_back"; only those lines are parsed), and
- * as they are replayed each is pinned as a snapshot and the rollback
- * goes back to the pin.  A file that cannot be read twice is replayed
- * without.
+ * cells the recording's successful rollbacks to a cell number went back
+ * to are noted (only the lines naming a rollback are parsed), and as they
+ * are replayed each is pinned as a snapshot and the rollback goes back
+ * to the pin.  A file that cannot be read twice (a pipe) is replayed
+ * without, and says so.
  */
 static void
 rsrc_scan_pins(struct rsrc *src)
 {
+	bool used[nitems(replay_pin_prefixes)] = { false };
 	long at = ftell(src->f);
-	char *line = NULL, key[48];
-	size_t cap = 0;
+	char *line = NULL, key[64];
+	size_t cap = 0, i;
 	ssize_t n;
-	json_t *o, *resp;
+	json_t *o, *resp, *req, *numeric;
+	const char *ev;
 	int segment = 0;
 
-	if (at < 0)
+	if (at < 0) {
+		snprintf(src->note, sizeof src->note, "'%s' can be read only "
+		    "once (a pipe): its rollbacks to a cell number went back "
+		    "to checkpoints the replay may not have", src->path);
 		return;
+	}
 	src->pins = json_object();
+	numeric = json_object();	/* "SEGMENT:SEQ" of such rollbacks */
 	while ((n = getline(&line, &cap, src->f)) > 0) {
 		bool header = strstr(line, "\"coil_transcript\"") != NULL;
 
-		if (!header && strstr(line, "\"rolled_back\"") == NULL)
+		for (i = 0; i < nitems(replay_pin_prefixes); i++)
+			used[i] |= strstr(line, replay_pin_prefixes[i]) != NULL;
+		if (!header && strstr(line, "\"rollback\"") == NULL &&
+		    strstr(line, "\"rolled_back\"") == NULL)
 			continue;
 		o = json_loadb(line, (size_t)n, JSON_ALLOW_NUL, NULL);
 		if (header && json_object_get(o, "coil_transcript") != NULL)
 			segment++;
+		ev = json_string_value(json_object_get(o, "event")) ?: "";
+		req = json_object_get(o, "request");
 		resp = json_object_get(o, "response");
-		if (strcmp(json_string_value(json_object_get(o, "event")) ?: "",
-		    "response") == 0 && strcmp(json_string_value(
-		    json_object_get(resp, "status")) ?: "", "ok") == 0 &&
-		    json_is_array(json_object_get(resp, "rolled_back")) &&
+		snprintf(key, sizeof key, "%d:%lld", segment, (long long)
+		    json_integer_value(json_object_get(o, "seq")));
+		if (strcmp(ev, "queued") == 0 && strcmp(json_string_value(
+		    json_object_get(req, "op")) ?: "", "rollback") == 0 &&
+		    json_integer_value(json_object_get(req, "to")) > 0)
+			json_object_set_new(numeric, key, json_true());
+		if (strcmp(ev, "response") == 0 && json_object_get(numeric,
+		    key) != NULL && strcmp(json_string_value(json_object_get(
+		    resp, "status")) ?: "", "ok") == 0 &&
 		    json_integer_value(json_object_get(resp, "cell")) > 0) {
 			snprintf(key, sizeof key, "%d:%lld", segment,
 			    (long long)json_integer_value(json_object_get(resp,
@@ -380,13 +424,19 @@ rsrc_scan_pins(struct rsrc *src)
 		json_decref(o);
 	}
 	free(line);
-	if (fseek(src->f, at, SEEK_SET) != 0) {
-		snprintf(src->note, sizeof src->note, "'%s' could not be read "
-		    "twice: its rollbacks to a cell number were replayed as "
-		    "recorded", src->path);
+	json_decref(numeric);
+	for (i = 0; i < nitems(replay_pin_prefixes) && used[i]; i++)
+		;
+	src->pin_prefix = i < nitems(replay_pin_prefixes) ?
+	    replay_pin_prefixes[i] : NULL;
+	/* a regular file: ftell worked, and so does this */
+	(void)fseek(src->f, at, SEEK_SET);
+	if (src->pin_prefix == NULL) {
+		snprintf(src->note, sizeof src->note, "'%s' holds every name "
+		    "coil pins cells by: its rollbacks to a cell number went "
+		    "back to checkpoints the replay may not have", src->path);
 		json_decref(src->pins);
 		src->pins = NULL;
-		fseek(src->f, 0, SEEK_END);
 	}
 }
 

@@ -483,8 +483,13 @@ ui_replay_stop(struct ui *u)
 		u->rp->target = u->rp->done + 1;
 		ui_interrupt(u);
 	}
+	/* keeping the state of the cell that ran (done counts it): the
+	 * run stops after it */
+	if (u->rp->wait == RW_PIN)
+		u->rp->target = u->rp->done;
 	snprintf(u->note, sizeof u->note, "replay: interrupting; the run "
-	    "stops after cell %d", u->rp->done + 1);
+	    "stops after cell %d", u->rp->wait == RW_PIN ? u->rp->done :
+	    u->rp->done + 1);
 }
 
 void

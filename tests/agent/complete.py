@@ -38,6 +38,7 @@ CASES = [
     ("a line magic after =", "names = %who_", 8, ["%who_ls"]),
     ("a cell magic only at the cell's start", "x = 1\n%%ti", 8, []),
     ("% between values is Python's", "a %ra", 3, ["raise", "range"]),
+    ("no magics inside a string", 'print("x=%de', 7, []),
 ]
 
 

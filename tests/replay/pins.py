@@ -4,7 +4,9 @@ checkpoint was the session's, taken at a pause; the replay's cells run
 back to back and get none there, so the replay pins the cell's state
 once it has run and the rollback goes back to the pin.  And after a
 second session --record appended to the file, cell 1 is that session's
-cell 1, not the first session's."""
+cell 1, not the first session's.  A pin never takes the name of a
+snapshot of the session's own, and a rollback recorded as failed does
+not succeed on the pin."""
 import os
 import subprocess
 import sys
@@ -48,5 +50,30 @@ check(p.returncode == 0 and " 0 differ" in p.stdout and
       p.stdout.count("[rollback: ok]") == 2,
       "two sessions in one file: each rollback goes back to its own "
       "session's cell 1", p.stdout + p.stderr)
+
+# A snapshot of the session's own named as a pin would be, and a
+# rollback to cell 1 that failed (no checkpoint of it yet) before one
+# that worked.
+T = os.path.join(d, "t2.jsonl")
+with Coil("--workdir", d, "--record", T, "--sandbox", "none") as c:
+    c.run("z = 1")
+    r = c.call({"op": "rollback", "to": 1})
+    check(r.get("status") == "invalid", "a rollback to cell 1 at once: "
+          "no checkpoint of it yet", r)
+    r = c.call({"op": "snapshot", "name": "replay-0-1"})
+    check(r.get("status") == "ok", "a snapshot named replay-0-1", r)
+    time.sleep(1.5)
+    c.run("z = 2")
+    r = c.call({"op": "rollback", "to": 1})
+    check(r.get("status") == "ok", "after a pause, it works", r)
+    c.run("z = 3")
+    r = c.call({"op": "rollback", "to": "replay-0-1"})
+    check(c.run("z").get("result") == "1", "z is 1 by the snapshot too")
+    check(c.close() == 0, "the session ends", c.stderr_text())
+p = replay()
+check(p.returncode == 0 and " 0 differ" in p.stdout and
+      "[rollback: invalid]" not in p.stdout,
+      "replayed: nothing differs, and the failed rollback does not "
+      "succeed on the pin", p.stdout + p.stderr)
 cleanup(d)
 done()
