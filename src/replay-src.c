@@ -49,6 +49,8 @@ struct rsrc {
 				   cell number went back to: true */
 	const char *pin_prefix;	/* of the pins' names: one the file never
 				   holds */
+	const char *unpinned;	/* why there are no pins, said when a
+				   rollback to a cell number comes */
 	/* the other kinds: every cell, read first */
 	json_t *cells;
 	size_t next;
@@ -257,8 +259,13 @@ rsrc_pin_cell(struct rsrc *src, struct rcell *c, json_t *resp)
 		return;
 	}
 	if (op == NULL || strcmp(op, "rollback") != 0 ||
-	    !json_is_integer(to) || json_integer_value(to) <= 0 ||
-	    (pin = rsrc_pin(src, src->segment, json_integer_value(to))) ==
+	    !json_is_integer(to) || json_integer_value(to) <= 0)
+		return;
+	if (src->unpinned != NULL && src->note[0] == '\0')
+		snprintf(src->note, sizeof src->note, "'%s' %s: its "
+		    "rollbacks to a cell number went back to checkpoints the "
+		    "replay may not have", src->path, src->unpinned);
+	if ((pin = rsrc_pin(src, src->segment, json_integer_value(to))) ==
 	    NULL)
 		return;
 	json_object_set_new(c->req, "to", json_string(pin));
@@ -385,9 +392,7 @@ rsrc_scan_pins(struct rsrc *src)
 	int segment = 0;
 
 	if (at < 0) {
-		snprintf(src->note, sizeof src->note, "'%s' can be read only "
-		    "once (a pipe): its rollbacks to a cell number went back "
-		    "to checkpoints the replay may not have", src->path);
+		src->unpinned = "can be read only once (a pipe)";
 		return;
 	}
 	src->pins = json_object();
@@ -432,9 +437,7 @@ rsrc_scan_pins(struct rsrc *src)
 	/* a regular file: ftell worked, and so does this */
 	(void)fseek(src->f, at, SEEK_SET);
 	if (src->pin_prefix == NULL) {
-		snprintf(src->note, sizeof src->note, "'%s' holds every name "
-		    "coil pins cells by: its rollbacks to a cell number went "
-		    "back to checkpoints the replay may not have", src->path);
+		src->unpinned = "holds every name coil pins cells by";
 		json_decref(src->pins);
 		src->pins = NULL;
 	}
