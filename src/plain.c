@@ -10,6 +10,7 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <readline/history.h>
@@ -374,6 +376,91 @@ plain_terminal(struct plain *p, json_t *req)
 	}
 }
 
+/*
+ * The history file is readline's format, an entry after a "#<seconds>"
+ * line and its lines up to the next such line, with one difference: a
+ * line of a cell that would read as a timestamp ("#1 load the data", a
+ * comment a cell may well hold) is written after a backslash, and so is
+ * one that begins with a backslash.  readline's own reader splits the
+ * entry there and loses the line, so coil reads and writes the file
+ * itself (readline still truncates it, by lines, at timestamps).
+ */
+static bool
+history_stamp(const char *line)
+{
+	return line[0] == '#' && isdigit((unsigned char)line[1]);
+}
+
+static void
+history_append(const char *path, const char *entry)
+{
+	FILE *f = fopen(path, "a");
+	const char *p = entry, *nl;
+
+	if (f == NULL)
+		return;
+	fprintf(f, "#%lld\n", (long long)time(NULL));
+	do {
+		nl = strchr(p, '\n');
+		if (history_stamp(p) || p[0] == '\\')
+			putc('\\', f);
+		fwrite(p, 1, nl != NULL ? (size_t)(nl - p) : strlen(p), f);
+		putc('\n', f);
+		p = nl + 1;
+	} while (nl != NULL);
+	fclose(f);
+}
+
+static void
+history_add_entry(struct buf *entry, const char *stamp)
+{
+	if (entry->len == 0)
+		return;
+	add_history(entry->p);
+	if (stamp[0] != '\0')
+		add_history_time(stamp);
+	buf_free(entry);
+	buf_init(entry);
+}
+
+static void
+history_read(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *line = NULL, stamp[32] = "";
+	size_t cap = 0;
+	ssize_t n;
+	struct buf entry;
+	bool first = true;
+
+	if (f == NULL)
+		return;
+	buf_init(&entry);
+	while ((n = getline(&line, &cap, f)) > 0) {
+		if (line[n - 1] == '\n')
+			line[--n] = '\0';
+		if (history_stamp(line)) {
+			history_add_entry(&entry, stamp);
+			snprintf(stamp, sizeof stamp, "%.31s", line);
+			first = true;
+			continue;
+		}
+		if (!first)
+			buf_addstr(&entry, "\n");
+		buf_addstr(&entry, line[0] == '\\' ? line + 1 : line);
+		first = false;
+		/* before any timestamp (a file without them): a line each */
+		if (stamp[0] == '\0') {
+			history_add_entry(&entry, stamp);
+			first = true;
+		}
+	}
+	history_add_entry(&entry, stamp);
+	buf_free(&entry);
+	free(line);
+	fclose(f);
+}
+
 /* A finished cell is one history entry, however many lines it has, so
  * that Up brings it back whole (and so does the next session: the file
  * keeps multi-line entries between timestamps). */
@@ -393,7 +480,7 @@ history_keep(const char *path, const char *cell)
 	 * answered): Up starts from the newest again */
 	using_history();
 	if (path != NULL)
-		append_history(1, path);
+		history_append(path, entry);
 	free(entry);
 }
 
@@ -411,7 +498,7 @@ history_start(const char *path)
 
 		if (f != NULL)
 			fclose(f);
-		read_history(path);
+		history_read(path);
 	}
 }
 

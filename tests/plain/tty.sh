@@ -1,7 +1,9 @@
 #!/bin/sh
 # Plain mode on a real terminal (tmux): prompts, results, continuation
-# lines, completion from the namespace and of magics, Ctrl-C interrupting a cell and
-# clearing the line, history saved, Ctrl-D exiting.
+# lines, completion from the namespace and of magics, Ctrl-C
+# interrupting a cell and clearing the line, history saved (a cell with a
+# "#1 ..." comment line comes back whole in the next session), Ctrl-D
+# exiting.
 . "${srcdir:-.}/tests/lib/tap.sh"
 command -v tmux >/dev/null || skip_all "tmux is not installed"
 
@@ -87,9 +89,27 @@ wait_for '^>>> answer \+ 1$'
 keys C-u Enter
 step "Ctrl-C clears the line; Up recalls history"
 
+keys 'if True:' Enter '#1 a comment readline takes for a time' Enter
+keys '    z = 9' Enter '' Enter
+wait_for '^>>> ?$'
 keys C-d
 wait_for 'EXITED 0'
 step "Ctrl-D exits 0"
 expect_grep "history saved in \$XDG_STATE_HOME/coil/history" \
 	'answer = 6 \* 7' "$T/state/coil/history"
+expect_grep "a line that would read as a timestamp is kept escaped" \
+	'^\\#1 a comment' "$T/state/coil/history"
+
+# The next session reads the cell back whole: Up, Enter runs all of it.
+tmux kill-session -t "$S"
+tmux new-session -d -s "$S" -x 100 -y 30 \
+	"env XDG_STATE_HOME=$T/state $COIL --plain; echo EXITED \$?; sleep 30"
+wait_for '^>>> ?$'
+keys Up Enter
+wait_for '^>>> ?$'
+keys 'z' Enter
+wait_for '^9$'
+step "the next session recalls the cell whole, its #1 line too"
+keys C-d
+wait_for 'EXITED 0'
 done_testing
