@@ -164,9 +164,9 @@ session_order_ckpt(struct session *s, enum link_ckpt kind, int cell)
  * its first cell before the worker was up (a pipe, a one-shot run) would
  * wait for the fork and pay the copy-on-write faults of every page the
  * cell touched, 8 ms of a 60 ms cold start here.  If a request that runs
- * code reaches the worker first, there is none, and reset (or a crash
- * before any checkpoint) starts a new interpreter, as it does under
- * --checkpoints 0: slower, and just as pristine.
+ * code reaches the worker first, there is none, and reset, rollback to
+ * 0 and a crash before any checkpoint start a new interpreter, as they
+ * do under --checkpoints 0: slower, and just as pristine.
  *
  * "every" orders one after each such cell, before its answer.  Atomic
  * cells and snapshots fork their own before they run, whatever the
@@ -606,7 +606,8 @@ session_rollback(struct session *s, struct sreq *r)
 	/* Cell 0 with no pristine checkpoint (a cell came before the
 	 * worker was up, or it was killed from outside): the start is a
 	 * new interpreter, as for reset. */
-	fresh = ck == NULL && json_is_integer(to) && json_integer_value(to) == 0;
+	fresh = ck == NULL && json_is_integer(to) &&
+	    json_integer_value(to) == 0;
 	if (ck == NULL && !fresh) {
 		names = session_ckpt_names(s);
 		session_answer(r, response_invalid("there is no %s%s; nothing "
@@ -619,7 +620,8 @@ session_rollback(struct session *s, struct sreq *r)
 		free(names);
 		return;
 	}
-	for (start = s->node; start->parent != NULL; start = start->parent)
+	for (start = s->node; fresh && start->parent != NULL;
+	    start = start->parent)
 		;
 	ckpt_node_diff(s->node, fresh ? start : ck->node, &undone, &redone);
 	msg = response_new(ST_OK);
