@@ -310,14 +310,16 @@ rp_compare(struct ui *u, int i, json_t *got)
 	buf_free(&now);
 }
 
+/* The request {"op": op, key: val} (key NULL: none; val is taken). */
 static void
-rp_submit_op(struct ui *u, const char *op, json_t *to, enum rp_wait w)
+rp_submit_op(struct ui *u, const char *op, const char *key, json_t *val,
+    enum rp_wait w)
 {
 	json_t *req = json_pack("{s:s}", "op", op);
 	const struct request_op *o = request_op_find(op);
 
-	if (to != NULL)
-		json_object_set_new(req, "to", to);
+	if (key != NULL)
+		json_object_set_new(req, key, val);
 	u->rp->wait = w;
 	session_submit(u->s, u->rp->client, req, json_null(), o->op);
 }
@@ -407,11 +409,8 @@ rp_event(void *ctx, const struct session_event *ev)
 		if (rp->cells[rp->done - 1].pin != NULL) {
 			/* the state a rollback later in the file goes back
 			 * to, kept before the next cell runs */
-			rp->wait = RW_PIN;
-			session_submit(u->s, rp->client, json_pack("{s:s, "
-			    "s:s}", "op", "snapshot", "name",
-			    rp->cells[rp->done - 1].pin), json_null(),
-			    OP_SNAPSHOT);
+			rp_submit_op(u, "snapshot", "name", json_string(
+			    rp->cells[rp->done - 1].pin), RW_PIN);
 			json_decref(got);
 			return;
 		}
@@ -429,7 +428,7 @@ rp_event(void *ctx, const struct session_event *ev)
 		    "%d; running cells 1 to %d again", rp->go, rp->go);
 		rp->target = rp->go;
 		json_decref(got);
-		rp_submit_op(u, "reset", NULL, RW_RESET);
+		rp_submit_op(u, "reset", NULL, NULL, RW_RESET);
 		return;
 	} else if (rp->wait == RW_RESET) {
 		rp->done = 0;
@@ -521,10 +520,10 @@ rp_goto(struct ui *u, int n)
 	rp->go = n;
 	rp->target = n;
 	if (n > 0 && rp->cells[n - 1].after > 0)
-		rp_submit_op(u, "rollback", json_integer(rp->cells[n -
+		rp_submit_op(u, "rollback", "to", json_integer(rp->cells[n -
 		    1].after), RW_ROLLBACK);
 	else
-		rp_submit_op(u, "reset", NULL, RW_RESET);
+		rp_submit_op(u, "reset", NULL, NULL, RW_RESET);
 	snprintf(u->note, sizeof u->note, "replay: going back to cell %d", n);
 }
 
