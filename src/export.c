@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 
 #include "export.h"
 #include "figure.h"
+#include "hostfs.h"
 #include "util.h"
 
 /* The largest figure put in a notebook, and the most bytes of figures
@@ -55,7 +57,9 @@ struct xcell {
 };
 
 struct export {
-	char *path;
+	char *path;		/* --export FILE, as given; NULL: a keeper */
+	struct hostfs_dir dir;	/* FILE's directory, held since the start */
+	char *name;		/* FILE's name in it */
 	json_t *cells;		/* the notebook's, in answer order, unless */
 	FILE *spill;		/* a keeper's: one compact line a cell, in
 				   an unlinked temp file */
@@ -68,11 +72,19 @@ struct export {
 	size_t figures_left;	/* of EXPORT_FIGURES_MAX (--export) */
 };
 
+static int export_dir(struct export *x, const char *path, char *err,
+    size_t errlen);
+
 struct export *
-export_new(const char *path)
+export_new(const char *path, char *err, size_t errlen)
 {
 	struct export *x = xcalloc(1, sizeof *x);
 
+	x->dir.fd = -1;
+	if (path != NULL && export_dir(x, path, err, errlen) == -1) {
+		free(x);
+		return NULL;
+	}
 	x->path = path != NULL ? xstrdup(path) : NULL;
 	x->cells = json_array();
 	x->figures_left = EXPORT_FIGURES_MAX;
@@ -505,7 +517,7 @@ export_response_of(json_t *o)
 struct export *
 export_keeper(void)
 {
-	struct export *x = export_new(NULL);
+	struct export *x = export_new(NULL, NULL, 0);
 
 	/* On disk, so that a long session's notebook costs no memory; in
 	 * memory when there is no temp file to be had. */
@@ -706,64 +718,88 @@ fail:
 	return -1;
 }
 
-/* Write the notebook to x->path: 0, or -1 said on stderr. */
+/* Write the notebook to x->path: 0, or -1 said on stderr.  Through the
+ * directory held since the start (hostfs.h): a new file renamed over
+ * the name, so nothing a cell put at the name is followed. */
 static int
 export_write(struct export *x)
 {
+	struct hostfs_new n;
+	char err[PATH_MAX + 128];
 	json_t *nb;
-	char *tmp;
 	int rc;
 
-	nb = export_notebook(x);
-	xasprintf(&tmp, "%s.tmp%ld", x->path, (long)getpid());
-	rc = json_dump_file(nb, tmp, JSON_INDENT(1) | JSON_REAL_PRECISION(6));
-	if (rc == 0 && rename(tmp, x->path) == -1)
-		rc = -1;
-	if (rc == -1) {
-		fprintf(stderr, "coil: cannot write the notebook '%s': %s\n",
-		    x->path, strerror(errno));
-		unlink(tmp);
+	if (hostfs_new_open(&n, &x->dir, x->name, x->path, err,
+	    sizeof err) == -1) {
+		fprintf(stderr, "coil: %s\n", err);
+		return -1;
 	}
-	free(tmp);
+	nb = export_notebook(x);
+	rc = json_dumpfd(nb, n.fd, JSON_INDENT(1) | JSON_REAL_PRECISION(6));
+	if (rc == -1)
+		snprintf(err, sizeof err, "cannot write the notebook '%s': %s",
+		    x->path, strerror(errno));
+	if (close(n.fd) == -1 && rc == 0)
+		rc = err_set(err, sizeof err, "cannot write the notebook "
+		    "'%s': %s", x->path, strerror(errno));
+	if (hostfs_new_commit(&n, &x->dir, x->name, rc == 0, x->path, err,
+	    sizeof err) == -1)
+		rc = -1;
+	if (rc == -1)
+		fprintf(stderr, "coil: %s\n", err);
 	json_decref(nb);
 	return rc;
 }
 
-int
-export_check(const char *path, char *err, size_t errlen)
+/* Where --export writes: its directory, walked and held now, before any
+ * cell runs (hostfs.h), and a trial file made there and removed, so a
+ * session checks at its start, not after all its cells.  0, or -1 with
+ * err. */
+static int
+export_dir(struct export *x, const char *path, char *err, size_t errlen)
 {
+	struct hostfs_new n;
 	struct stat st;
-	char *tmp;
-	int fd, saved;
 
-	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		return err_set(err, errlen, "--export '%s' is a directory",
-		    path);
-	/* what export_write makes, and renames over path */
-	xasprintf(&tmp, "%s.tmp%ld", path, (long)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	saved = errno;
-	if (fd >= 0) {
-		close(fd);
-		unlink(tmp);
+	if (hostfs_walk(path, HOSTFS_PARENT, &x->dir, &x->name, err,
+	    errlen) == -1)
+		return err_set(err, errlen, "--export: %.*s", (int)errlen / 2,
+		    err);
+	if (fstatat(x->dir.fd, x->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISDIR(st.st_mode)) {
+		err_set(err, errlen, "--export '%s' is a directory", path);
+		goto fail;
 	}
-	free(tmp);
-	if (fd < 0)
-		return err_set(err, errlen, "--export '%s' cannot be written: "
-		    "%s", path, strerror(saved));
+	if (hostfs_new_open(&n, &x->dir, x->name, path, err, errlen) == -1)
+		goto fail;
+	close(n.fd);
+	hostfs_new_commit(&n, &x->dir, x->name, false, path, err, errlen);
 	return 0;
+fail:
+	hostfs_close(&x->dir);
+	free(x->name);
+	x->name = NULL;
+	return -1;
 }
 
 int
 export_close(struct export *x)
 {
 	int rc = 0;
+
+	if (x != NULL && x->path != NULL)
+		rc = export_write(x);
+	export_free(x);
+	return rc;
+}
+
+void
+export_free(struct export *x)
+{
 	size_t i;
 
 	if (x == NULL)
-		return 0;
-	if (x->path != NULL)
-		rc = export_write(x);
+		return;
 	for (i = 0; i < x->nopen; i++) {
 		json_decref(x->open[i].cell);
 		buf_free(&x->open[i].text);
@@ -774,6 +810,7 @@ export_close(struct export *x)
 		fclose(x->spill);
 	free(x->python);
 	free(x->path);
+	free(x->name);
+	hostfs_close(&x->dir);
 	free(x);
-	return rc;
 }

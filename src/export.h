@@ -8,8 +8,10 @@
  *
  * Like the transcript writer (record.h) it is a hub observer attached
  * by session_new, so any front end exports.  The notebook is written
- * whole by export_close, through a temp file renamed over FILE, so a
- * reader never sees half of one; if coil is killed nothing is written.
+ * whole by export_close, through a new file renamed over FILE in the
+ * directory held since the start (hostfs_new_open), so a reader never
+ * sees half of one and a link a cell put at FILE is replaced, never
+ * followed; if coil is killed nothing is written.
  *
  * Without --export a session keeps one all the same (export_keeper),
  * so that %save FILE.ipynb can have the session so far (export_dump):
@@ -34,12 +36,12 @@
 
 struct export;
 
-/* An observer writing path at the end. */
-struct export *export_new(const char *path);
-/* Whether a notebook can be written at path when the session ends (a
- * file may be made beside it, and path is no directory): 0, or -1 with
- * err.  A session checks at its start, not after all its cells. */
-int export_check(const char *path, char *err, size_t errlen);
+/* An observer writing path at the end, or NULL with err when a notebook
+ * could not be written there: its directory is walked and held now,
+ * before any cell runs (hostfs.h), and a file is made beside path and
+ * removed (path is no directory).  A session checks at its start, not
+ * after all its cells. */
+struct export *export_new(const char *path, char *err, size_t errlen);
 /* How the markdown cell marking a rollback or a reset begins, where it
  * happened ("... the state after cell N" or "... its start" follows the
  * rollback's): coil --replay of the notebook does it again. */
@@ -80,6 +82,8 @@ void export_event(void *ctx, const struct session_event *ev);
 /* Write the notebook and free; -1 (said on stderr) when it could not
  * be written. */
 int export_close(struct export *x);
+/* Free without writing anything. */
+void export_free(struct export *x);
 
 /* The notebook of the cells answered so far, as JSON text: a new
  * string; *ncells gets their count. */

@@ -14,6 +14,7 @@
 
 #include "agent.h"
 #include "figure.h"
+#include "hostfs.h"
 #include "mcp.h"
 #include "init.h"
 #include "options.h"
@@ -60,6 +61,9 @@ main_enter(struct coil_opts *o)
 		    o->figure_dir, err, sizeof err) == -1)
 			return options_bad("%s", err);
 	}
+	/* Before any cell runs, and before the supervisor opens a file:
+	 * where cells may write, no link is followed from here on. */
+	hostfs_roots(&o->sbx);
 	return 0;
 }
 
@@ -168,9 +172,14 @@ main(int argc, char **argv)
 	struct coil_opts o;
 	int rc;
 
-	if (!options_parse(argc, argv, &o, &rc))
-		;
-	else if (o.transcripts)
+	if (!options_parse(argc, argv, &o, &rc)) {
+		options_free(&o);
+		return rc;
+	}
+	/* Where cells may write, from here on no link is followed: set
+	 * again once main_enter knows the figure dir. */
+	hostfs_roots(&o.sbx);
+	if (o.transcripts)
 		rc = record_list(stdout);
 	else if ((rc = replay_prepare(&o)) == 0 &&
 	    (rc = main_enter(&o)) == 0) {

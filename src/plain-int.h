@@ -32,7 +32,6 @@ struct plain {
 	char *answer;		/* the line read for it */
 	bool answered;		/* answer is ready (NULL: end of input) */
 	int client;		/* our tag in the session */
-	char *history;
 };
 
 /* Write s to fd, unless a write already failed (the reader is gone). */

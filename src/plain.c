@@ -27,6 +27,7 @@
 #include <readline/readline.h>
 
 #include "outbuf.h"
+#include "history.h"
 #include "plain.h"
 #include "plain-int.h"
 #include "request.h"
@@ -39,8 +40,6 @@
 
 static struct plain *plain_self;	/* for readline's callbacks */
 
-/* In libhistory since 8.0, not declared in its header. */
-extern int history_multiline_entries;
 static volatile sig_atomic_t plain_sigint;
 static volatile sig_atomic_t plain_winch;	/* the terminal was resized */
 
@@ -376,137 +375,11 @@ plain_terminal(struct plain *p, json_t *req)
 	}
 }
 
-/*
- * The history file is readline's format, an entry after a "#<seconds>"
- * line and its lines up to the next such line, with one difference: a
- * line of a cell that would read as a timestamp ("#1 load the data", a
- * comment a cell may well hold) is written after a backslash, and so is
- * one that begins with a backslash.  readline's own reader splits the
- * entry there and loses the line, so coil reads and writes the file
- * itself (readline still truncates it, by lines, at timestamps).
- */
-static bool
-history_stamp(const char *line)
-{
-	return line[0] == '#' && isdigit((unsigned char)line[1]);
-}
-
-static void
-history_append(const char *path, const char *entry)
-{
-	FILE *f = fopen(path, "a");
-	const char *p = entry, *nl;
-
-	if (f == NULL)
-		return;
-	fprintf(f, "#%lld\n", (long long)time(NULL));
-	do {
-		nl = strchr(p, '\n');
-		if (history_stamp(p) || p[0] == '\\')
-			putc('\\', f);
-		fwrite(p, 1, nl != NULL ? (size_t)(nl - p) : strlen(p), f);
-		putc('\n', f);
-		p = nl + 1;
-	} while (nl != NULL);
-	fclose(f);
-}
-
-static void
-history_add_entry(struct buf *entry, const char *stamp)
-{
-	if (entry->len == 0)
-		return;
-	add_history(entry->p);
-	if (stamp[0] != '\0')
-		add_history_time(stamp);
-	buf_free(entry);
-	buf_init(entry);
-}
-
-static void
-history_read(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *line = NULL, stamp[32] = "";
-	size_t cap = 0;
-	ssize_t n;
-	struct buf entry;
-	bool first = true;
-
-	if (f == NULL)
-		return;
-	buf_init(&entry);
-	while ((n = getline(&line, &cap, f)) > 0) {
-		if (line[n - 1] == '\n')
-			line[--n] = '\0';
-		if (history_stamp(line)) {
-			history_add_entry(&entry, stamp);
-			snprintf(stamp, sizeof stamp, "%.31s", line);
-			first = true;
-			continue;
-		}
-		if (!first)
-			buf_addstr(&entry, "\n");
-		buf_addstr(&entry, line[0] == '\\' ? line + 1 : line);
-		first = false;
-		/* before any timestamp (a file without them): a line each */
-		if (stamp[0] == '\0') {
-			history_add_entry(&entry, stamp);
-			first = true;
-		}
-	}
-	history_add_entry(&entry, stamp);
-	buf_free(&entry);
-	free(line);
-	fclose(f);
-}
-
-/* A finished cell is one history entry, however many lines it has, so
- * that Up brings it back whole (and so does the next session: the file
- * keeps multi-line entries between timestamps). */
-void
-history_keep(const char *path, const char *cell)
-{
-	char *entry;
-	size_t n = strlen(cell);
-
-	while (n > 0 && strchr(" \t\n", cell[n - 1]) != NULL)
-		n--;
-	if (n == 0)
-		return;
-	entry = xstrndup(cell, n);
-	add_history(entry);
-	/* kept after the line was read (the UI keeps a cell once it is
-	 * answered): Up starts from the newest again */
-	using_history();
-	if (path != NULL)
-		history_append(path, entry);
-	free(entry);
-}
-
-void
-history_start(const char *path)
-{
-	using_history();
-	/* Entries are written after a "#<time>" line, and the lines up to
-	 * the next one are read back as one entry: a cell stays whole. */
-	history_write_timestamps = 1;
-	history_multiline_entries = 1;
-	history_comment_char = '#';
-	if (path != NULL) {
-		FILE *f = fopen(path, "a");
-
-		if (f != NULL)
-			fclose(f);
-		history_read(path);
-	}
-}
-
 static void
 plain_remember(struct plain *p, const char *cell)
 {
 	if (p->tty)
-		history_keep(p->history, cell);
+		history_keep(cell);
 }
 
 /* A cell that is not UTF-8 never reaches Python: python3 refuses such
@@ -769,48 +642,12 @@ plain_on_line(char *line)
 		plain_prompt(p);
 }
 
-/* mkdir -p: $HOME/.local may not exist yet either, and history that
- * cannot be written is lost without a word. */
-static void
-plain_mkdirs(char *dir)
-{
-	char *c;
-
-	for (c = dir + 1; *c != '\0'; c++) {
-		if (*c != '/')
-			continue;
-		*c = '\0';
-		mkdir(dir, 0700);
-		*c = '/';
-	}
-	mkdir(dir, 0700);
-}
-
-char *
-plain_history_path(const struct coil_opts *o)
-{
-	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-	char *dir, *path;
-
-	if (o->history != NULL)
-		return *o->history ? xstrdup(o->history) : NULL;
-	if (state != NULL && *state == '/')
-		xasprintf(&dir, "%s/coil", state);
-	else if (home != NULL && *home == '/')
-		xasprintf(&dir, "%s/.local/state/coil", home);
-	else
-		return NULL;
-	plain_mkdirs(dir);
-	xasprintf(&path, "%s/history", dir);
-	free(dir);
-	return path;
-}
-
 static int
 plain_tty_loop(struct plain *p)
 {
 	struct sigaction sa = { .sa_handler = plain_on_sigint };
 	struct sigaction wa = { .sa_handler = plain_on_winch };
+	char err[512], *history;
 
 	sigaction(SIGINT, &sa, NULL);
 	/* readline's own handler is off (rl_catch_signals): the loop tells
@@ -823,8 +660,10 @@ plain_tty_loop(struct plain *p)
 	rl_completer_word_break_characters =
 	    " \t\n\"'`@$><=;|&{(+-*/%^~[],:!";
 	rl_catch_signals = 0;
-	p->history = plain_history_path(p->opts);
-	history_start(p->history);
+	history = history_path(p->opts);
+	if (history_start(history, err, sizeof err) == -1)
+		fprintf(stderr, "coil: warning: no history file: %s\n", err);
+	free(history);
 	plain_prompt(p);
 	while (!p->eof && !p->lost && !p->broken && !session_done(p->s)) {
 		struct pollfd pfd = { .fd = 0, .events = POLLIN };
@@ -857,8 +696,7 @@ plain_tty_loop(struct plain *p)
 			rl_callback_read_char();
 	}
 	rl_callback_handler_remove();
-	if (p->history != NULL)
-		history_truncate_file(p->history, 10000);
+	history_end();
 	return p->broken ? 1 : 0;
 }
 
@@ -943,6 +781,5 @@ plain_main(const struct coil_opts *opts)
 	free(p.ask);
 	free(p.page);
 	buf_free(&p.cell);
-	free(p.history);
 	return rc;
 }

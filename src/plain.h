@@ -2,7 +2,7 @@
  * plain.h - plain mode: a line REPL like python's own (coil --plain, and
  * coil without a mode option when stdin or stdout is not a
  * terminal).  On a terminal it edits lines with
- * readline (history in $XDG_STATE_HOME/coil/history, completion from the
+ * readline (history.h's history, completion from the
  * worker's namespace, a cell one entry however many lines it has);
  * Ctrl-C interrupts the running cell, Ctrl-D exits (at a continuation it
  * drops the cell), as do exit and quit.  A terminal's cells have no
@@ -17,17 +17,6 @@
 
 int plain_main(const struct coil_opts *opts);
 
-/* The history file (--history, else $XDG_STATE_HOME/coil/history, its
- * directory made), shared with the curses UI; NULL: none.  Caller
- * frees. */
-char *plain_history_path(const struct coil_opts *o);
-/* Load the history file (path may be NULL), set up as both front ends
- * keep it: each entry after a "#<time>" line, so that the lines up to
- * the next are one entry and a multi-line cell stays whole. */
-void history_start(const char *path);
-/* Keep a finished cell as one entry (its trailing blanks cut), in
- * memory and appended to path (NULL: memory only). */
-void history_keep(const char *path, const char *cell);
 /* A readline match list: out[1..n] (n >= 1) the matches; fills out[0]
  * with their common prefix, and with one match leaves it alone, as
  * readline wants.  Returns out. */

@@ -6,12 +6,14 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "hostfs.h"
 #include "options.h"
 #include "record.h"
 #include "util.h"
@@ -19,6 +21,8 @@
 struct record {
 	FILE *f;
 	char *path;
+	struct hostfs_dir dir;	/* path's directory, held since the start */
+	char *name;		/* path's name in it */
 	bool broken;		/* a write failed: nothing more is written */
 	bool fleeting;		/* a default transcript no request has
 				   reached yet: removed if none does */
@@ -108,20 +112,38 @@ record_header(const struct coil_opts *opts)
 struct record *
 record_open(const struct coil_opts *opts, char *err, size_t errlen)
 {
-	struct record *r;
-	FILE *f = fopen(opts->record, "ae");
+	struct record *r = xcalloc(1, sizeof *r);
+	int fd = -1;
 
-	if (f == NULL) {
-		err_set(err, errlen, "cannot write the transcript '%s': %s",
-		    opts->record, strerror(errno));
+	/* Walked and opened before any cell runs, and appended to through
+	 * that descriptor only: a cell that swaps the file or its
+	 * directory later changes nothing of what is written where. */
+	if (hostfs_walk(opts->record, HOSTFS_PARENT, &r->dir, &r->name, err,
+	    errlen) == 0)
+		fd = hostfs_open(&r->dir, r->name, HOSTFS_APPEND, opts->record,
+		    err, errlen);
+	if (fd == -1 || (r->f = fdopen(fd, "a")) == NULL) {
+		if (fd != -1) {
+			err_set(err, errlen, "cannot write the transcript "
+			    "'%s': %s", opts->record, strerror(errno));
+			close(fd);
+		} else {
+			/* hostfs's message names the path already */
+			char why[512];
+
+			snprintf(why, sizeof why, "%s", err);
+			err_set(err, errlen, "cannot write the transcript: %s",
+			    why);
+		}
+		hostfs_close(&r->dir);
+		free(r->name);
+		free(r);
 		return NULL;
 	}
 	/* Lines go out whole or not at all where a flush is due; the
 	 * buffer holds the queued and started lines of a cell until its
 	 * output or response flushes them. */
-	setvbuf(f, NULL, _IOFBF, 1 << 16);
-	r = xcalloc(1, sizeof *r);
-	r->f = f;
+	setvbuf(r->f, NULL, _IOFBF, 1 << 16);
 	r->path = xstrdup(opts->record);
 	r->fleeting = opts->record_default;
 	record_write(r, record_header(opts), true);
@@ -229,35 +251,14 @@ record_close(struct record *r)
 	 * an agent that left at once) leaves no default transcript to
 	 * crowd out the ones that hold cells. */
 	if (r->fleeting)
-		unlink(r->path);
+		hostfs_remove(&r->dir, r->name);
+	hostfs_close(&r->dir);
+	free(r->name);
 	free(r->path);
 	free(r);
 }
 
 /* ---- the directory of default transcripts --------------------------- */
-
-/* mkdir -p, each new directory 0700: transcripts hold what cells saw. */
-static int
-record_mkdirs(char *path, char *err, size_t errlen)
-{
-	char *p, c;
-
-	for (p = path + 1; ; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		c = *p;
-		*p = '\0';
-		if (mkdir(path, 0700) == -1 && errno != EEXIST) {
-			err_set(err, errlen, "cannot create '%s': %s", path,
-			    strerror(errno));
-			*p = c;
-			return -1;
-		}
-		*p = c;
-		if (c == '\0')
-			return 0;
-	}
-}
 
 char *
 record_dir(char *err, size_t errlen)
@@ -275,15 +276,27 @@ record_dir(char *err, size_t errlen)
 		    "absolute path: set one, or pass --no-record");
 		return NULL;
 	}
-	if (record_mkdirs(dir, err, errlen) == -1) {
-		free(dir);
-		return NULL;
-	}
 	return dir;
 }
 
-/* Ours: the names record_default_path gives. */
+/* The directory of default transcripts, made (each new directory 0700:
+ * transcripts hold what cells saw) and walked (hostfs.h): 0, or -1 with
+ * err.  *path: a new string. */
 static int
+record_dir_open(struct hostfs_dir *d, char **path, char *err, size_t errlen)
+{
+	if ((*path = record_dir(err, errlen)) == NULL)
+		return -1;
+	if (hostfs_walk(*path, HOSTFS_MKDIRS, d, NULL, err, errlen) == -1) {
+		free(*path);
+		*path = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* Ours: the names record_default_path gives. */
+static bool
 record_ours(const struct dirent *d)
 {
 	size_t n = strlen(d->d_name);
@@ -292,30 +305,65 @@ record_ours(const struct dirent *d)
 	    strcmp(d->d_name + n - 6, ".jsonl") == 0;
 }
 
+static int
+record_name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names of the default transcripts in d, sorted (by start time):
+ * their count, *names a new array of new strings; -1 with errno. */
+static int
+record_names(const struct hostfs_dir *d, char ***names)
+{
+	struct dirent *e;
+	DIR *dir;
+	size_t n = 0, cap = 0;
+	int fd = openat(d->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	*names = NULL;
+	if (fd == -1 || (dir = fdopendir(fd)) == NULL) {
+		if (fd != -1)
+			close(fd);
+		return -1;
+	}
+	while ((e = readdir(dir)) != NULL) {
+		if (!record_ours(e))
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 128;
+			*names = xrealloc(*names, cap * sizeof **names);
+		}
+		(*names)[n++] = xstrdup(e->d_name);
+	}
+	closedir(dir);
+	if (n > 0)
+		qsort(*names, n, sizeof **names, record_name_cmp);
+	return (int)n;
+}
+
 char *
 record_default_path(char *err, size_t errlen)
 {
-	struct dirent **names;
-	char *dir = record_dir(err, errlen), *path, stamp[32];
+	struct hostfs_dir d;
+	char **names, *dir, *path, stamp[32];
 	int n, i;
 	time_t t = time(NULL);
 	struct tm tm;
 
-	if (dir == NULL)
+	if (record_dir_open(&d, &dir, err, errlen) == -1)
 		return NULL;
-	n = scandir(dir, &names, record_ours, alphasort);
+	n = record_names(&d, &names);
 	for (i = 0; i < n; i++) {
 		/* The names sort by start time: the oldest go, leaving
-		 * room for this one.  One already gone is no matter. */
-		if (i < n - (RECORD_KEEP - 1)) {
-			xasprintf(&path, "%s/%s", dir, names[i]->d_name);
-			unlink(path);
-			free(path);
-		}
+		 * room for this one.  One already gone is no matter; a
+		 * link is removed, never followed. */
+		if (i < n - (RECORD_KEEP - 1))
+			hostfs_remove(&d, names[i]);
 		free(names[i]);
 	}
-	if (n >= 0)
-		free(names);
+	free(names);
+	hostfs_close(&d);
 	gmtime_r(&t, &tm);
 	strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
 	xasprintf(&path, "%s/%s-%ld.jsonl", dir, stamp, (long)getpid());
@@ -366,18 +414,25 @@ record_sum_line(struct record_sum *sum, json_t *o)
 
 /* Sum one transcript up; -1 when its first line is no header. */
 static int
-record_sum(const char *path, struct record_sum *sum)
+record_sum(const struct hostfs_dir *d, const char *name,
+    struct record_sum *sum)
 {
-	FILE *f = fopen(path, "re");
-	char *line = NULL;
+	char err[512], *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
 	json_t *o;
-	int lineno = 0;
+	int lineno = 0, fd;
+	FILE *f;
 
 	memset(sum, 0, sizeof *sum);
-	if (f == NULL)
+	/* A link or FIFO among them is not followed, nor waited on. */
+	if ((fd = hostfs_open(d, name, HOSTFS_READ, name, err,
+	    sizeof err)) == -1)
 		return -1;
+	if ((f = fdopen(fd, "r")) == NULL) {
+		close(fd);
+		return -1;
+	}
 	while ((n = getline(&line, &cap, f)) > 0) {
 		o = json_loadb(line, (size_t)n, JSON_ALLOW_NUL, NULL);
 		if (++lineno == 1) {
@@ -403,19 +458,19 @@ record_sum(const char *path, struct record_sum *sum)
 int
 record_list(FILE *out)
 {
-	struct dirent **names;
+	struct hostfs_dir d;
 	struct record_sum sum;
-	char err[512], *dir = record_dir(err, sizeof err), *path;
+	char err[512], *dir, **names;
 	int n, i;
 
-	if (dir == NULL) {
+	if (record_dir_open(&d, &dir, err, sizeof err) == -1) {
 		fprintf(stderr, "coil: %s\n", err);
 		return 2;
 	}
-	n = scandir(dir, &names, record_ours, alphasort);
-	if (n < 0) {
+	if ((n = record_names(&d, &names)) < 0) {
 		fprintf(stderr, "coil: cannot list '%s': %s\n", dir,
 		    strerror(errno));
+		hostfs_close(&d);
 		free(dir);
 		return 2;
 	}
@@ -425,15 +480,14 @@ record_list(FILE *out)
 		fprintf(out, "%-24s %6s %6s %7s %9s  %s\n", "started", "cells",
 		    "errors", "crashes", "duration", "transcript");
 	for (i = 0; i < n; i++) {
-		xasprintf(&path, "%s/%s", dir, names[i]->d_name);
-		if (record_sum(path, &sum) == 0)
-			fprintf(out, "%-24s %6d %6d %7d %8.1fs  %s\n",
+		if (record_sum(&d, names[i], &sum) == 0)
+			fprintf(out, "%-24s %6d %6d %7d %8.1fs  %s/%s\n",
 			    sum.started, sum.cells, sum.errors, sum.crashes,
-			    (double)(sum.t1 - sum.t0) / 1000, path);
-		free(path);
+			    (double)(sum.t1 - sum.t0) / 1000, dir, names[i]);
 		free(names[i]);
 	}
 	free(names);
+	hostfs_close(&d);
 	free(dir);
 	return 0;
 }

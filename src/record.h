@@ -49,8 +49,9 @@ struct record *record_open(const struct coil_opts *opts, char *err,
 void record_event(void *ctx, const struct session_event *ev);
 void record_close(struct record *r);
 
-/* The directory of default transcripts, created (mode 0700) with its
- * parents: a new string, or NULL with a message. */
+/* The path of the directory of default transcripts: a new string, or
+ * NULL with a message.  It is made (mode 0700, with its parents) and
+ * walked (hostfs.h) by record_default_path and record_list. */
 char *record_dir(char *err, size_t errlen);
 /* A new default transcript's path in record_dir, after removing the
  * oldest so that at most RECORD_KEEP - 1 stay: a new string, or NULL

@@ -466,27 +466,21 @@ session_new(const struct coil_opts *opts, char *err, size_t errlen)
 	    session_ckpt_dropped, s);
 	s->node = ckpt_node_new(0, NULL);
 	s->worker_conf = session_worker_conf(opts);
-	if ((opts->export != NULL && export_check(opts->export, err,
-	    errlen) == -1) ||
+	if ((opts->export != NULL && (s->export = export_new(opts->export,
+	    err, errlen)) == NULL) ||
 	    session_prepare(err, errlen) == -1 || init_start(&s->init,
-	    s->worker_conf, &opts->sbx, err, errlen) == -1) {
-		session_free(s);
-		return NULL;
-	}
+	    s->worker_conf, &opts->sbx, err, errlen) == -1)
+		goto fail;
 	/* The transcript is the first client, so each line is written
 	 * before any client hears of what it says. */
 	if (opts->record != NULL) {
-		s->rec = record_open(opts, err, errlen);
-		if (s->rec == NULL) {
-			session_free(s);
-			return NULL;
-		}
+		if ((s->rec = record_open(opts, err, errlen)) == NULL)
+			goto fail;
 		session_attach(s, ORIGIN_AGENT, SESSION_OBSERVE |
 		    SESSION_NO_NS, record_event, s->rec);
 	}
 	/* Kept with or without --export: %save FILE.ipynb asks for it. */
 	if (opts->export != NULL) {
-		s->export = export_new(opts->export);
 		session_attach(s, ORIGIN_AGENT, SESSION_OBSERVE |
 		    SESSION_NO_NS, export_event, s->export);
 	} else {
@@ -498,6 +492,12 @@ session_new(const struct coil_opts *opts, char *err, size_t errlen)
 	s->runs = xcalloc(1, sizeof *s->runs);
 	session_spawn(s);
 	return s;
+fail:
+	/* No session, so no notebook of it either. */
+	export_free(s->export);
+	s->export = NULL;
+	session_free(s);
+	return NULL;
 }
 
 int

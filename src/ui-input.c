@@ -18,6 +18,7 @@
 #include <readline/history.h>
 #include <readline/readline.h>
 
+#include "history.h"
 #include "plain.h"
 #include "ui-int.h"
 
@@ -105,7 +106,7 @@ ui_own_reply(struct ui *u, enum ui_why why, json_t *r)
 		if (!u->incomplete && u->cell.len > 0) {
 			/* a finished cell is one entry, however many lines
 			 * it has, as in --plain (history shared) */
-			history_keep(u->history, u->cell.p);
+			history_keep(u->cell.p);
 			buf_free(&u->cell);
 		}
 		ui_next_typed(u);
@@ -279,7 +280,7 @@ ui_add_line(struct ui *u, const char *line)
 	json_t *req;
 
 	if (u->cell.len == 0 && !u->incomplete && line[0] == ':') {
-		history_keep(u->history, line);
+		history_keep(line);
 		ui_command(u, line + 1);
 		return;
 	}
@@ -544,6 +545,8 @@ ui_key(struct ui *u, int key)
 void
 ui_input_start(struct ui *u)
 {
+	char err[200], *history;
+
 	ui_self = u;
 	rl_readline_name = "coil";
 	rl_getc_function = ui_rl_getc;
@@ -558,8 +561,10 @@ ui_input_start(struct ui *u)
 	rl_completion_display_matches_hook = ui_show_matches;
 	rl_completer_word_break_characters =
 	    " \t\n\"'`@$><=;|&{(+-*/%^~[],:!";
-	u->history = plain_history_path(u->opts);
-	history_start(u->history);
+	history = history_path(u->opts);
+	if (history_start(history, err, sizeof err) == -1)
+		snprintf(u->note, sizeof u->note, "no history file: %s", err);
+	free(history);
 	rl_callback_handler_install("", ui_on_line);
 	/* readline reads ~/.inputrc in the install; paste is ours to ask
 	 * the terminal for, as it never preps the terminal here */
@@ -570,12 +575,9 @@ void
 ui_input_end(struct ui *u)
 {
 	rl_callback_handler_remove();
-	if (u->history != NULL)
-		history_truncate_file(u->history, 10000);
+	history_end();
 	ui_free_matches(u);
 	if (rl_outstream != NULL && rl_outstream != stdout)
 		fclose(rl_outstream);
 	rl_outstream = NULL;
-	free(u->history);
-	u->history = NULL;
 }

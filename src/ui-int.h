@@ -136,7 +136,6 @@ struct ui {
 	char *reading;		/* our cell's input() prompt, or NULL */
 	uint64_t reading_seq;	/* that cell's seq */
 	bool quit;
-	char *history;
 
 	struct ui_replay *rp;	/* --replay's steps, or NULL */
 };

@@ -1,0 +1,425 @@
+/*
+ * hostfs.c - the supervisor's way to the host's files (see hostfs.h).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hostfs.h"
+#include "util.h"
+
+#define HOSTFS_LINKS 40		/* links followed in one walk, as the
+				   kernel's MAXSYMLINKS */
+
+/* The cell-writable roots, by identity: set before any cell runs. */
+static struct hostfs_root {
+	dev_t dev;
+	ino_t ino;
+} *hostfs_root;
+static size_t hostfs_nroots;
+
+static void
+hostfs_add_root(const char *path)
+{
+	struct stat st;
+
+	/* The user named it before any cell ran: links on the way are
+	 * theirs. */
+	if (path == NULL || stat(path, &st) == -1 || !S_ISDIR(st.st_mode))
+		return;
+	hostfs_root = xrealloc(hostfs_root,
+	    (hostfs_nroots + 1) * sizeof *hostfs_root);
+	hostfs_root[hostfs_nroots].dev = st.st_dev;
+	hostfs_root[hostfs_nroots].ino = st.st_ino;
+	hostfs_nroots++;
+}
+
+void
+hostfs_roots(const struct sandbox_conf *c)
+{
+	size_t i;
+
+	hostfs_nroots = 0;
+	if (c->profile == SANDBOX_NONE)
+		return;
+	hostfs_add_root(c->workdir != NULL ? c->workdir : ".");
+	for (i = 0; i < c->n_allow_write; i++)
+		hostfs_add_root(c->allow_write[i]);
+}
+
+static bool
+hostfs_is_root(const struct stat *st)
+{
+	size_t i;
+
+	for (i = 0; i < hostfs_nroots; i++)
+		if (hostfs_root[i].dev == st->st_dev &&
+		    hostfs_root[i].ino == st->st_ino)
+			return true;
+	return false;
+}
+
+void
+hostfs_close(struct hostfs_dir *dir)
+{
+	if (dir->fd >= 0)
+		close(dir->fd);
+	dir->fd = -1;
+}
+
+/* ---- the walk --------------------------------------------------------- */
+
+/* The directories walked so far, "/" first: ".." goes back one. */
+struct hostfs_stack {
+	struct hostfs_dir *d;
+	size_t n, cap;
+};
+
+static void
+hostfs_push(struct hostfs_stack *s, int fd, bool cells)
+{
+	if (s->n == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 16;
+		s->d = xrealloc(s->d, s->cap * sizeof *s->d);
+	}
+	s->d[s->n].fd = fd;
+	s->d[s->n].cells = cells;
+	s->n++;
+}
+
+/* Back to the first n directories. */
+static void
+hostfs_pop(struct hostfs_stack *s, size_t n)
+{
+	while (s->n > n)
+		hostfs_close(&s->d[--s->n]);
+}
+
+/* The link fd (O_PATH | O_NOFOLLOW) names, spliced in front of what is
+ * left of the walk (rest): *rest is replaced.  An absolute target starts
+ * again from "/".  -1 with errno. */
+static int
+hostfs_follow(struct hostfs_stack *s, int fd, char **rest)
+{
+	char target[PATH_MAX], *joined;
+	ssize_t n = readlinkat(fd, "", target, sizeof target - 1);
+
+	if (n < 0)
+		return -1;
+	if (n == 0) {
+		errno = ENOENT;
+		return -1;
+	}
+	target[n] = '\0';
+	if (target[0] == '/')
+		hostfs_pop(s, 1);
+	xasprintf(&joined, "%s/%s", target, *rest);
+	free(*rest);
+	*rest = joined;
+	return 0;
+}
+
+/* The next component of *rest, cut off in place ("" when none is left). */
+static char *
+hostfs_next(char **rest)
+{
+	char *c = *rest, *slash;
+
+	while (*c == '/')
+		c++;
+	slash = strchr(c, '/');
+	if (slash != NULL) {
+		*slash = '\0';
+		*rest = slash + 1;
+	} else {
+		*rest = c + strlen(c);
+	}
+	return c;
+}
+
+static bool
+hostfs_more(const char *rest)
+{
+	while (*rest == '/')
+		rest++;
+	return *rest != '\0';
+}
+
+/* One step from the top of s to c: 0 (a directory pushed, or for the
+ * last component of a HOSTFS_PARENT walk, *name set), 1 (a link
+ * followed: *buf, the walk's text, is replaced and *rest points in it),
+ * or -1 with errno (and *planted for a link where cells may write). */
+static int
+hostfs_step(struct hostfs_stack *s, const char *c, bool lastc,
+    enum hostfs_last last, char **buf, char **rest, char **name,
+    bool *planted)
+{
+	struct hostfs_dir *top = &s->d[s->n - 1];
+	struct stat st;
+	char *left;
+	int fd, rc;
+
+	fd = openat(top->fd, c, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd == -1 && errno == ENOENT && last == HOSTFS_MKDIRS) {
+		/* 0700: whatever coil keeps there is the user's alone */
+		if (mkdirat(top->fd, c, 0700) == -1 && errno != EEXIST)
+			return -1;
+		fd = openat(top->fd, c, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	}
+	if (fd == -1) {
+		if (errno == ENOENT && lastc && last == HOSTFS_PARENT) {
+			*name = xstrdup(c);	/* a file to make */
+			return 0;
+		}
+		return -1;
+	}
+	if (fstat(fd, &st) == -1)
+		goto fail;
+	if (S_ISLNK(st.st_mode)) {
+		/* A link a cell may have planted is never followed. */
+		if (top->cells) {
+			*planted = true;
+			errno = ELOOP;
+			goto fail;
+		}
+		left = xstrdup(*rest);
+		rc = hostfs_follow(s, fd, &left);
+		close(fd);
+		free(*buf);
+		*buf = *rest = left;
+		return rc == 0 ? 1 : -1;
+	}
+	if (lastc && last == HOSTFS_PARENT) {
+		close(fd);
+		*name = xstrdup(c);
+		return 0;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;
+		goto fail;
+	}
+	hostfs_push(s, fd, top->cells || hostfs_is_root(&st));
+	return 0;
+fail:
+	rc = errno;
+	close(fd);
+	errno = rc;
+	return -1;
+}
+
+int
+hostfs_walk(const char *path, enum hostfs_last last, struct hostfs_dir *dir,
+    char **name, char *err, size_t errlen)
+{
+	struct hostfs_stack s = { NULL, 0, 0 };
+	struct stat st;
+	char *buf, *rest, *c, *cwd, *got = NULL;
+	bool planted = false;
+	int links = 0, fd, rc, e;
+
+	dir->fd = -1;
+	dir->cells = false;
+	if (*path == '/') {
+		buf = xstrdup(path);
+	} else {
+		if ((cwd = getcwd(NULL, 0)) == NULL)
+			return err_set(err, errlen, "'%s': getcwd: %s", path,
+			    strerror(errno));
+		xasprintf(&buf, "%s/%s", cwd, path);
+		free(cwd);
+	}
+	rest = buf;
+	if ((fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1 ||
+	    fstat(fd, &st) == -1)
+		goto fail;
+	hostfs_push(&s, fd, hostfs_is_root(&st));
+	while (got == NULL) {
+		c = hostfs_next(&rest);
+		if (*c == '\0')
+			break;
+		if (strcmp(c, ".") == 0)
+			continue;
+		if (strcmp(c, "..") == 0) {
+			hostfs_pop(&s, s.n > 1 ? s.n - 1 : 1);
+			continue;
+		}
+		rc = hostfs_step(&s, c, !hostfs_more(rest), last, &buf, &rest,
+		    &got, &planted);
+		if (rc == -1)
+			goto fail;
+		if (rc == 1 && ++links > HOSTFS_LINKS) {
+			errno = ELOOP;
+			goto fail;
+		}
+	}
+	if (last == HOSTFS_PARENT && got == NULL) {
+		errno = EISDIR;
+		goto fail;
+	}
+	*dir = s.d[--s.n];
+	hostfs_pop(&s, 0);
+	free(s.d);
+	free(buf);
+	if (name != NULL)
+		*name = got;
+	else
+		free(got);
+	return 0;
+fail:
+	e = errno;
+	free(got);
+	hostfs_pop(&s, 0);
+	free(s.d);
+	free(buf);
+	if (planted)
+		return err_set(err, errlen, "'%s' is reached through a "
+		    "symbolic link in a directory cells may write: coil does "
+		    "not follow it there; give the real path", path);
+	return err_set(err, errlen, "'%s': %s", path, strerror(e));
+}
+
+/* ---- files ------------------------------------------------------------- */
+
+/* Check what fd (opened O_NOFOLLOW | O_NONBLOCK) is: 0, and blocking
+ * again; or -1 with err, fd closed. */
+static int
+hostfs_check(int fd, const struct hostfs_dir *dir, const char *shown,
+    char *err, size_t errlen)
+{
+	struct stat st;
+	int flags;
+
+	if (fstat(fd, &st) == -1) {
+		close(fd);
+		return err_set(err, errlen, "'%s': %s", shown,
+		    strerror(errno));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return err_set(err, errlen, "'%s' is not a regular file",
+		    shown);
+	}
+	/* Another name for a file made elsewhere: a cell could have made
+	 * it to have us read or write that file. */
+	if (dir->cells && st.st_nlink != 1) {
+		close(fd);
+		return err_set(err, errlen, "'%s' has %ju hard links and lies "
+		    "where cells may write: coil does not use it; give "
+		    "another path", shown, (uintmax_t)st.st_nlink);
+	}
+	if ((flags = fcntl(fd, F_GETFL)) == -1 ||
+	    fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == -1) {
+		close(fd);
+		return err_set(err, errlen, "'%s': %s", shown,
+		    strerror(errno));
+	}
+	return 0;
+}
+
+int
+hostfs_open(const struct hostfs_dir *dir, const char *name,
+    enum hostfs_mode mode, const char *shown, char *err, size_t errlen)
+{
+	static const int how[] = {
+		[HOSTFS_READ] = O_RDONLY,
+		[HOSTFS_APPEND] = O_RDWR | O_APPEND | O_CREAT,
+		[HOSTFS_CREATE] = O_WRONLY | O_CREAT | O_EXCL,
+	};
+	int fd;
+
+	/* O_NONBLOCK: a FIFO planted at name cannot hold us up. */
+	fd = openat(dir->fd, name, how[mode] | O_NOFOLLOW | O_NONBLOCK |
+	    O_NOCTTY | O_CLOEXEC, 0600);
+	if (fd == -1 && errno == ELOOP)
+		return err_set(err, errlen, "'%s' is a symbolic link where "
+		    "cells may write: coil does not follow it; give the real "
+		    "path", shown);
+	if (fd == -1)
+		return err_set(err, errlen, "'%s': %s", shown,
+		    strerror(errno));
+	return hostfs_check(fd, dir, shown, err, errlen) == -1 ? -1 : fd;
+}
+
+int
+hostfs_open_path(const char *path, enum hostfs_mode mode, char *err,
+    size_t errlen)
+{
+	struct hostfs_dir dir;
+	char *name;
+	int fd;
+
+	if (hostfs_walk(path, HOSTFS_PARENT, &dir, &name, err, errlen) == -1)
+		return -1;
+	fd = hostfs_open(&dir, name, mode, path, err, errlen);
+	free(name);
+	hostfs_close(&dir);
+	return fd;
+}
+
+int
+hostfs_new_open(struct hostfs_new *n, const struct hostfs_dir *dir,
+    const char *name, const char *shown, char *err, size_t errlen)
+{
+	struct stat st;
+	unsigned r;
+	int tries;
+
+	n->fd = -1;
+	n->tmp = NULL;
+	for (tries = 0; tries < 100 && n->fd == -1; tries++) {
+		if (getrandom(&r, sizeof r, 0) != sizeof r)
+			r = (unsigned)now_ns();
+		free(n->tmp);
+		xasprintf(&n->tmp, ".%.200s.coil-%08x", name, r);
+		/* A name a cell made first is simply not ours: O_EXCL. */
+		n->fd = openat(dir->fd, n->tmp, O_WRONLY | O_CREAT | O_EXCL |
+		    O_NOFOLLOW | O_CLOEXEC, 0666);
+		if (n->fd == -1 && errno != EEXIST)
+			break;
+	}
+	if (n->fd == -1) {
+		free(n->tmp);
+		n->tmp = NULL;
+		return err_set(err, errlen, "cannot write '%s': %s", shown,
+		    strerror(errno));
+	}
+	if (fstatat(dir->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISREG(st.st_mode))
+		(void)fchmod(n->fd, st.st_mode & 07777);
+	return 0;
+}
+
+int
+hostfs_new_commit(struct hostfs_new *n, const struct hostfs_dir *dir,
+    const char *name, bool ok, const char *shown, char *err, size_t errlen)
+{
+	int rc = 0;
+
+	if (n->tmp == NULL)
+		return 0;
+	/* renameat replaces whatever name is, a link included, and follows
+	 * nothing; a directory there makes it fail. */
+	if (ok && renameat(dir->fd, n->tmp, dir->fd, name) == -1)
+		rc = err_set(err, errlen, "cannot write '%s': %s", shown,
+		    strerror(errno));
+	if (!ok || rc == -1)
+		unlinkat(dir->fd, n->tmp, 0);
+	free(n->tmp);
+	n->tmp = NULL;
+	return rc;
+}
+
+int
+hostfs_remove(const struct hostfs_dir *dir, const char *name)
+{
+	return unlinkat(dir->fd, name, 0);
+}

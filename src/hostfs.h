@@ -1,0 +1,114 @@
+/*
+ * hostfs.h - the supervisor's way to the host's files: every path it
+ * opens, makes, replaces or removes on the user's behalf (history,
+ * transcripts, --record, --export, the UI's :save, --replay's source)
+ * goes through here.  Supervisor only; no Python; single-threaded.
+ *
+ * The supervisor runs with the user's rights (root on servers), and the
+ * places cells may write (the work dir and the --allow-write dirs: the
+ * "cell-writable roots") may hold links, FIFOs or hard links a cell
+ * planted, in this session or an earlier one.  So:
+ *
+ *  - A path is resolved a component at a time from "/" (hostfs_walk).
+ *    A symbolic link is followed only in a directory no cell may write
+ *    (it is the user's); one met at or below a cell-writable root is
+ *    refused (ELOOP), and so is a magic link.  Directories are opened
+ *    with O_NOFOLLOW, so the walk cannot be raced into following one.
+ *  - What the walk gives is a directory descriptor, held from then on:
+ *    the caller opens, makes, renames and removes names in it with the
+ *    *at calls, never by path again, so a directory swapped later is
+ *    still the one that was walked.
+ *  - A file is opened with O_NOFOLLOW | O_NONBLOCK (a FIFO cannot block
+ *    us) and checked with fstat: a regular file, and where cells may
+ *    write, one with a single link (not a hard link to a file made
+ *    elsewhere).  New files are made O_EXCL.  A file is never
+ *    truncated in place: hostfs_new_open makes a new file beside it and
+ *    hostfs_new_commit renames it over the name (which replaces a link,
+ *    never follows it).
+ *
+ * Under --sandbox none cells have the user's rights already: there are
+ * no roots, and links the user made anywhere are followed.
+ */
+#ifndef COIL_HOSTFS_H
+#define COIL_HOSTFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "sandbox.h"
+
+/* Before any cell runs: the cell-writable roots of c (none under
+ * --sandbox none).  Their identities (device, inode) are kept, so a
+ * root reached through another path is still known.  Called again, it
+ * replaces them. */
+void hostfs_roots(const struct sandbox_conf *c);
+
+/* Whether the directory dirfd is at or below a cell-writable root, as
+ * hostfs_walk found it. */
+struct hostfs_dir {
+	int fd;			/* O_PATH | O_DIRECTORY; -1 when closed */
+	bool cells;		/* cells may write in it */
+};
+
+/* How hostfs_walk treats the path's last component. */
+enum hostfs_last {
+	HOSTFS_PARENT,		/* give its directory and its name (which
+				   need not exist: a file to make) */
+	HOSTFS_DIR,		/* it is a directory: give it, name "." */
+	HOSTFS_MKDIRS		/* likewise, making missing directories on
+				   the way (mode 0700) */
+};
+
+/*
+ * Resolve path (absolute, or relative to the cwd) as above: fills *dir
+ * (the caller closes dir->fd) and, for HOSTFS_PARENT, *name (a new
+ * string; a last component that is the user's link is followed to its
+ * target's name).  0, or -1 with err naming the path: ELOOP for a link
+ * where cells may write, and the errors of open(2).
+ */
+int hostfs_walk(const char *path, enum hostfs_last last,
+    struct hostfs_dir *dir, char **name, char *err, size_t errlen);
+
+/* How hostfs_open opens a file. */
+enum hostfs_mode {
+	HOSTFS_READ,		/* O_RDONLY */
+	HOSTFS_APPEND,		/* O_RDWR | O_APPEND, made 0600 if missing */
+	HOSTFS_CREATE		/* O_WRONLY, made 0600; EEXIST if there */
+};
+
+/* name in dir, opened as mode said and checked as above (shown: the
+ * path to name in a message).  A descriptor (O_CLOEXEC, blocking), or
+ * -1 with err. */
+int hostfs_open(const struct hostfs_dir *dir, const char *name,
+    enum hostfs_mode mode, const char *shown, char *err, size_t errlen);
+
+/* path resolved (hostfs_walk) and opened (hostfs_open) in one step. */
+int hostfs_open_path(const char *path, enum hostfs_mode mode, char *err,
+    size_t errlen);
+
+/* A file that will replace name in dir: made beside it (O_EXCL, a name
+ * no one had) and renamed over name by hostfs_new_commit, so a reader
+ * never sees half of it and nothing at name is truncated or followed. */
+struct hostfs_new {
+	int fd;			/* write here; the caller closes it (or
+				   the FILE it gave it to) before commit */
+	char *tmp;		/* its name in dir */
+};
+
+/* Make the new file (mode 0666 less the umask, or name's mode when name
+ * is a regular file).  0, or -1 with err (shown names the file). */
+int hostfs_new_open(struct hostfs_new *n, const struct hostfs_dir *dir,
+    const char *name, const char *shown, char *err, size_t errlen);
+/* ok: rename it over name (0, or -1 with err); else remove it (0). */
+int hostfs_new_commit(struct hostfs_new *n, const struct hostfs_dir *dir,
+    const char *name, bool ok, const char *shown, char *err,
+    size_t errlen);
+
+/* Remove name from dir (never through a link: unlinkat removes the link
+ * itself); 0, or -1 with errno. */
+int hostfs_remove(const struct hostfs_dir *dir, const char *name);
+
+void hostfs_close(struct hostfs_dir *dir);
+
+#endif
