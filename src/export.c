@@ -725,30 +725,27 @@ static int
 export_write(struct export *x)
 {
 	struct hostfs_new n;
-	char err[PATH_MAX + 128];
+	char why[256];
 	json_t *nb;
 	int rc;
 
-	if (hostfs_new_open(&n, &x->dir, x->name, x->path, err,
-	    sizeof err) == -1) {
-		fprintf(stderr, "coil: %s\n", err);
-		return -1;
-	}
+	if (hostfs_new_open(&n, &x->dir, x->name, why, sizeof why) == -1)
+		goto fail;
 	nb = export_notebook(x);
 	rc = json_dumpfd(nb, n.fd, JSON_INDENT(1) | JSON_REAL_PRECISION(6));
-	if (rc == -1)
-		snprintf(err, sizeof err, "cannot write the notebook '%s': %s",
-		    x->path, strerror(errno));
-	if (close(n.fd) == -1 && rc == 0)
-		rc = err_set(err, sizeof err, "cannot write the notebook "
-		    "'%s': %s", x->path, strerror(errno));
-	if (hostfs_new_commit(&n, &x->dir, x->name, rc == 0, x->path, err,
-	    sizeof err) == -1)
-		rc = -1;
-	if (rc == -1)
-		fprintf(stderr, "coil: %s\n", err);
 	json_decref(nb);
-	return rc;
+	if (rc == -1)
+		snprintf(why, sizeof why, "%s", strerror(errno));
+	if (close(n.fd) == -1 && rc == 0)
+		rc = err_set(why, sizeof why, "%s", strerror(errno));
+	/* Renamed over the name only when whole; removed otherwise. */
+	if (hostfs_new_commit(&n, &x->dir, x->name, rc == 0, why,
+	    sizeof why) == 0 && rc == 0)
+		return 0;
+fail:
+	fprintf(stderr, "coil: cannot write the notebook '%s': %s\n",
+	    x->path, why);
+	return -1;
 }
 
 /* Where --export writes: its directory, walked and held now, before any
@@ -760,20 +757,24 @@ export_dir(struct export *x, const char *path, char *err, size_t errlen)
 {
 	struct hostfs_new n;
 	struct stat st;
+	char why[256];
 
-	if (hostfs_walk(path, HOSTFS_PARENT, &x->dir, &x->name, err,
-	    errlen) == -1)
-		return err_set(err, errlen, "--export: %.*s", (int)errlen / 2,
-		    err);
+	if (hostfs_walk(path, HOSTFS_PARENT, &x->dir, &x->name, why,
+	    sizeof why) == -1)
+		return err_set(err, errlen, "--export '%s' cannot be written: "
+		    "%s", path, why);
 	if (fstatat(x->dir.fd, x->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    S_ISDIR(st.st_mode)) {
 		err_set(err, errlen, "--export '%s' is a directory", path);
 		goto fail;
 	}
-	if (hostfs_new_open(&n, &x->dir, x->name, path, err, errlen) == -1)
+	if (hostfs_new_open(&n, &x->dir, x->name, why, sizeof why) == -1) {
+		err_set(err, errlen, "--export '%s' cannot be written: %s",
+		    path, why);
 		goto fail;
+	}
 	close(n.fd);
-	hostfs_new_commit(&n, &x->dir, x->name, false, path, err, errlen);
+	hostfs_new_commit(&n, &x->dir, x->name, false, NULL, 0);
 	return 0;
 fail:
 	hostfs_close(&x->dir);

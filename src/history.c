@@ -30,7 +30,7 @@ static struct {
 	struct hostfs_dir dir;
 	char *name, *path;
 	int fd;			/* O_RDWR | O_APPEND; -1: no file */
-} history = { { -1, false }, NULL, NULL, -1 };
+} history = { { -1, false, false }, NULL, NULL, -1 };
 
 static bool
 history_stamp(const char *line)
@@ -127,6 +127,7 @@ history_reader(void)
 int
 history_start(const char *path, char *err, size_t errlen)
 {
+	char why[256];
 	FILE *f;
 
 	using_history();
@@ -138,11 +139,12 @@ history_start(const char *path, char *err, size_t errlen)
 	if (path == NULL)
 		return 0;
 	if (hostfs_walk(path, HOSTFS_PARENT, &history.dir, &history.name,
-	    err, errlen) == -1)
-		return -1;
+	    why, sizeof why) == -1)
+		return err_set(err, errlen, "'%s': %s", path, why);
 	history.fd = hostfs_open(&history.dir, history.name, HOSTFS_APPEND,
-	    path, err, errlen);
+	    why, sizeof why);
 	if (history.fd == -1) {
+		err_set(err, errlen, "'%s': %s", path, why);
 		hostfs_close(&history.dir);
 		free(history.name);
 		history.name = NULL;
@@ -214,13 +216,13 @@ history_trim(void)
 		from++;
 	if (from == all.len)	/* a file without timestamps: by lines */
 		from = cut;
-	if (hostfs_new_open(&nf, &history.dir, history.name, history.path,
-	    err, sizeof err) == 0) {
+	if (hostfs_new_open(&nf, &history.dir, history.name, err,
+	    sizeof err) == 0) {
 		bool ok = write_all(nf.fd, all.p + from, all.len - from) == 0;
 
 		ok = close(nf.fd) == 0 && ok;
-		hostfs_new_commit(&nf, &history.dir, history.name, ok,
-		    history.path, err, sizeof err);
+		hostfs_new_commit(&nf, &history.dir, history.name, ok, err,
+		    sizeof err);
 	}
 	buf_free(&all);
 }
@@ -242,17 +244,12 @@ history_end(void)
 char *
 history_path(const struct coil_opts *o)
 {
-	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
 	struct hostfs_dir d;
 	char *dir, *path, err[512];
 
 	if (o->history != NULL)
 		return *o->history ? xstrdup(o->history) : NULL;
-	if (state != NULL && *state == '/')
-		xasprintf(&dir, "%s/coil", state);
-	else if (home != NULL && *home == '/')
-		xasprintf(&dir, "%s/.local/state/coil", home);
-	else
+	if ((dir = hostfs_state_dir()) == NULL)
 		return NULL;
 	/* mkdir -p: $HOME/.local may not exist yet either; a walk that
 	 * fails leaves the path for history_start to say why. */

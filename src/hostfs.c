@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/random.h>
+#include <sys/statfs.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -93,6 +95,7 @@ hostfs_push(struct hostfs_stack *s, int fd, bool cells)
 	}
 	s->d[s->n].fd = fd;
 	s->d[s->n].cells = cells;
+	s->d[s->n].magic = false;
 	s->n++;
 }
 
@@ -154,14 +157,24 @@ hostfs_more(const char *rest)
 	return *rest != '\0';
 }
 
+/* Whether dir is on procfs, where no cell writes and links are magic. */
+static bool
+hostfs_proc(int dir)
+{
+	struct statfs sf;
+
+	return fstatfs(dir, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC;
+}
+
 /* One step from the top of s to c: 0 (a directory pushed, or for the
  * last component of a HOSTFS_PARENT walk, *name set), 1 (a link
  * followed: *buf, the walk's text, is replaced and *rest points in it),
- * or -1 with errno (and *planted for a link where cells may write). */
+ * or -1 with errno (and *planted 1 for a link where cells may write on
+ * the way, 2 for the last component). */
 static int
 hostfs_step(struct hostfs_stack *s, const char *c, bool lastc,
     enum hostfs_last last, char **buf, char **rest, char **name,
-    bool *planted)
+    int *planted)
 {
 	struct hostfs_dir *top = &s->d[s->n - 1];
 	struct stat st;
@@ -187,9 +200,18 @@ hostfs_step(struct hostfs_stack *s, const char *c, bool lastc,
 	if (S_ISLNK(st.st_mode)) {
 		/* A link a cell may have planted is never followed. */
 		if (top->cells) {
-			*planted = true;
+			*planted = lastc ? 2 : 1;
 			errno = ELOOP;
 			goto fail;
+		}
+		/* /proc's links (/dev/stdin's end, a shell's <(...)) name
+		 * what their text does not: the kernel follows them, when
+		 * the file is opened. */
+		if (lastc && last == HOSTFS_PARENT && hostfs_proc(top->fd)) {
+			close(fd);
+			top->magic = true;
+			*name = xstrdup(c);
+			return 0;
 		}
 		left = xstrdup(*rest);
 		rc = hostfs_follow(s, fd, &left);
@@ -223,16 +245,15 @@ hostfs_walk(const char *path, enum hostfs_last last, struct hostfs_dir *dir,
 	struct hostfs_stack s = { NULL, 0, 0 };
 	struct stat st;
 	char *buf, *rest, *c, *cwd, *got = NULL;
-	bool planted = false;
-	int links = 0, fd, rc, e;
+	int planted = 0, links = 0, fd, rc, e;
 
 	dir->fd = -1;
-	dir->cells = false;
+	dir->cells = dir->magic = false;
 	if (*path == '/') {
 		buf = xstrdup(path);
 	} else {
 		if ((cwd = getcwd(NULL, 0)) == NULL)
-			return err_set(err, errlen, "'%s': getcwd: %s", path,
+			return err_set(err, errlen, "getcwd: %s",
 			    strerror(errno));
 		xasprintf(&buf, "%s/%s", cwd, path);
 		free(cwd);
@@ -280,11 +301,14 @@ fail:
 	hostfs_pop(&s, 0);
 	free(s.d);
 	free(buf);
+	if (planted == 2)
+		return err_set(err, errlen, "a symbolic link where cells may "
+		    "write: coil does not follow it; give the real path");
 	if (planted)
-		return err_set(err, errlen, "'%s' is reached through a "
-		    "symbolic link in a directory cells may write: coil does "
-		    "not follow it there; give the real path", path);
-	return err_set(err, errlen, "'%s': %s", path, strerror(e));
+		return err_set(err, errlen, "a symbolic link on the way lies "
+		    "where cells may write, and coil does not follow it there: "
+		    "give the real path");
+	return err_set(err, errlen, "%s", strerror(e));
 }
 
 /* ---- files ------------------------------------------------------------- */
@@ -292,42 +316,39 @@ fail:
 /* Check what fd (opened O_NOFOLLOW | O_NONBLOCK) is: 0, and blocking
  * again; or -1 with err, fd closed. */
 static int
-hostfs_check(int fd, const struct hostfs_dir *dir, const char *shown,
-    char *err, size_t errlen)
+hostfs_check(int fd, const struct hostfs_dir *dir, char *err, size_t errlen)
 {
 	struct stat st;
-	int flags;
+	int flags, rc = -1;
 
-	if (fstat(fd, &st) == -1) {
-		close(fd);
-		return err_set(err, errlen, "'%s': %s", shown,
-		    strerror(errno));
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return err_set(err, errlen, "'%s' is not a regular file",
-		    shown);
-	}
+	if (fstat(fd, &st) == -1)
+		err_set(err, errlen, "%s", strerror(errno));
+	/* Where cells write, a FIFO or a device is one they made; the
+	 * user's own (--record /dev/stderr) are theirs to name. */
+	else if (dir->cells && !S_ISREG(st.st_mode))
+		err_set(err, errlen, "not a regular file, where cells may "
+		    "write: coil does not use it; give another path");
+	else if (S_ISDIR(st.st_mode))
+		err_set(err, errlen, "%s", strerror(EISDIR));
 	/* Another name for a file made elsewhere: a cell could have made
 	 * it to have us read or write that file. */
-	if (dir->cells && st.st_nlink != 1) {
+	else if (dir->cells && st.st_nlink != 1)
+		err_set(err, errlen, "it has %ju hard links, where cells may "
+		    "write: coil does not use it; give another path",
+		    (uintmax_t)st.st_nlink);
+	else if ((flags = fcntl(fd, F_GETFL)) == -1 ||
+	    fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == -1)
+		err_set(err, errlen, "%s", strerror(errno));
+	else
+		rc = 0;
+	if (rc == -1)
 		close(fd);
-		return err_set(err, errlen, "'%s' has %ju hard links and lies "
-		    "where cells may write: coil does not use it; give "
-		    "another path", shown, (uintmax_t)st.st_nlink);
-	}
-	if ((flags = fcntl(fd, F_GETFL)) == -1 ||
-	    fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) == -1) {
-		close(fd);
-		return err_set(err, errlen, "'%s': %s", shown,
-		    strerror(errno));
-	}
-	return 0;
+	return rc;
 }
 
 int
 hostfs_open(const struct hostfs_dir *dir, const char *name,
-    enum hostfs_mode mode, const char *shown, char *err, size_t errlen)
+    enum hostfs_mode mode, char *err, size_t errlen)
 {
 	static const int how[] = {
 		[HOSTFS_READ] = O_RDONLY,
@@ -337,16 +358,14 @@ hostfs_open(const struct hostfs_dir *dir, const char *name,
 	int fd;
 
 	/* O_NONBLOCK: a FIFO planted at name cannot hold us up. */
-	fd = openat(dir->fd, name, how[mode] | O_NOFOLLOW | O_NONBLOCK |
-	    O_NOCTTY | O_CLOEXEC, 0600);
+	fd = openat(dir->fd, name, how[mode] | (dir->magic ? 0 : O_NOFOLLOW) |
+	    O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0600);
 	if (fd == -1 && errno == ELOOP)
-		return err_set(err, errlen, "'%s' is a symbolic link where "
-		    "cells may write: coil does not follow it; give the real "
-		    "path", shown);
+		return err_set(err, errlen, "a symbolic link where cells may "
+		    "write: coil does not follow it; give the real path");
 	if (fd == -1)
-		return err_set(err, errlen, "'%s': %s", shown,
-		    strerror(errno));
-	return hostfs_check(fd, dir, shown, err, errlen) == -1 ? -1 : fd;
+		return err_set(err, errlen, "%s", strerror(errno));
+	return hostfs_check(fd, dir, err, errlen) == -1 ? -1 : fd;
 }
 
 int
@@ -359,7 +378,7 @@ hostfs_open_path(const char *path, enum hostfs_mode mode, char *err,
 
 	if (hostfs_walk(path, HOSTFS_PARENT, &dir, &name, err, errlen) == -1)
 		return -1;
-	fd = hostfs_open(&dir, name, mode, path, err, errlen);
+	fd = hostfs_open(&dir, name, mode, err, errlen);
 	free(name);
 	hostfs_close(&dir);
 	return fd;
@@ -367,7 +386,7 @@ hostfs_open_path(const char *path, enum hostfs_mode mode, char *err,
 
 int
 hostfs_new_open(struct hostfs_new *n, const struct hostfs_dir *dir,
-    const char *name, const char *shown, char *err, size_t errlen)
+    const char *name, char *err, size_t errlen)
 {
 	struct stat st;
 	unsigned r;
@@ -389,8 +408,7 @@ hostfs_new_open(struct hostfs_new *n, const struct hostfs_dir *dir,
 	if (n->fd == -1) {
 		free(n->tmp);
 		n->tmp = NULL;
-		return err_set(err, errlen, "cannot write '%s': %s", shown,
-		    strerror(errno));
+		return err_set(err, errlen, "%s", strerror(errno));
 	}
 	if (fstatat(dir->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    S_ISREG(st.st_mode))
@@ -400,7 +418,7 @@ hostfs_new_open(struct hostfs_new *n, const struct hostfs_dir *dir,
 
 int
 hostfs_new_commit(struct hostfs_new *n, const struct hostfs_dir *dir,
-    const char *name, bool ok, const char *shown, char *err, size_t errlen)
+    const char *name, bool ok, char *err, size_t errlen)
 {
 	int rc = 0;
 
@@ -409,8 +427,7 @@ hostfs_new_commit(struct hostfs_new *n, const struct hostfs_dir *dir,
 	/* renameat replaces whatever name is, a link included, and follows
 	 * nothing; a directory there makes it fail. */
 	if (ok && renameat(dir->fd, n->tmp, dir->fd, name) == -1)
-		rc = err_set(err, errlen, "cannot write '%s': %s", shown,
-		    strerror(errno));
+		rc = err_set(err, errlen, "%s", strerror(errno));
 	if (!ok || rc == -1)
 		unlinkat(dir->fd, n->tmp, 0);
 	free(n->tmp);
@@ -422,4 +439,20 @@ int
 hostfs_remove(const struct hostfs_dir *dir, const char *name)
 {
 	return unlinkat(dir->fd, name, 0);
+}
+
+char *
+hostfs_state_dir(void)
+{
+	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+	char *dir;
+
+	/* The XDG rule: a relative XDG_STATE_HOME is to be ignored. */
+	if (state != NULL && *state == '/')
+		xasprintf(&dir, "%s/coil", state);
+	else if (home != NULL && *home == '/')
+		xasprintf(&dir, "%s/.local/state/coil", home);
+	else
+		return NULL;
+	return dir;
 }

@@ -19,9 +19,8 @@
  *    *at calls, never by path again, so a directory swapped later is
  *    still the one that was walked.
  *  - A file is opened with O_NOFOLLOW | O_NONBLOCK (a FIFO cannot block
- *    us) and checked with fstat: a regular file, and where cells may
- *    write, one with a single link (not a hard link to a file made
- *    elsewhere).  New files are made O_EXCL.  A file is never
+ *    us) and checked with fstat: where cells may write, a regular file
+ *    with a single link (not a hard link to a file made elsewhere).  New files are made O_EXCL.  A file is never
  *    truncated in place: hostfs_new_open makes a new file beside it and
  *    hostfs_new_commit renames it over the name (which replaces a link,
  *    never follows it).
@@ -44,11 +43,13 @@
  * replaces them. */
 void hostfs_roots(const struct sandbox_conf *c);
 
-/* Whether the directory dirfd is at or below a cell-writable root, as
- * hostfs_walk found it. */
+/* A directory hostfs_walk reached, and what it found on the way. */
 struct hostfs_dir {
 	int fd;			/* O_PATH | O_DIRECTORY; -1 when closed */
 	bool cells;		/* cells may write in it */
+	bool magic;		/* on /proc, and the name hostfs_walk gave is
+				   a magic link (/dev/stdin's end): the
+				   kernel follows it */
 };
 
 /* How hostfs_walk treats the path's last component. */
@@ -61,11 +62,14 @@ enum hostfs_last {
 };
 
 /*
+ * Every error below is said in err as its reason alone ("No such file or
+ * directory", or why coil will not use what is there): the caller puts
+ * the path and what it was doing in front.
+ *
  * Resolve path (absolute, or relative to the cwd) as above: fills *dir
  * (the caller closes dir->fd) and, for HOSTFS_PARENT, *name (a new
  * string; a last component that is the user's link is followed to its
- * target's name).  0, or -1 with err naming the path: ELOOP for a link
- * where cells may write, and the errors of open(2).
+ * target's name).  0, or -1 with err.
  */
 int hostfs_walk(const char *path, enum hostfs_last last,
     struct hostfs_dir *dir, char **name, char *err, size_t errlen);
@@ -77,11 +81,10 @@ enum hostfs_mode {
 	HOSTFS_CREATE		/* O_WRONLY, made 0600; EEXIST if there */
 };
 
-/* name in dir, opened as mode said and checked as above (shown: the
- * path to name in a message).  A descriptor (O_CLOEXEC, blocking), or
- * -1 with err. */
+/* name in dir, opened as mode said and checked as above.  A descriptor
+ * (O_CLOEXEC, blocking), or -1 with err. */
 int hostfs_open(const struct hostfs_dir *dir, const char *name,
-    enum hostfs_mode mode, const char *shown, char *err, size_t errlen);
+    enum hostfs_mode mode, char *err, size_t errlen);
 
 /* path resolved (hostfs_walk) and opened (hostfs_open) in one step. */
 int hostfs_open_path(const char *path, enum hostfs_mode mode, char *err,
@@ -97,18 +100,22 @@ struct hostfs_new {
 };
 
 /* Make the new file (mode 0666 less the umask, or name's mode when name
- * is a regular file).  0, or -1 with err (shown names the file). */
+ * is a regular file).  0, or -1 with err. */
 int hostfs_new_open(struct hostfs_new *n, const struct hostfs_dir *dir,
-    const char *name, const char *shown, char *err, size_t errlen);
+    const char *name, char *err, size_t errlen);
 /* ok: rename it over name (0, or -1 with err); else remove it (0). */
 int hostfs_new_commit(struct hostfs_new *n, const struct hostfs_dir *dir,
-    const char *name, bool ok, const char *shown, char *err,
-    size_t errlen);
+    const char *name, bool ok, char *err, size_t errlen);
 
 /* Remove name from dir (never through a link: unlinkat removes the link
  * itself); 0, or -1 with errno. */
 int hostfs_remove(const struct hostfs_dir *dir, const char *name);
 
 void hostfs_close(struct hostfs_dir *dir);
+
+/* coil's own state dir, for history and transcripts: $XDG_STATE_HOME/coil,
+ * else ~/.local/state/coil.  A new string, or NULL when neither variable
+ * is an absolute path. */
+char *hostfs_state_dir(void);
 
 #endif

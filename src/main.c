@@ -41,6 +41,30 @@ main_teardown(void)
 		sandbox_cleanup(main_sbx);
 }
 
+/* coil's state dir (history, transcripts), made now so that, when it
+ * lies where cells may write, the sandbox has it to hide (sandbox.h:
+ * state_dir); said once. */
+static void
+main_state(struct coil_opts *o)
+{
+	struct hostfs_dir d;
+	char err[512], *dir = hostfs_state_dir();
+
+	if (dir == NULL || hostfs_walk(dir, HOSTFS_MKDIRS, &d, NULL, err,
+	    sizeof err) == -1) {
+		free(dir);	/* history and transcripts say why */
+		return;
+	}
+	if (d.cells) {
+		o->sbx.state_dir = dir;
+		fprintf(stderr, "coil: note: coil's state dir '%s' lies where "
+		    "cells may write: the sandbox hides it from them\n", dir);
+	} else {
+		free(dir);
+	}
+	hostfs_close(&d);
+}
+
 /* Enter the work directory.  Figures are written by cells: outside the
  * work dir their directory must be writable under the sandbox too.
  * Returns 0, or the exit status of a usage error. */
@@ -64,6 +88,7 @@ main_enter(struct coil_opts *o)
 	/* Before any cell runs, and before the supervisor opens a file:
 	 * where cells may write, no link is followed from here on. */
 	hostfs_roots(&o->sbx);
+	main_state(o);
 	return 0;
 }
 

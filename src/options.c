@@ -632,6 +632,7 @@ options_free(struct coil_opts *o)
 	free(o->sbx.allow_write);
 	free((char *)o->workdir);
 	free((char *)o->figure_dir);
+	free((char *)o->sbx.state_dir);
 	free((char *)o->history);
 	free((char *)o->listen);
 	free((char *)o->attach);

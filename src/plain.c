@@ -662,7 +662,7 @@ plain_tty_loop(struct plain *p)
 	rl_catch_signals = 0;
 	history = history_path(p->opts);
 	if (history_start(history, err, sizeof err) == -1)
-		fprintf(stderr, "coil: warning: no history file: %s\n", err);
+		fprintf(stderr, "coil: warning: no history file %s\n", err);
 	free(history);
 	plain_prompt(p);
 	while (!p->eof && !p->lost && !p->broken && !session_done(p->s)) {

@@ -113,28 +113,23 @@ struct record *
 record_open(const struct coil_opts *opts, char *err, size_t errlen)
 {
 	struct record *r = xcalloc(1, sizeof *r);
+	char why[256];
 	int fd = -1;
 
 	/* Walked and opened before any cell runs, and appended to through
 	 * that descriptor only: a cell that swaps the file or its
 	 * directory later changes nothing of what is written where. */
-	if (hostfs_walk(opts->record, HOSTFS_PARENT, &r->dir, &r->name, err,
-	    errlen) == 0)
-		fd = hostfs_open(&r->dir, r->name, HOSTFS_APPEND, opts->record,
-		    err, errlen);
-	if (fd == -1 || (r->f = fdopen(fd, "a")) == NULL) {
-		if (fd != -1) {
-			err_set(err, errlen, "cannot write the transcript "
-			    "'%s': %s", opts->record, strerror(errno));
-			close(fd);
-		} else {
-			/* hostfs's message names the path already */
-			char why[512];
-
-			snprintf(why, sizeof why, "%s", err);
-			err_set(err, errlen, "cannot write the transcript: %s",
-			    why);
-		}
+	if (hostfs_walk(opts->record, HOSTFS_PARENT, &r->dir, &r->name, why,
+	    sizeof why) == 0)
+		fd = hostfs_open(&r->dir, r->name, HOSTFS_APPEND, why,
+		    sizeof why);
+	if (fd != -1 && (r->f = fdopen(fd, "a")) == NULL) {
+		snprintf(why, sizeof why, "%s", strerror(errno));
+		close(fd);
+	}
+	if (r->f == NULL) {
+		err_set(err, errlen, "cannot write the transcript '%s': %s",
+		    opts->record, why);
 		hostfs_close(&r->dir);
 		free(r->name);
 		free(r);
@@ -263,19 +258,15 @@ record_close(struct record *r)
 char *
 record_dir(char *err, size_t errlen)
 {
-	const char *state = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
-	char *dir;
+	char *state = hostfs_state_dir(), *dir;
 
-	/* The XDG rule: a relative XDG_STATE_HOME is to be ignored. */
-	if (state != NULL && *state == '/')
-		xasprintf(&dir, "%s/coil/transcripts", state);
-	else if (home != NULL && *home == '/')
-		xasprintf(&dir, "%s/.local/state/coil/transcripts", home);
-	else {
+	if (state == NULL) {
 		err_set(err, errlen, "neither XDG_STATE_HOME nor HOME is an "
 		    "absolute path: set one, or pass --no-record");
 		return NULL;
 	}
+	xasprintf(&dir, "%s/transcripts", state);
+	free(state);
 	return dir;
 }
 
@@ -285,9 +276,12 @@ record_dir(char *err, size_t errlen)
 static int
 record_dir_open(struct hostfs_dir *d, char **path, char *err, size_t errlen)
 {
+	char why[256];
+
 	if ((*path = record_dir(err, errlen)) == NULL)
 		return -1;
-	if (hostfs_walk(*path, HOSTFS_MKDIRS, d, NULL, err, errlen) == -1) {
+	if (hostfs_walk(*path, HOSTFS_MKDIRS, d, NULL, why, sizeof why) == -1) {
+		err_set(err, errlen, "cannot use '%s': %s", *path, why);
 		free(*path);
 		*path = NULL;
 		return -1;
@@ -426,8 +420,7 @@ record_sum(const struct hostfs_dir *d, const char *name,
 
 	memset(sum, 0, sizeof *sum);
 	/* A link or FIFO among them is not followed, nor waited on. */
-	if ((fd = hostfs_open(d, name, HOSTFS_READ, name, err,
-	    sizeof err)) == -1)
+	if ((fd = hostfs_open(d, name, HOSTFS_READ, err, sizeof err)) == -1)
 		return -1;
 	if ((f = fdopen(fd, "r")) == NULL) {
 		close(fd);

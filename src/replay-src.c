@@ -14,7 +14,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "hostfs.h"
 #include "record.h"
 #include "replay-int.h"
 
@@ -478,12 +480,20 @@ rsrc_open(const char *path, const char *code_key, const char *tool,
 {
 	struct rsrc *src = xcalloc(1, sizeof *src);
 	enum rsrc_kind kind;
-	int rc;
+	char why[256];
+	int rc, fd;
 
 	src->path = xstrdup(path);
-	if ((src->f = fopen(path, "re")) == NULL) {
-		err_set(err, errlen, "cannot read '%s': %s", path,
-		    strerror(errno));
+	/* A file a cell may have written: its cells run again, so no link
+	 * planted where cells write may make them read a host file
+	 * (hostfs.h), and a FIFO does not hold us up. */
+	if ((fd = hostfs_open_path(path, HOSTFS_READ, why,
+	    sizeof why)) != -1 && (src->f = fdopen(fd, "re")) == NULL) {
+		snprintf(why, sizeof why, "%s", strerror(errno));
+		close(fd);
+	}
+	if (src->f == NULL) {
+		err_set(err, errlen, "cannot read '%s': %s", path, why);
 		rsrc_close(src);
 		return NULL;
 	}

@@ -70,6 +70,13 @@ struct sandbox_conf {
 					   needs outside /usr (a venv, a
 					   prefix); may be NULL */
 	size_t n_python_paths;
+	const char *state_dir;		/* coil's own (history, transcripts):
+					   when it lies in a dir cells see,
+					   the mount namespace covers it with
+					   an empty read-only dir and makes
+					   each dir on the way a mount point,
+					   which no cell can rename; may be
+					   NULL */
 	bool allow_net;			/* --allow-net */
 	bool require;			/* --sandbox-require */
 	bool ckpt_gate;			/* strict: let the worker fork its own

@@ -240,6 +240,47 @@ mask_credentials(struct sbx_state *st)
 }
 
 /*
+ * coil's own state (c->state_dir: history, transcripts) when it lies in a
+ * bind, as it does for a person who starts coil in their home: covered
+ * like a credential dir, and each dir on the way to it from the bind made
+ * a mount point of its own (a bind on itself: the flags and id-map of the
+ * bind it is in are kept), which a cell can neither rename nor remove
+ * (EBUSY; mount and umount are not the worker's to call), so that no cell
+ * can move the real one away and put one of its making where the next
+ * coil looks.  A link on the way is left alone: the supervisor's walk
+ * refuses it (hostfs.h).
+ */
+static int
+mask_state(struct sbx_state *st, const char *state)
+{
+	const struct sbx_paths *p = &st->paths;
+	char dst[PATH_MAX + 32];
+	const char *q;
+	struct stat lst;
+	size_t i, n, best = 0;
+
+	if (state == NULL || strlen(state) >= PATH_MAX)
+		return 0;
+	for (i = 0; i < p->nb; i++) {
+		n = strlen(p->b[i].path);
+		if (n > best && strncmp(state, p->b[i].path, n) == 0 &&
+		    state[n] == '/')
+			best = n;
+	}
+	if (best == 0)
+		return 0;
+	for (q = state + best + 1; (q = strchr(q, '/')) != NULL; q++) {
+		snprintf(dst, sizeof dst, NEWROOT "%.*s", (int)(q - state),
+		    state);
+		if (lstat(dst, &lst) < 0 || !S_ISDIR(lst.st_mode))
+			return 0;
+		if (mount(dst, dst, NULL, MS_BIND, NULL) < 0)
+			return -1;
+	}
+	return mask_one(st, state, true);
+}
+
+/*
  * The worker's root, built in parts by build_root below; each part returns
  * 0, or -1 with errno and `what` saying what failed.
  */
@@ -404,11 +445,13 @@ root_binds(struct sbx_paths *p, char *what, size_t wlen)
 	return 0;
 }
 
-/* Hide the credentials, seal the new root and pivot into it. */
+/* Hide the credentials and coil's state, seal the new root and pivot
+ * into it. */
 static int
-root_enter(struct sbx_state *st, char *what, size_t wlen)
+root_enter(struct sbx_state *st, const char *state, char *what, size_t wlen)
 {
 	TRY(mask_credentials(st), "hiding credentials");
+	TRY(mask_state(st, state), "hiding coil's state dir '%s'", state);
 	/* Nothing may be created at the top of the new root. */
 	TRY(mount(NULL, NEWROOT, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY |
 	    MS_NOSUID | MS_NODEV, NULL), "making the new root read-only");
@@ -440,7 +483,7 @@ build_root(struct sbx *sb, char *what, size_t wlen)
 	    root_kernel(sb, what, wlen) < 0 ||
 	    root_scratch(sb->c, what, wlen) < 0 ||
 	    root_binds(p, what, wlen) < 0 ||
-	    root_enter(sb->st, what, wlen) < 0 ? -1 : 0;
+	    root_enter(sb->st, sb->c->state_dir, what, wlen) < 0 ? -1 : 0;
 	for (i = 0; i < own.n; i++)
 		if (own.v[i].fd != sb->userns)
 			close(own.v[i].fd);

@@ -563,7 +563,7 @@ ui_input_start(struct ui *u)
 	    " \t\n\"'`@$><=;|&{(+-*/%^~[],:!";
 	history = history_path(u->opts);
 	if (history_start(history, err, sizeof err) == -1)
-		snprintf(u->note, sizeof u->note, "no history file: %s", err);
+		snprintf(u->note, sizeof u->note, "no history file %s", err);
 	free(history);
 	rl_callback_handler_install("", ui_on_line);
 	/* readline reads ~/.inputrc in the install; paste is ours to ask

@@ -20,8 +20,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "export.h"
+#include "hostfs.h"
 #include "ui-int.h"
 
 static const char *const ui_markers[] = {
@@ -668,13 +670,25 @@ ui_cell_detail(const struct ui_cell *c, struct buf *b)
 void
 ui_save_output(struct ui *u, const char *path, char *msg, size_t len)
 {
-	FILE *f = fopen(path, "w");
+	struct hostfs_dir dir = { -1, false, false };
+	struct hostfs_new nf;
+	char *name = NULL, why[256];
 	size_t i;
+	FILE *f;
+	bool ok;
 
-	if (f == NULL) {
-		snprintf(msg, len, "cannot write '%s': %s", path,
-		    strerror(errno));
-		return;
+	/* Typed while cells run: walked now, so no link a cell put in the
+	 * work dir is followed, and written as a new file renamed over
+	 * the name, so nothing there is truncated (hostfs.h). */
+	if (hostfs_walk(path, HOSTFS_PARENT, &dir, &name, why,
+	    sizeof why) == -1 ||
+	    hostfs_new_open(&nf, &dir, name, why, sizeof why) == -1)
+		goto fail;
+	if ((f = fdopen(nf.fd, "w")) == NULL) {
+		snprintf(why, sizeof why, "%s", strerror(errno));
+		close(nf.fd);
+		hostfs_new_commit(&nf, &dir, name, false, NULL, 0);
+		goto fail;
 	}
 	for (i = 0; i < u->nlines; i++) {
 		struct ui_line *l = ui_line_at(u, i);
@@ -683,11 +697,19 @@ ui_save_output(struct ui *u, const char *path, char *msg, size_t len)
 		    UL_HEAD ? "-- " : "", (int)l->len, l->text != NULL ?
 		    l->text : "");
 	}
-	if (fclose(f) == EOF)
-		snprintf(msg, len, "cannot write '%s': %s", path,
-		    strerror(errno));
-	else
-		snprintf(msg, len, "saved %zu lines to '%s'", u->nlines, path);
+	ok = fclose(f) != EOF;
+	if (!ok)
+		snprintf(why, sizeof why, "%s", strerror(errno));
+	if (hostfs_new_commit(&nf, &dir, name, ok, why, sizeof why) == -1 ||
+	    !ok)
+		goto fail;
+	snprintf(msg, len, "saved %zu lines to '%s'", u->nlines, path);
+	goto out;
+fail:
+	snprintf(msg, len, "cannot write '%s': %s", path, why);
+out:
+	free(name);
+	hostfs_close(&dir);
 }
 
 /* FILE.ipynb: the session as a notebook, through %save in a cell of
