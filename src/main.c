@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "agent.h"
-#include "figure.h"
 #include "mcp.h"
 #include "init.h"
 #include "options.h"
@@ -51,7 +50,6 @@ main_enter(struct coil_opts *o)
 
 	if (chdir(o->workdir) == -1)
 		fatal_errno("cannot enter '%s'", o->workdir);
-	figure_dirs(o->workdir, o->figure_dir);
 	if (strncmp(o->figure_dir, o->workdir, n) != 0 ||
 	    (o->figure_dir[n] != '/' && o->figure_dir[n] != '\0')) {
 		if (mkdir(o->figure_dir, 0777) == -1 && errno != EEXIST)
