@@ -6,10 +6,13 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "agent.h"
@@ -39,25 +42,71 @@ main_teardown(void)
 		sandbox_cleanup(main_sbx);
 }
 
-/* Enter the work directory.  Figures are written by cells: outside the
- * work dir their directory must be writable under the sandbox too.
+/*
+ * A --figure-dir outside the work dir is a place cells must write too:
+ * it joins --allow-write, so it must exist before the sandbox is built,
+ * and the worker could not make it there.  It is made here, with the
+ * user's rights, and only on a path without a symbolic link (openat2's
+ * RESOLVE_NO_SYMLINKS, the dir itself and every one above it): a cell
+ * of an earlier session that could write above it may have planted a
+ * link, and the sandbox, which resolves the path, would then let cells
+ * write wherever the link points.  Inside the work dir the worker makes
+ * the figure dir itself (display.py, worker.py): the supervisor neither
+ * makes nor opens it.  Returns 0, or the exit status of a usage error.
+ */
+static int
+main_figure_dir(struct coil_opts *o)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	char *dir = xstrdup(o->figure_dir), *base, err[512];
+	size_t n = strlen(dir);
+	int pfd = -1, fd = -1, rc = 0;
+
+	while (n > 1 && dir[n - 1] == '/')
+		dir[--n] = '\0';
+	base = strrchr(dir, '/');
+	*base++ = '\0';
+	pfd = (int)syscall(SYS_openat2, AT_FDCWD, *dir != '\0' ? dir : "/",
+	    &how, sizeof how);
+	if (pfd >= 0 && *base != '\0' && mkdirat(pfd, base, 0777) == -1 &&
+	    errno != EEXIST)
+		fatal_errno("cannot create '%s'", o->figure_dir);
+	if (pfd >= 0)
+		fd = (int)syscall(SYS_openat2, pfd, *base != '\0' ? base : ".",
+		    &how, sizeof how);
+	if (fd == -1 && errno == ELOOP)
+		rc = options_bad("--figure-dir '%s' goes through a symbolic "
+		    "link, which a cell may have planted: give the directory "
+		    "it stands for", o->figure_dir);
+	else if (fd == -1)
+		rc = options_bad("--figure-dir '%s': %s", o->figure_dir,
+		    strerror(errno));
+	else if (options_add_dir(&o->sbx.allow_write, &o->sbx.n_allow_write,
+	    o->figure_dir, err, sizeof err) == -1)
+		rc = options_bad("%s", err);
+	if (fd >= 0)
+		close(fd);
+	if (pfd >= 0)
+		close(pfd);
+	free(dir);
+	return rc;
+}
+
+/* Enter the work directory, and make a --figure-dir outside it.
  * Returns 0, or the exit status of a usage error. */
 static int
 main_enter(struct coil_opts *o)
 {
 	size_t n = strlen(o->workdir);
-	char err[512];
 
 	if (chdir(o->workdir) == -1)
 		fatal_errno("cannot enter '%s'", o->workdir);
 	if (strncmp(o->figure_dir, o->workdir, n) != 0 ||
-	    (o->figure_dir[n] != '/' && o->figure_dir[n] != '\0')) {
-		if (mkdir(o->figure_dir, 0777) == -1 && errno != EEXIST)
-			fatal_errno("cannot create '%s'", o->figure_dir);
-		if (options_add_dir(&o->sbx.allow_write, &o->sbx.n_allow_write,
-		    o->figure_dir, err, sizeof err) == -1)
-			return options_bad("%s", err);
-	}
+	    (o->figure_dir[n] != '/' && o->figure_dir[n] != '\0'))
+		return main_figure_dir(o);
 	return 0;
 }
 
