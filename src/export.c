@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "chan.h"
 #include "export.h"
 #include "util.h"
 
@@ -58,7 +59,13 @@ struct export {
 	FILE *spill;		/* a keeper's: one compact line a cell, in
 				   an unlinked temp file */
 	bool spill_failed;	/* a write to it failed: cells are lost */
-	long spilled;		/* its bytes so far */
+	long spilled;		/* its bytes so far, its figures' base64 too */
+	FILE *figs;		/* the keeper's figures, their bytes as the
+				   worker's descriptors held them, one after
+				   another in an unlinked temp file; a line
+				   of the spill names each [index, offset,
+				   length] */
+	long figs_len;		/* their bytes so far */
 	size_t n;		/* cells so far */
 	struct xcell *open;
 	size_t nopen;
@@ -514,6 +521,71 @@ export_response_of(json_t *o)
 	return r;
 }
 
+/* The keeper's figures of r, within the bytes left, appended to x->figs
+ * as they are: [[index, offset, length], ...] (a new reference), or
+ * NULL when none.  A cell's figures cost a copy, not an encoding: base64
+ * is made when a notebook is asked for (export_figures_back). */
+static json_t *
+export_figure_refs(struct export *x, const struct response *r)
+{
+	const struct figure *f;
+	json_t *refs = NULL;
+	size_t i, n = r->nfigs > 0 ? json_array_size(r->display) : 0;
+
+	for (i = 0; i < n; i++) {
+		f = figure_find(r->figs, r->nfigs, r->display, i);
+		if (f == NULL || f->len > x->figures_left)
+			continue;
+		if (fwrite(f->p, 1, f->len, x->figs) != f->len) {
+			x->spill_failed = true;
+			break;
+		}
+		x->figures_left -= f->len;
+		if (refs == NULL)
+			refs = json_array();
+		json_array_append_new(refs, json_pack("[I, I, I]",
+		    (json_int_t)i, (json_int_t)x->figs_len,
+		    (json_int_t)f->len));
+		x->figs_len += (long)f->len;
+		x->spilled += (long)((f->len + 2) / 3 * 4);
+	}
+	return refs;
+}
+
+/* A spill line's figures back as export_figures64 gives them: from
+ * x->figs when they are references, else as they are (a keeper
+ * without that file wrote the base64).  A new reference, or NULL. */
+static json_t *
+export_figures_back(const struct export *x, json_t *refs)
+{
+	json_t *o, *ref;
+	char key[24], *p, *b64;
+	size_t i, len;
+	off_t off;
+
+	if (json_is_object(refs))
+		return json_incref(refs);
+	if (!json_is_array(refs) || x->figs == NULL)
+		return NULL;
+	o = json_object();
+	json_array_foreach(refs, i, ref) {
+		off = (off_t)json_integer_value(json_array_get(ref, 1));
+		len = (size_t)json_integer_value(json_array_get(ref, 2));
+		if (off < 0 || len == 0 || len > CHAN_FIGURE_MAX)
+			continue;
+		p = xmalloc(len);
+		if (pread(fileno(x->figs), p, len, off) == (ssize_t)len) {
+			snprintf(key, sizeof key, "%lld", (long long)
+			    json_integer_value(json_array_get(ref, 0)));
+			b64 = export_base64((const unsigned char *)p, len);
+			json_object_set_new(o, key, json_string(b64));
+			free(b64);
+		}
+		free(p);
+	}
+	return o;
+}
+
 struct export *
 export_keeper(void)
 {
@@ -529,6 +601,12 @@ export_keeper(void)
 	}
 	if (x->spill != NULL)
 		setvbuf(x->spill, NULL, _IOFBF, 1 << 16);
+	x->figs = x->spill != NULL ? tmpfile() : NULL;
+	if (x->figs != NULL &&
+	    fcntl(fileno(x->figs), F_SETFD, FD_CLOEXEC) == -1) {
+		fclose(x->figs);
+		x->figs = NULL;
+	}
 	return x;
 }
 
@@ -557,21 +635,27 @@ export_keep(struct export *x, json_t *req, struct response *r,
 		return;
 	order = export_runs_json(runs);
 	/* The figures' bytes now: they are the response's (figure.h), and
-	 * no file is read for them later. */
-	figs = export_figures64(r, &x->figures_left);
-	if (x->spill == NULL) {
-		cell = export_cell_of(json_string_value(code), r, order, figs);
-		export_add(x, cell);
-		json_decref(cell);
-		json_decref(order);
-		json_decref(figs);
-		return;
+	 * no file is read for them by its path later. */
+	if (x->spill == NULL || x->figs == NULL) {
+		figs = export_figures64(r, &x->figures_left);
+		if (x->spill == NULL) {
+			cell = export_cell_of(json_string_value(code), r,
+			    order, figs);
+			export_add(x, cell);
+			json_decref(cell);
+			json_decref(order);
+			json_decref(figs);
+			return;
+		}
+	} else {
+		figs = export_figure_refs(x, r);
 	}
 	/* Each cell costs its keeper a line of what was at hand: the code,
 	 * the answer's text its client was sent (response_text), the order
 	 * of its streams when they took turns (else null, when figures
-	 * follow) and its figures as base64; the notebook is built from
-	 * them when it is asked for. */
+	 * follow) and where its figures' bytes are in x->figs (or, without
+	 * that file, their base64); the notebook is built from them when
+	 * it is asked for. */
 	text = response_text(r, 0, &len);
 	src = json_dumps(code, JSON_ENCODE_ANY);
 	if (order != NULL)
@@ -629,7 +713,7 @@ export_event(void *ctx, const struct session_event *ev)
 static json_t *
 export_cells(const struct export *x)
 {
-	json_t *a, *cell;
+	json_t *a, *cell, *figs;
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t len;
@@ -637,7 +721,8 @@ export_cells(const struct export *x)
 	if (x->spill == NULL)
 		return json_incref(x->cells);
 	a = json_array();
-	if (fflush(x->spill) == EOF || fseek(x->spill, 0, SEEK_SET) == -1)
+	if (fflush(x->spill) == EOF || fseek(x->spill, 0, SEEK_SET) == -1 ||
+	    (x->figs != NULL && fflush(x->figs) == EOF))
 		return a;
 	while ((len = getline(&line, &cap, x->spill)) > 0) {
 		json_t *o = json_loadb(line, (size_t)len, JSON_ALLOW_NUL,
@@ -647,8 +732,10 @@ export_cells(const struct export *x)
 
 		if (code != NULL && json_is_object(json_array_get(o, 1))) {
 			r = export_response_of(json_array_get(o, 1));
+			figs = export_figures_back(x, json_array_get(o, 3));
 			cell = export_cell_of(code, r, json_array_get(o, 2),
-			    json_array_get(o, 3));
+			    figs);
+			json_decref(figs);
 			json_object_set_new(cell, "id", json_sprintf("cell-%zu",
 			    json_array_size(a) + 1));
 			json_array_append_new(a, cell);
@@ -802,6 +889,8 @@ export_close(struct export *x)
 	json_decref(x->cells);
 	if (x->spill != NULL)
 		fclose(x->spill);
+	if (x->figs != NULL)
+		fclose(x->figs);
 	free(x->python);
 	free(x->path);
 	free(x);

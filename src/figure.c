@@ -55,10 +55,10 @@ figure_read(int fd, size_t max, struct figure *f)
 	    st.st_nlink != 1 || st.st_size <= 0 ||
 	    (unsigned long long)st.st_size > max || figure_pseudo_fs(fd))
 		return -1;
-	/* A byte more than the size said: a file that grows or shrinks as
-	 * it is read (a cell's thread writing it) is refused, and no more
-	 * than max + 1 bytes are ever held. */
-	want = (size_t)st.st_size + 1;
+	/* The size fstat said, no more: a file a cell's thread makes longer
+	 * as it is read gives that many bytes, one it cuts short is
+	 * refused, and no more than max bytes are ever held. */
+	want = (size_t)st.st_size;
 	p = xmalloc(want + 1);
 	while (len < want) {
 		n = pread(fd, p + len, want - len, (off_t)len);
