@@ -36,6 +36,7 @@ ROUNDS = 5 if QUICK else 15
 ROUND = {
     "rt": ((20, 10, 10), (10, 3, 10)),
     "rt_nockpt": ((100, 10, 200), (50, 5, 60)),
+    "rt_fig": ((10, 10, 10), (5, 3, 10)),
     "tput_10": ((1, 5, 1), (1, 3, 1)),
     "tput_100": ((1, 3, 1), (1, 2, 1)),
 }
@@ -63,6 +64,29 @@ def rt_slice(peer, count):
     return [t / 1000.0 for t in bench.timed_round_trips(peer, count, warm=0)]
 
 
+# A cell that shows one 20 kB PNG (its figure's bytes cross as a
+# descriptor, figure.h), the file written once.
+FIG_CELL = (
+    "import os, sys\n"
+    "p = os.path.abspath('.coil/figures/bench.png')\n"
+    "if not os.path.exists(p):\n"
+    "    os.makedirs(os.path.dirname(p), exist_ok=True)\n"
+    "    open(p, 'wb').write(b'\\x89PNG\\r\\n\\x1a\\n' + bytes(20000))\n"
+    "sys.modules['_coil']._shown.append({'type': 'image/png', 'path': p})")
+
+
+def fig_slice(peer, count):
+    """Microseconds of count back-to-back cells showing one figure."""
+    out = []
+    for _ in range(count):
+        t0 = bench.time.perf_counter_ns()
+        r = ask(peer, FIG_CELL)
+        out.append((bench.time.perf_counter_ns() - t0) / 1000.0)
+        if r.get("status") != "ok" or len(r.get("display") or []) != 1:
+            raise NA(f"unexpected reply {json.dumps(r)[:100]}")
+    return out
+
+
 def tput_slice(mb):
     return lambda peer, count: [bench.tput_cell(peer, mb)
                                 for _ in range(count)]
@@ -75,6 +99,9 @@ MEASURES = {
     "rt_nockpt": ("`1+1` round trip, `--checkpoints 0`", "µs", "lower",
                   ("--checkpoints", "0"), rt_slice,
                   "`coil --agent --checkpoints 0`"),
+    "rt_fig": ("a cell showing one 20 kB PNG, `--checkpoints 0`", "µs",
+               "lower", ("--checkpoints", "0"), fig_slice,
+               "`coil --agent --checkpoints 0`, a cell naming a PNG"),
     "tput_10": ("10 MB output (100k `print`)", "MB/s", "higher", (),
                 tput_slice(10), "`for i in range(100000): print(\"x\"*99)`"),
     "tput_100": ("100 MB output (1M `write`)", "MB/s", "higher", (),

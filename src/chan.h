@@ -19,7 +19,12 @@
 
 #include "util.h"
 
-#define CHAN_MAX_FDS 8
+#define CHAN_MAX_FDS 16
+/* A reply's images travel as descriptors of files the worker opened
+ * itself (link.h): at most this many a reply, each a regular file of at
+ * most CHAN_FIGURE_MAX bytes; any other image stays a path. */
+#define CHAN_FIGURES_MAX CHAN_MAX_FDS
+#define CHAN_FIGURE_MAX ((size_t)32 << 20)
 #define CHAN_MAX_FRAME (256u << 20)
 /* What a frame limit of 256 MiB allows the options that size frames.
  * A request line goes to the worker with only the fields it reads, none

@@ -20,16 +20,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "chan.h"
 #include "export.h"
-#include "figure.h"
 #include "hostfs.h"
 #include "util.h"
 
-/* The largest figure put in a notebook, and the most bytes of figures
- * one notebook holds: the display list is the worker's word, and forty
- * entries naming one 32 MiB file would make the supervisor read and hold
- * it forty times.  Past that a figure is its path. */
-#define EXPORT_FIGURE_MAX ((size_t)32 << 20)
+/* The most bytes of figures one notebook holds (each at most
+ * CHAN_FIGURE_MAX): the figures come in answer order until they are
+ * spent, and the keeper holds no more than these on disk.  Past that a
+ * figure is its path. */
 #define EXPORT_FIGURES_MAX ((size_t)64 << 20)
 
 void
@@ -64,12 +63,18 @@ struct export {
 	FILE *spill;		/* a keeper's: one compact line a cell, in
 				   an unlinked temp file */
 	bool spill_failed;	/* a write to it failed: cells are lost */
-	long spilled;		/* its bytes so far */
+	long spilled;		/* its bytes so far, its figures' base64 too */
+	FILE *figs;		/* the keeper's figures, their bytes as the
+				   worker's descriptors held them, one after
+				   another in an unlinked temp file; a line
+				   of the spill names each [index, offset,
+				   length] */
+	long figs_len;		/* their bytes so far */
 	size_t n;		/* cells so far */
 	struct xcell *open;
 	size_t nopen;
 	char *python;		/* the worker's version, once it said */
-	size_t figures_left;	/* of EXPORT_FIGURES_MAX (--export) */
+	size_t figures_left;	/* of EXPORT_FIGURES_MAX */
 };
 
 static int export_dir(struct export *x, const char *path, char *err,
@@ -204,35 +209,43 @@ export_stream(struct xcell *c, const struct session_event *ev)
 	buf_add(&c->text, ev->text, ev->text_len);
 }
 
-/* A figure's bytes as base64, or NULL when it cannot be read or is not
- * one the cell could have written (figure.h: the path is the worker's
- * word). */
-static char *
-export_file64(const char *path, size_t *left)
+/* The figures of r that fit the bytes left, as base64: {"INDEX": text}
+ * for the display entries they belong to (a new reference), or NULL
+ * when none does.  The bytes are those the worker's descriptors held
+ * (figure.h): no file is read here. */
+static json_t *
+export_figures64(const struct response *r, size_t *left)
 {
-	size_t n;
-	char *p = figure_read(path, *left < EXPORT_FIGURE_MAX ? *left :
-	    EXPORT_FIGURE_MAX, &n), *s;
+	const struct figure *f;
+	json_t *o = NULL;
+	char key[24], *b64;
+	size_t i, n = r->nfigs > 0 ? json_array_size(r->display) : 0;
 
-	if (p == NULL)
-		return NULL;
-	*left -= n;
-	s = export_base64((const unsigned char *)p, n);
-	free(p);
-	return s;
+	for (i = 0; i < n; i++) {
+		f = figure_find(r->figs, r->nfigs, r->display, i);
+		if (f == NULL || f->len > *left)
+			continue;
+		*left -= f->len;
+		if (o == NULL)
+			o = json_object();
+		snprintf(key, sizeof key, "%zu", i);
+		b64 = export_base64((const unsigned char *)f->p, f->len);
+		json_object_set_new(o, key, json_string(b64));
+		free(b64);
+	}
+	return o;
 }
 
-/* One entry of a response's display as display_data, its figure read
- * within the bytes left; NULL when there is nothing to show (a plain
- * text form, which the cell's stdout or result holds already).  A
- * figure that cannot be read is its path. */
+/* One entry of a response's display as display_data, b64 (may be NULL)
+ * its figure's bytes; NULL when there is nothing to show (a plain text
+ * form, which the cell's stdout or result holds already).  A figure
+ * without bytes is its path. */
 static json_t *
-export_display(json_t *d, size_t *left)
+export_display(json_t *d, json_t *b64)
 {
 	const char *type = json_string_value(json_object_get(d, "type")),
 	    *path = json_string_value(json_object_get(d, "path"));
 	json_t *data = json_object(), *meta = json_object(), *v;
-	char *b64;
 
 	if (type == NULL)
 		type = "text/plain";
@@ -241,10 +254,8 @@ export_display(json_t *d, size_t *left)
 	else if (json_is_string(v = json_object_get(d, "text")) &&
 	    strcmp(type, "text/plain") != 0)
 		json_object_set(data, type, v);	/* HTML, Markdown, LaTeX... */
-	else if (path != NULL && (b64 = export_file64(path, left)) != NULL) {
-		json_object_set_new(data, type, json_string(b64));
-		free(b64);
-	}
+	else if (path != NULL && json_is_string(b64))
+		json_object_set(data, type, b64);
 	if (path != NULL && json_object_size(data) == 0)
 		json_object_set_new(data, "text/plain", json_string(path));
 	if (json_object_size(data) == 0) {
@@ -277,20 +288,25 @@ export_add(struct export *x, json_t *cell)
 		x->spill_failed = true;
 }
 
-/* The response closes its cell: displays, then the result or error. */
+/* The response closes its cell: displays (figs: export_figures64's, may
+ * be NULL), then the result or error. */
 static void
-export_outputs(struct xcell *c, const struct response *r, size_t *left)
+export_outputs(struct xcell *c, const struct response *r, json_t *figs)
 {
 	json_t *outs = json_object_get(c->cell, "outputs"), *d, *n;
 	const char *type;
+	char key[24];
 	size_t i;
 
 	n = r->status != ST_INCOMPLETE && r->status != ST_INVALID &&
 	    (r->has & RESP_CELL) ? json_integer(r->cell) : json_null();
 	json_object_set(c->cell, "execution_count", n);
-	json_array_foreach(r->display, i, d)
-		if ((d = export_display(d, left)) != NULL)
+	json_array_foreach(r->display, i, d) {
+		snprintf(key, sizeof key, "%zu", i);
+		if ((d = export_display(d, figs != NULL ?
+		    json_object_get(figs, key) : NULL)) != NULL)
 			json_array_append_new(outs, d);
+	}
 	if (r->has & RESP_RESULT)
 		json_array_append_new(outs, json_pack("{s:s, s:O, s:{s:s%}, "
 		    "s:{}}", "output_type", "execute_result", "execution_count",
@@ -365,7 +381,7 @@ export_mark_of(const struct response *r)
 static void
 export_answer(struct export *x, struct xcell *c, const struct response *r)
 {
-	json_t *outs = json_object_get(c->cell, "outputs");
+	json_t *outs = json_object_get(c->cell, "outputs"), *figs;
 
 	if (export_probe(r))
 		return;
@@ -376,7 +392,9 @@ export_answer(struct export *x, struct xcell *c, const struct response *r)
 		json_array_clear(outs);
 		export_put_texts(outs, r);
 	}
-	export_outputs(c, r, &x->figures_left);
+	figs = export_figures64(r, &x->figures_left);
+	export_outputs(c, r, figs);
+	json_decref(figs);
 	export_add(x, c->cell);
 }
 
@@ -432,10 +450,11 @@ export_put_run(void *ctx, int stream, const char *text, size_t n)
 }
 
 /* The notebook cell (new) of an exec answer that did not stream; runs
- * (may be NULL) as export_split takes them. */
+ * (may be NULL) as export_split takes them, figs (may be NULL) as
+ * export_figures64 gives them. */
 static json_t *
 export_cell_of(const char *code, const struct response *r, json_t *runs,
-    size_t *left)
+    json_t *figs)
 {
 	const char *const text[2] = { r->output, r->stderr_text };
 	const size_t len[2] = { r->output_len, r->stderr_len };
@@ -448,7 +467,7 @@ export_cell_of(const char *code, const struct response *r, json_t *runs,
 	outs = json_object_get(c.cell, "outputs");
 	if (!export_split(runs, text, len, export_put_run, outs))
 		export_put_texts(outs, r);
-	export_outputs(&c, r, left);
+	export_outputs(&c, r, figs);
 	return c.cell;
 }
 
@@ -514,6 +533,71 @@ export_response_of(json_t *o)
 	return r;
 }
 
+/* The keeper's figures of r, within the bytes left, appended to x->figs
+ * as they are: [[index, offset, length], ...] (a new reference), or
+ * NULL when none.  A cell's figures cost a copy, not an encoding: base64
+ * is made when a notebook is asked for (export_figures_back). */
+static json_t *
+export_figure_refs(struct export *x, const struct response *r)
+{
+	const struct figure *f;
+	json_t *refs = NULL;
+	size_t i, n = r->nfigs > 0 ? json_array_size(r->display) : 0;
+
+	for (i = 0; i < n; i++) {
+		f = figure_find(r->figs, r->nfigs, r->display, i);
+		if (f == NULL || f->len > x->figures_left)
+			continue;
+		if (fwrite(f->p, 1, f->len, x->figs) != f->len) {
+			x->spill_failed = true;
+			break;
+		}
+		x->figures_left -= f->len;
+		if (refs == NULL)
+			refs = json_array();
+		json_array_append_new(refs, json_pack("[I, I, I]",
+		    (json_int_t)i, (json_int_t)x->figs_len,
+		    (json_int_t)f->len));
+		x->figs_len += (long)f->len;
+		x->spilled += (long)((f->len + 2) / 3 * 4);
+	}
+	return refs;
+}
+
+/* A spill line's figures back as export_figures64 gives them: from
+ * x->figs when they are references, else as they are (a keeper
+ * without that file wrote the base64).  A new reference, or NULL. */
+static json_t *
+export_figures_back(const struct export *x, json_t *refs)
+{
+	json_t *o, *ref;
+	char key[24], *p, *b64;
+	size_t i, len;
+	off_t off;
+
+	if (json_is_object(refs))
+		return json_incref(refs);
+	if (!json_is_array(refs) || x->figs == NULL)
+		return NULL;
+	o = json_object();
+	json_array_foreach(refs, i, ref) {
+		off = (off_t)json_integer_value(json_array_get(ref, 1));
+		len = (size_t)json_integer_value(json_array_get(ref, 2));
+		if (off < 0 || len == 0 || len > CHAN_FIGURE_MAX)
+			continue;
+		p = xmalloc(len);
+		if (pread(fileno(x->figs), p, len, off) == (ssize_t)len) {
+			snprintf(key, sizeof key, "%lld", (long long)
+			    json_integer_value(json_array_get(ref, 0)));
+			b64 = export_base64((const unsigned char *)p, len);
+			json_object_set_new(o, key, json_string(b64));
+			free(b64);
+		}
+		free(p);
+	}
+	return o;
+}
+
 struct export *
 export_keeper(void)
 {
@@ -529,16 +613,28 @@ export_keeper(void)
 	}
 	if (x->spill != NULL)
 		setvbuf(x->spill, NULL, _IOFBF, 1 << 16);
+	x->figs = x->spill != NULL ? tmpfile() : NULL;
+	if (x->figs != NULL &&
+	    fcntl(fileno(x->figs), F_SETFD, FD_CLOEXEC) == -1) {
+		fclose(x->figs);
+		x->figs = NULL;
+	}
 	return x;
+}
+
+size_t
+export_figures_left(const struct export *x)
+{
+	return x != NULL ? x->figures_left : 0;
 }
 
 void
 export_keep(struct export *x, json_t *req, struct response *r,
     const struct export_runs *runs)
 {
-	json_t *code = json_object_get(req, "code"), *cell, *order;
+	json_t *code = json_object_get(req, "code"), *cell, *order, *figs;
 	const char *text;
-	char *src, *ord = NULL;
+	char *src, *ord = NULL, *fig = NULL;
 	size_t len;
 
 	if ((cell = export_mark_of(r)) != NULL) {
@@ -550,32 +646,50 @@ export_keep(struct export *x, json_t *req, struct response *r,
 	if (!json_is_string(code) || !(r->has & RESP_EXEC) || export_probe(r))
 		return;
 	order = export_runs_json(runs);
-	if (x->spill == NULL) {
-		cell = export_cell_of(json_string_value(code), r, order,
-		    &x->figures_left);
-		export_add(x, cell);
-		json_decref(cell);
-		json_decref(order);
-		return;
+	/* The figures' bytes now: they are the response's (figure.h), and
+	 * no file is read for them by its path later. */
+	if (x->spill == NULL || x->figs == NULL) {
+		figs = export_figures64(r, &x->figures_left);
+		if (x->spill == NULL) {
+			cell = export_cell_of(json_string_value(code), r,
+			    order, figs);
+			export_add(x, cell);
+			json_decref(cell);
+			json_decref(order);
+			json_decref(figs);
+			return;
+		}
+	} else {
+		figs = export_figure_refs(x, r);
 	}
 	/* Each cell costs its keeper a line of what was at hand: the code,
-	 * the answer's text its client was sent (response_text), and the
-	 * order of its streams when they took turns; the notebook is built
-	 * from them when it is asked for. */
+	 * the answer's text its client was sent (response_text), the order
+	 * of its streams when they took turns (else null, when figures
+	 * follow) and where its figures' bytes are in x->figs (or, without
+	 * that file, their base64); the notebook is built from them when
+	 * it is asked for. */
 	text = response_text(r, 0, &len);
 	src = json_dumps(code, JSON_ENCODE_ANY);
 	if (order != NULL)
 		ord = json_dumps(order, JSON_COMPACT);
+	if (figs != NULL)
+		fig = json_dumps(figs, JSON_COMPACT);
 	if (src == NULL || fprintf(x->spill, "[%s,", src) < 0 ||
 	    fwrite(text, 1, len - 1, x->spill) != len - 1 ||
-	    (ord != NULL && fprintf(x->spill, ",%s", ord) < 0) ||
+	    ((ord != NULL || fig != NULL) && fprintf(x->spill, ",%s",
+	    ord != NULL ? ord : "null") < 0) ||
+	    (fig != NULL && (fputc(',', x->spill) == EOF ||
+	    fputs(fig, x->spill) == EOF)) ||
 	    fputs("]\n", x->spill) == EOF)
 		x->spill_failed = true;
 	x->spilled += (long)(len + (src != NULL ? strlen(src) : 0) + 3 +
-	    (ord != NULL ? strlen(ord) + 1 : 0));
+	    (ord != NULL ? strlen(ord) + 1 : fig != NULL ? 5 : 0) +
+	    (fig != NULL ? strlen(fig) + 1 : 0));
 	free(src);
 	free(ord);
+	free(fig);
 	json_decref(order);
+	json_decref(figs);
 }
 
 void
@@ -611,15 +725,16 @@ export_event(void *ctx, const struct session_event *ev)
 static json_t *
 export_cells(const struct export *x)
 {
-	json_t *a, *cell;
+	json_t *a, *cell, *figs;
 	char *line = NULL;
-	size_t cap = 0, left = EXPORT_FIGURES_MAX;
+	size_t cap = 0;
 	ssize_t len;
 
 	if (x->spill == NULL)
 		return json_incref(x->cells);
 	a = json_array();
-	if (fflush(x->spill) == EOF || fseek(x->spill, 0, SEEK_SET) == -1)
+	if (fflush(x->spill) == EOF || fseek(x->spill, 0, SEEK_SET) == -1 ||
+	    (x->figs != NULL && fflush(x->figs) == EOF))
 		return a;
 	while ((len = getline(&line, &cap, x->spill)) > 0) {
 		json_t *o = json_loadb(line, (size_t)len, JSON_ALLOW_NUL,
@@ -629,8 +744,10 @@ export_cells(const struct export *x)
 
 		if (code != NULL && json_is_object(json_array_get(o, 1))) {
 			r = export_response_of(json_array_get(o, 1));
+			figs = export_figures_back(x, json_array_get(o, 3));
 			cell = export_cell_of(code, r, json_array_get(o, 2),
-			    &left);
+			    figs);
+			json_decref(figs);
 			json_object_set_new(cell, "id", json_sprintf("cell-%zu",
 			    json_array_size(a) + 1));
 			json_array_append_new(a, cell);
@@ -809,6 +926,8 @@ export_free(struct export *x)
 	json_decref(x->cells);
 	if (x->spill != NULL)
 		fclose(x->spill);
+	if (x->figs != NULL)
+		fclose(x->figs);
 	free(x->python);
 	free(x->path);
 	free(x->name);

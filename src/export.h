@@ -2,7 +2,8 @@
  * export.h - --export FILE.ipynb: the session written as a Jupyter
  * notebook (nbformat 4.5) when it ends, every exec cell with its
  * outputs: the streams in the order they came, display_data (images
- * read from the figure files, base64), then the execute_result, or the
+ * as base64 of the bytes the worker's descriptors held, figure.h; never
+ * a file read by its path), then the execute_result, or the
  * error with its traceback.  A cell that never ran (incomplete, invalid)
  * has no execution count.
  *
@@ -23,7 +24,9 @@
  * unless the answer's texts were cut or are not the bytes the runs
  * counted (then they are one stream each).  It keeps in an unlinked
  * temp file what it had at hand, each cell's code and the answer's text
- * as its client got it, and builds the cells from them when asked: a
+ * as its client got it, and in a second one its figures' bytes (while
+ * the 64 MiB a notebook holds last, each line of the first naming their
+ * place in the second), and builds the cells from them when asked: a
  * long session's notebook costs no memory, and a cell no encoding.
  *
  * Supervisor only; no Python.  export_close frees what export_new
@@ -84,6 +87,11 @@ void export_event(void *ctx, const struct session_event *ev);
 int export_close(struct export *x);
 /* Free without writing anything. */
 void export_free(struct export *x);
+
+/* The bytes of figures x may still take (of the 64 MiB a notebook
+ * holds): 0 when none, or x is NULL.  The session reads no more of a
+ * reply's figures than someone will use. */
+size_t export_figures_left(const struct export *x);
 
 /* The notebook of the cells answered so far, as JSON text: a new
  * string; *ncells gets their count. */

@@ -1,126 +1,140 @@
 /*
- * figure.c - figure files read without trusting their names (see
- * figure.h).
+ * figure.c - a reply's figures read from the descriptors the worker
+ * handed over (see figure.h).
  */
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <linux/openat2.h>
+#include <linux/magic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
+#include "chan.h"
 #include "figure.h"
 #include "util.h"
 
-static const char *figure_work, *figure_dir;
-static int figure_dirfd = -1;	/* the figure dir as it was at start */
+/* File systems whose files are the kernel's own: some of them check the
+ * reader's rights as they are read, not as they are opened, and the
+ * reader would be the supervisor.  No figure lives there. */
+static const unsigned long figure_pseudo[] = {
+	PROC_SUPER_MAGIC, SYSFS_MAGIC, DEBUGFS_MAGIC, TRACEFS_MAGIC,
+	SECURITYFS_MAGIC, CGROUP_SUPER_MAGIC, CGROUP2_SUPER_MAGIC,
+	BPF_FS_MAGIC, SELINUX_MAGIC, SMACK_MAGIC, EFIVARFS_MAGIC,
+	PSTOREFS_MAGIC,
+};
 
-void
-figure_dirs(const char *workdir, const char *dir)
+static bool
+figure_pseudo_fs(int fd)
 {
-	figure_work = workdir;
-	figure_dir = dir;
-	/* Before any cell runs, the path is the user's: links in it are
-	 * theirs (a .coil on a bigger disk), followed once, here. */
-	if (figure_dirfd < 0)
-		figure_dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct statfs sf;
+	size_t i;
+
+	if (fstatfs(fd, &sf) == -1)
+		return true;
+	for (i = 0; i < nitems(figure_pseudo); i++)
+		if ((unsigned long)sf.f_type == figure_pseudo[i])
+			return true;
+	return false;
 }
 
-/* s with prefix dir and a '/' after it: what follows; else NULL. */
-static const char *
-figure_under(const char *s, const char *dir)
-{
-	size_t n = dir != NULL ? strlen(dir) : 0;
-
-	while (n > 1 && dir[n - 1] == '/')
-		n--;
-	if (n == 0 || strncmp(s, dir, n) != 0 || s[n] != '/')
-		return NULL;
-	return s + n + 1;
-}
-
-/* Open path for reading when it names a file right in the figure dir,
- * from a base the worker cannot swap (the work dir, or the figure dir
- * itself when it lies elsewhere): -1 with errno otherwise. */
+/* fd's bytes, at most max of them, into *f: 0, or -1 when it is no
+ * figure (figure.h) or does not fit. */
 static int
-figure_open(const char *path)
-{
-	struct open_how how = {
-		.flags = O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-		    RESOLVE_NO_MAGICLINKS,
-	};
-	const char *name = figure_under(path, figure_dir), *base, *rel;
-	int dfd, fd, e;
-
-	if (name == NULL || *name == '\0' || strchr(name, '/') != NULL ||
-	    strcmp(name, "..") == 0 || strcmp(name, ".") == 0) {
-		errno = EPERM;
-		return -1;
-	}
-	/* The dir held since start: swapped since, it is still that one. */
-	if (figure_dirfd >= 0)
-		return (int)syscall(SYS_openat2, figure_dirfd, name, &how,
-		    sizeof how);
-	rel = figure_under(path, figure_work);
-	base = rel != NULL ? figure_work : figure_dir;
-	if (rel == NULL)
-		rel = name;
-	if ((dfd = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
-		return -1;
-	fd = (int)syscall(SYS_openat2, dfd, rel, &how, sizeof how);
-	e = errno;
-	close(dfd);
-	errno = e;
-	return fd;
-}
-
-char *
-figure_read(const char *path, size_t max, size_t *len)
+figure_read(int fd, size_t max, struct figure *f)
 {
 	struct stat st;
-	struct buf b;
-	char chunk[65536];
-	ssize_t n;
-	int fd = figure_open(path), e;
+	size_t want, len = 0;
+	ssize_t n = 0;
+	char *p;
 
-	if (fd == -1)
-		return NULL;
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) || st.st_nlink != 1) {
-		close(fd);
-		errno = EINVAL;
-		return NULL;
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    st.st_nlink != 1 || st.st_size <= 0 ||
+	    (unsigned long long)st.st_size > max || figure_pseudo_fs(fd))
+		return -1;
+	/* The size fstat said, no more: a file a cell's thread makes longer
+	 * as it is read gives that many bytes, one it cuts short is
+	 * refused, and no more than max bytes are ever held. */
+	want = (size_t)st.st_size;
+	p = xmalloc(want + 1);
+	while (len < want) {
+		n = pread(fd, p + len, want - len, (off_t)len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		len += (size_t)n;
 	}
-	if ((unsigned long long)st.st_size > max) {
-		close(fd);
-		errno = EFBIG;
-		return NULL;
+	if (n == -1 || len != (size_t)st.st_size) {
+		free(p);
+		return -1;
 	}
-	buf_init(&b);
-	/* The size may still change under us: read no more than max. */
-	while ((n = read(fd, chunk, sizeof chunk)) != 0) {
-		if (n == -1) {
-			if (errno == EINTR)
-				continue;
-			e = errno;
-			buf_free(&b);
-			close(fd);
-			errno = e;
-			return NULL;
-		}
-		if (b.len + (size_t)n > max) {
-			buf_free(&b);
-			close(fd);
-			errno = EFBIG;
-			return NULL;
-		}
-		buf_add(&b, chunk, (size_t)n);
+	p[len] = '\0';
+	f->p = p;
+	f->len = len;
+	return 0;
+}
+
+struct figure *
+figure_take(json_t *figures, const int *fds, int nfds, size_t ndisplay,
+    size_t max, size_t *n)
+{
+	struct figure *figs = NULL;
+	json_int_t at, last = -1;
+	size_t cap;
+	int i;
+
+	*n = 0;
+	for (i = 0; i < nfds; i++) {
+		at = json_integer_value(json_array_get(figures, (size_t)i));
+		if (at <= last || (json_int_t)ndisplay <= at)
+			continue;
+		last = at;
+		if (figs == NULL)
+			figs = xcalloc((size_t)nfds, sizeof *figs);
+		cap = max < CHAN_FIGURE_MAX ? max : CHAN_FIGURE_MAX;
+		if (figure_read(fds[i], cap, &figs[*n]) == -1)
+			continue;
+		figs[*n].at = (size_t)at;
+		max -= figs[(*n)++].len;
 	}
-	close(fd);
-	*len = b.len;
-	return b.p != NULL ? b.p : xstrdup("");
+	if (*n == 0) {
+		free(figs);
+		figs = NULL;
+	}
+	return figs;
+}
+
+const struct figure *
+figure_find(const struct figure *figs, size_t n, json_t *display,
+    size_t at)
+{
+	const char *path, *p;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (figs[i].at == at)
+			return &figs[i];
+	path = json_string_value(json_object_get(json_array_get(display, at),
+	    "path"));
+	for (i = 0; path != NULL && i < n && figs[i].at < at; i++) {
+		p = json_string_value(json_object_get(json_array_get(display,
+		    figs[i].at), "path"));
+		if (p != NULL && strcmp(p, path) == 0)
+			return &figs[i];
+	}
+	return NULL;
+}
+
+void
+figure_free(struct figure *figs, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(figs[i].p);
+	free(figs);
 }

@@ -66,7 +66,7 @@ static const struct link_rule {
 } link_rules[] = {
 	{ LINK_GATE, LINK_F_GATE, 1, 1, link_check_gate },
 	{ LINK_HELLO, LINK_F_HELLO, 0, 1, link_check_hello },
-	{ LINK_REPLY, LINK_F_REPLY, 0, 0, link_check_reply },
+	{ LINK_REPLY, LINK_F_REPLY, 0, CHAN_FIGURES_MAX, link_check_reply },
 	{ LINK_CKPT, LINK_F_CKPT, 1, 2, link_check_ckpt },
 	{ LINK_CKPT, LINK_F_CKPT_FAILED, 0, 0, link_check_failed },
 	{ LINK_REPLY, LINK_F_INPUT, 0, 0, link_check_input },
@@ -384,15 +384,43 @@ link_check_hello(struct link *l, const struct link_owed *o,
 	return 0;
 }
 
+/* A figure's descriptor: a regular file open for reading only.  Its
+ * size, links and file system are figure.c's to judge as it reads: a
+ * cell may change them after the worker looked, which is no lie of the
+ * worker's code; what a descriptor is and how it was opened it cannot. */
+static bool
+link_is_figure(int fd)
+{
+	struct stat st;
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl != -1 && (fl & O_PATH) == 0 &&
+	    (fl & O_ACCMODE) == O_RDONLY && fstat(fd, &st) == 0 &&
+	    S_ISREG(st.st_mode);
+}
+
 static int
 link_check_reply(struct link *l, const struct link_owed *o,
     struct link_frame *f, char *why, size_t len)
 {
+	json_t *at = json_object_get(f->msg, "figures");
+	int i;
+
 	(void)l;
 	if (!link_seq_ok(o, f, why, len))
 		return -1;
 	if (!json_is_string(json_object_get(f->msg, "status")))
 		return err_set(why, len, "its 'reply' frame has no status");
+	if (f->nfds == 0 && at == NULL)
+		return 0;
+	if (!json_is_array(at) || json_array_size(at) != (size_t)f->nfds)
+		return err_set(why, len, "its 'reply' frame carries %d "
+		    "descriptor%s and %zu figure indexes", f->nfds,
+		    f->nfds == 1 ? "" : "s", json_array_size(at));
+	for (i = 0; i < f->nfds; i++)
+		if (!link_is_figure(f->fds[i]))
+			return err_set(why, len, "its 'reply' frame carries a "
+			    "descriptor that is not a file open for reading");
 	return 0;
 }
 
@@ -521,8 +549,11 @@ link_check_failed(struct link *l, const struct link_owed *o,
 static void
 link_frame_init(struct link_frame *f)
 {
+	size_t i;
+
 	memset(f, 0, sizeof *f);
-	f->fds[0] = f->fds[1] = -1;
+	for (i = 0; i < nitems(f->fds); i++)
+		f->fds[i] = -1;
 }
 
 void
@@ -605,13 +636,9 @@ link_next(struct link *l, struct link_frame *f, char *why, size_t len)
 		return 0;
 	}
 	f->msg = m;
-	for (i = 0; i < nfds; i++) {
-		if (i < 2)
-			f->fds[i] = fds[i];
-		else
-			close(fds[i]);
-	}
-	f->nfds = nfds < 2 ? nfds : 2;
+	for (i = 0; i < nfds; i++)
+		f->fds[i] = fds[i];
+	f->nfds = nfds;
 	rule = link_rule_of(l, f, &o, why, len);
 	if (rule == NULL)
 		goto bad;

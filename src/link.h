@@ -35,7 +35,18 @@
  *
  * The (state, frame type) -> check table in link.c says which frame may
  * answer which owed one (the state is the head of the queue, or idle when
- * nothing is owed), how many descriptors it carries and of what kind.
+ * nothing is owed), how many descriptors it carries and of what kind:
+ *
+ *   frame         descriptors
+ *   gate          1: a seccomp listener
+ *   hello         0 or 1: a pidfd of the worker
+ *   reply         0 to CHAN_FIGURES_MAX: files the worker opened for
+ *                 reading (regular, not O_PATH, not open for writing),
+ *                 the images its display names, one for each display
+ *                 index its "figures" lists (figure.h reads them)
+ *   ckpt          1 or 2: a unix stream socket, a pidfd of its process
+ *   ckpt_failed, input, notebook   none
+ *
  * Every request carries "seq", a number the supervisor gives it (from a
  * random start per worker, and never shown to Python by the worker), and
  * its reply and checkpoint frames must echo it.  Anything else - a frame
@@ -106,7 +117,7 @@ struct link {
 struct link_frame {
 	enum link_frame_type type;
 	json_t *msg;		/* new reference */
-	int fds[2];		/* checked; -1 when absent */
+	int fds[CHAN_MAX_FDS];	/* checked; -1 when absent */
 	int nfds;
 	uint64_t seq;
 	enum link_ckpt kind;	/* ckpt, ckpt_failed */

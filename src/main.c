@@ -9,11 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent.h"
-#include "figure.h"
 #include "hostfs.h"
 #include "mcp.h"
 #include "init.h"
@@ -65,25 +63,48 @@ main_state(struct coil_opts *o)
 	hostfs_close(&d);
 }
 
-/* Enter the work directory.  Figures are written by cells: outside the
- * work dir their directory must be writable under the sandbox too.
+/*
+ * A --figure-dir outside the work dir is a place cells must write too:
+ * it joins --allow-write, so it must exist before the sandbox is built,
+ * and the worker could not make it there.  It is made here, with the
+ * user's rights, through hostfs's walk (no link followed where cells may
+ * write: a cell of an earlier session may have planted one, and the
+ * sandbox, which resolves the path, would then let cells write wherever
+ * it points).  Inside the work dir the worker makes the figure dir
+ * itself (display.py, worker.py): the supervisor neither makes nor
+ * opens it.  Returns 0, or the exit status of a usage error.
+ */
+static int
+main_figure_dir(struct coil_opts *o)
+{
+	struct hostfs_dir d;
+	char err[512];
+
+	if (hostfs_walk(o->figure_dir, HOSTFS_MKDIRS, &d, NULL, err,
+	    sizeof err) == -1)
+		return options_bad("--figure-dir '%s': %s", o->figure_dir,
+		    err);
+	hostfs_close(&d);
+	if (options_add_dir(&o->sbx.allow_write, &o->sbx.n_allow_write,
+	    o->figure_dir, err, sizeof err) == -1)
+		return options_bad("%s", err);
+	return 0;
+}
+
+/* Enter the work directory, and make a --figure-dir outside it.
  * Returns 0, or the exit status of a usage error. */
 static int
 main_enter(struct coil_opts *o)
 {
 	size_t n = strlen(o->workdir);
-	char err[512];
+	int rc;
 
 	if (chdir(o->workdir) == -1)
 		fatal_errno("cannot enter '%s'", o->workdir);
-	figure_dirs(o->workdir, o->figure_dir);
 	if (strncmp(o->figure_dir, o->workdir, n) != 0 ||
 	    (o->figure_dir[n] != '/' && o->figure_dir[n] != '\0')) {
-		if (mkdir(o->figure_dir, 0777) == -1 && errno != EEXIST)
-			fatal_errno("cannot create '%s'", o->figure_dir);
-		if (options_add_dir(&o->sbx.allow_write, &o->sbx.n_allow_write,
-		    o->figure_dir, err, sizeof err) == -1)
-			return options_bad("%s", err);
+		if ((rc = main_figure_dir(o)) != 0)
+			return rc;
 	}
 	/* Before any cell runs, and before the supervisor opens a file:
 	 * where cells may write, no link is followed from here on. */

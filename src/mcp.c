@@ -359,39 +359,37 @@ mcp_error_text(struct buf *b, const struct response_error *e)
 		buf_printf(b, "hint: %s\n", e->hint);
 }
 
-/* A figure as image content: a PNG the cell wrote in the figure dir,
- * of at most max bytes (*used is what it took). */
+/* A figure's bytes (figure.h) as image content when they are a PNG of
+ * at most max bytes (*used is what it took); NULL otherwise. */
 static json_t *
-mcp_image(const char *path, size_t max, size_t *used)
+mcp_image(const struct figure *f, size_t max, size_t *used)
 {
-	size_t n;
-	char *p = figure_read(path, max, &n), *b64;
-	json_t *img = NULL;
+	json_t *img;
+	char *b64;
 
-	if (p == NULL)
+	if (f == NULL || f->len > max || f->len < 8 ||
+	    memcmp(f->p, "\x89PNG\r\n\x1a\n", 8) != 0)
 		return NULL;
-	if (n >= 8 && memcmp(p, "\x89PNG\r\n\x1a\n", 8) == 0) {
-		b64 = export_base64((const unsigned char *)p, n);
-		img = json_pack("{s:s, s:s, s:s}", "type", "image", "data", b64,
-		    "mimeType", "image/png");
-		free(b64);
-		*used = n;
-	}
-	free(p);
+	b64 = export_base64((const unsigned char *)f->p, f->len);
+	img = json_pack("{s:s, s:s, s:s}", "type", "image", "data", b64,
+	    "mimeType", "image/png");
+	free(b64);
+	*used = f->len;
 	return img;
 }
 
 /* The figures a cell showed: each named in the text (up to
- * MCP_FIGURES_NAMED), the PNGs among them as images while they fit
- * MCP_IMAGES_MAX and MCP_IMAGES_COUNT, each file once. */
+ * MCP_FIGURES_NAMED), the PNGs among them whose bytes the worker handed
+ * over as images while they fit MCP_IMAGES_MAX and MCP_IMAGES_COUNT,
+ * each path once. */
 static void
-mcp_figures(json_t *display, struct buf *b, json_t *content)
+mcp_figures(const struct response *r, struct buf *b, json_t *content)
 {
 	size_t i, named = 0, left = MCP_IMAGES_MAX, used, more;
 	json_t *v, *img, *seen = json_object();
 	const char *path, *type;
 
-	json_array_foreach(display, i, v) {
+	json_array_foreach(r->display, i, v) {
 		path = json_string_value(json_object_get(v, "path"));
 		type = json_string_value(json_object_get(v, "type"));
 		if (path == NULL || json_object_get(seen, path) != NULL)
@@ -404,8 +402,9 @@ mcp_figures(json_t *display, struct buf *b, json_t *content)
 		used = 0;
 		if (type != NULL && strcmp(type, "image/png") == 0 &&
 		    json_array_size(content) < MCP_IMAGES_COUNT &&
-		    (img = mcp_image(path, left < MCP_IMAGE_MAX ? left :
-		    MCP_IMAGE_MAX, &used)) != NULL) {
+		    (img = mcp_image(figure_find(r->figs, r->nfigs, r->display, i),
+		    left < MCP_IMAGE_MAX ? left : MCP_IMAGE_MAX, &used)) !=
+		    NULL) {
 			json_array_append_new(content, img);
 			left -= used;
 		}
@@ -442,7 +441,7 @@ mcp_exec_text(const struct response *r, struct buf *b, json_t *content)
 	mcp_error_text(b, r->error);
 	if (r->has & RESP_RESULT)
 		buf_printf(b, "Out[%d]: %s\n", r->cell, r->result);
-	mcp_figures(r->display, b, content);
+	mcp_figures(r, b, content);
 }
 
 /* A string member of the worker's, or "?" when it is none. */

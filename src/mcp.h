@@ -19,8 +19,9 @@
  * Out[N], the traceback, warnings) as content, the agent answer object
  * (--brief's) as structuredContent, isError when the cell did not
  * finish well, and figures as image content when they are PNGs of at
- * most MCP_IMAGE_MAX bytes (figure.h says which files may be read),
- * their paths otherwise.  notifications/cancelled interrupts the call's
+ * most MCP_IMAGE_MAX bytes among the bytes the worker's descriptors
+ * held (figure.h: no figure is read by its path), their paths
+ * otherwise.  notifications/cancelled interrupts the call's
  * cell, or drops it while it waits, and its answer is not sent; a call
  * with a progressToken gets the cell's output as notifications/progress
  * while it runs.

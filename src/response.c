@@ -57,6 +57,7 @@ response_free(struct response *r)
 	free(r->result);
 	response_error_free(r->error);
 	json_decref(r->display);
+	figure_free(r->figs, r->nfigs);
 	json_decref(r->effects);
 	json_decref(r->restored);
 	json_decref(r->background);

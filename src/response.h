@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "figure.h"
 #include "request.h"
 
 enum status {
@@ -63,6 +64,10 @@ struct response {
 	size_t output_len, stderr_len, result_len;
 	struct response_error *error;	/* NULL: none */
 	json_t *display;	/* exec: array */
+	struct figure *figs;	/* exec: the bytes of display's images that
+				   the worker handed over (figure.h), NULL:
+				   none; owned */
+	size_t nfigs;
 	double duration_ms;
 	double cpu_ms;		/* RESP_COST: the supervisor's measures */
 	long long memory_peak;	/* bytes; -1: unknown (null) */

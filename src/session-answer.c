@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "export.h"
 #include "sandbox.h"
 #include "session-int.h"
 
@@ -587,10 +588,35 @@ session_undo_atomic(struct session *s, struct sreq *r, struct response *resp)
 	return true;
 }
 
+/*
+ * The bytes of the images the cell showed, from the descriptors the
+ * worker handed over with its reply (figure.h), into resp: read now,
+ * within what anyone will use (a notebook's bytes left, or an MCP
+ * client's images), and never again by path.  A cell without figures
+ * sent no descriptor and costs nothing here.
+ */
+static void
+session_take_figures(struct session *s, const struct link_frame *f,
+    struct response *resp)
+{
+	size_t max = export_figures_left(s->export);
+
+	if (f->nfds == 0)
+		return;
+	if (s->opts->mode == MODE_MCP || max > FIGURE_REPLY_MAX)
+		max = FIGURE_REPLY_MAX;
+	if (max == 0)
+		return;
+	resp->figs = figure_take(json_object_get(f->msg, "figures"), f->fds,
+	    f->nfds, json_array_size(resp->display), max, &resp->nfigs);
+}
+
 /* The worker answered the exec in flight (session_reply). */
 void
-session_exec_replied(struct session *s, struct sreq *r, json_t *reply)
+session_exec_replied(struct session *s, struct sreq *r,
+    const struct link_frame *f)
 {
+	json_t *reply = f->msg;
 	enum status status = status_of(reply);
 	bool ran = json_is_true(json_object_get(reply, "ran"));
 	struct response_error *error = NULL;
@@ -611,6 +637,7 @@ session_exec_replied(struct session *s, struct sreq *r, json_t *reply)
 	resp = session_exec_response(s, r, status, reply, error,
 	    status == ST_TIMEOUT || status == ST_INTERRUPTED ? json_null() :
 	    NULL);
+	session_take_figures(s, f, resp);
 	if ((r->timed_out || r->interrupted) && status == ST_OK &&
 	    !session_ended_first(r, reply))
 		session_stop_survived(r, resp, session_began_after(r, reply));
@@ -663,7 +690,7 @@ session_reply(struct session *s, struct link_frame *f)
 		 * background. */
 		session_drain_both(s, SIZE_MAX);
 		s->run = NULL;
-		session_exec_replied(s, r, f->msg);
+		session_exec_replied(s, r, f);
 		return;
 	}
 	s->run = NULL;

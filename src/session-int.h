@@ -301,7 +301,10 @@ void session_snapshot_done(struct session *s, struct sreq *r,
 struct response *session_exec_response(struct session *s, struct sreq *r,
     enum status status, json_t *reply, struct response_error *error,
     json_t *restored);
-void session_exec_replied(struct session *s, struct sreq *r, json_t *reply);
+/* f: the reply's frame (borrowed), whose figures' descriptors are read
+ * now (figure.h); the caller closes them with the frame. */
+void session_exec_replied(struct session *s, struct sreq *r,
+    const struct link_frame *f);
 void session_restored(struct session *s, struct ckpt *ck,
     json_t *restored);
 const char *session_where(json_t *restored, char *buf, size_t len);

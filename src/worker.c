@@ -39,6 +39,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -624,15 +625,78 @@ failed:
 	return -1;
 }
 
-/* Send a reply to the request numbered seq.  One too big for a frame
- * (a result or an error message of hundreds of megabytes) becomes an
- * error that says so: the supervisor would refuse the frame. */
+/*
+ * The image files a reply's display names go with it as descriptors,
+ * opened here with the sandbox's rights (link.h): the supervisor reads
+ * the bytes from them and never opens a path the worker names, so it
+ * can show only what a cell could have read itself.  The first
+ * CHAN_FIGURES_MAX images that are regular files of at most
+ * CHAN_FIGURE_MAX bytes go, each path once (the rest stay paths); the
+ * reply's "figures" gives the display index of each, in the
+ * descriptors' order.  Returns their count; worker_send closes them
+ * once sent.  A cell without images pays one look at an empty list.
+ */
+static int
+worker_figures(json_t *reply, int *fds)
+{
+	json_t *display = json_object_get(reply, "display"), *e, *at = NULL;
+	const char *path, *type, *sent[CHAN_FIGURES_MAX];
+	struct stat st;
+	size_t i;
+	int n = 0, fd, k;
+
+	json_object_del(reply, "figures");	/* only what is opened here */
+	json_array_foreach(display, i, e) {
+		if (n == CHAN_FIGURES_MAX)
+			break;
+		path = json_string_value(json_object_get(e, "path"));
+		type = json_string_value(json_object_get(e, "type"));
+		if (path == NULL || type == NULL ||
+		    strncmp(type, "image/", 6) != 0)
+			continue;
+		for (k = 0; k < n && strcmp(sent[k], path) != 0; k++)
+			;
+		if (k < n)
+			continue;
+		/* O_NONBLOCK: a FIFO named as a figure does not wait for a
+		 * writer; it is no regular file and goes back closed. */
+		fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+		if (fd == -1)
+			continue;
+		if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
+		    st.st_size <= 0 || (size_t)st.st_size > CHAN_FIGURE_MAX) {
+			close(fd);
+			continue;
+		}
+		if (at == NULL)
+			at = json_array();
+		json_array_append_new(at, json_integer((json_int_t)i));
+		sent[n] = path;
+		fds[n++] = fd;
+	}
+	if (at != NULL)
+		json_object_set_new(reply, "figures", at);
+	return n;
+}
+
+/* Send a reply to the request numbered seq, with its figures'
+ * descriptors.  One too big for a frame (a result or an error message
+ * of hundreds of megabytes) becomes an error that says so: the
+ * supervisor would refuse the frame. */
 static void
 worker_send(json_t *reply, json_int_t seq)
 {
+	int fds[CHAN_FIGURES_MAX], nfds, rc, i;
+
 	json_object_set_new(reply, "t", json_string("reply"));
 	json_object_set_new(reply, "seq", json_integer(seq));
-	if (chan_send(worker_ctl.fd, reply, NULL, 0) == -1) {
+	nfds = worker_figures(reply, fds);
+	rc = chan_send(worker_ctl.fd, reply, fds, nfds);
+	/* None outlives the reply: not into a checkpoint forked next, nor
+	 * into the next cell's reach. */
+	for (i = 0; i < nfds; i++)
+		close(fds[i]);
+	if (rc == -1) {
 		if (errno != EMSGSIZE)
 			_exit(0);
 		json_decref(reply);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "chan.h"
+#include "figure.h"
 #include "link.h"
 #include "tap.h"
 #include "util.h"
@@ -89,6 +90,93 @@ refuses(const char *want, const char *desc)
 	if (rc == 1)
 		link_frame_free(&f);
 	return tap_ok(ok, "%s", desc);
+}
+
+/* A reply owed, and one carrying fds with the text of figs. */
+static void
+reply_with(const char *figs, int *fds, int nfds)
+{
+	char buf[256];
+	uint64_t seq;
+
+	fresh();
+	seq = link_owe(&l, LINK_REPLY, 0, 0, -1);
+	snprintf(buf, sizeof buf, "{\"t\": \"reply\", \"status\": \"ok\", "
+	    "\"seq\": %llu%s}", (unsigned long long)seq, figs);
+	say(buf, fds, nfds);
+}
+
+/* A reply's figures: descriptors of files the worker opened for reading
+ * (link.h), read by figure.c with its own checks. */
+static void
+figures(int devnull)
+{
+	char path[] = "/tmp/coil-link-test-XXXXXX", two[64];
+	struct figure *figs;
+	json_t *at = json_pack("[i, i, i]", 0, 2, 2);
+	int fd[4], rw, dir, opath, proc;
+	size_t n;
+
+	if ((rw = mkstemp(path)) == -1 || write(rw, "\x89PNG figure", 12) != 12)
+		abort();
+	fd[0] = open(path, O_RDONLY | O_CLOEXEC);
+	dir = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	opath = open(path, O_PATH | O_CLOEXEC);
+	proc = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	if (fd[0] < 0 || dir < 0 || opath < 0 || proc < 0)
+		abort();
+
+	reply_with(", \"figures\": [0]", fd, 1);
+	accepts(LINK_F_REPLY, "a reply with a figure's descriptor");
+	reply_with("", fd, 1);
+	refuses("1 descriptor and 0 figure indexes", "a descriptor without "
+	    "its figure's index");
+	reply_with(", \"figures\": [0, 1]", fd, 1);
+	refuses("1 descriptor and 2 figure indexes", "more indexes than "
+	    "descriptors");
+	reply_with(", \"figures\": [0]", &devnull, 1);
+	refuses("not a file open for reading", "a device as a figure");
+	reply_with(", \"figures\": [0]", &dir, 1);
+	refuses("not a file open for reading", "a directory as a figure");
+	reply_with(", \"figures\": [0]", &rw, 1);
+	refuses("not a file open for reading", "a file open for writing");
+	reply_with(", \"figures\": [0]", &opath, 1);
+	refuses("not a file open for reading", "an O_PATH descriptor");
+
+	/* figure_take: in index order, each index once, within max. */
+	fd[1] = fd[2] = fd[0];
+	fd[3] = proc;
+	figs = figure_take(at, fd, 3, 3, 100, &n);
+	tap_ok(n == 2 && figs[0].at == 0 && figs[1].at == 2 &&
+	    figs[0].len == 12 && memcmp(figs[1].p, "\x89PNG", 4) == 0,
+	    "figure_take reads each figure from offset 0, an index once");
+	figure_free(figs, n);
+	figs = figure_take(at, fd, 3, 1, 100, &n);
+	tap_ok(n == 1 && figs[0].at == 0, "an index past the display is "
+	    "skipped");
+	figure_free(figs, n);
+	figs = figure_take(at, fd, 3, 3, 20, &n);
+	tap_ok(n == 1, "figures stop at the bytes left");
+	figure_free(figs, n);
+	json_decref(at);
+	at = json_pack("[i]", 0);
+	figs = figure_take(at, &proc, 1, 1, 100, &n);
+	tap_ok(figs == NULL && n == 0, "a file of /proc is no figure");
+	snprintf(two, sizeof two, "%s.2", path);
+	if (link(path, two) == -1)
+		abort();
+	figs = figure_take(at, fd, 1, 1, 100, &n);
+	tap_ok(figs == NULL && n == 0, "a file of two links is no figure");
+	unlink(two);
+	figs = figure_take(at, fd, 1, 1, 11, &n);
+	tap_ok(figs == NULL && n == 0, "a file over max is no figure");
+	json_decref(at);
+	unlink(path);
+	close(fd[0]);
+	close(rw);
+	close(dir);
+	close(opath);
+	close(proc);
 }
 
 /* A ckpt frame naming us, with the worker another live process: a lie.
@@ -344,6 +432,8 @@ main(void)
 	say(buf, NULL, 0);
 	refuses("where nothing was owed", "a notebook question between "
 	    "cells");
+
+	figures(devnull);
 
 	link_close(&l);
 	close(peer);
