@@ -287,8 +287,8 @@ peer_key_make(struct peer_key *k, int sockdirfd, const char *name,
 	return rc;
 }
 
-/* KEYDIR, once its last key is gone, is removed too: nothing of coil's
- * stays in the runtime dir.  Only the directory k holds, and only when
+/* KEYDIR, once empty, is removed too: nothing of coil's stays in the
+ * runtime dir.  Only the directory k holds, and only when
  * empty (rmdir); a session that opened it meanwhile makes it again
  * (peer_key_make). */
 static void
@@ -313,12 +313,12 @@ peer_keydir_drop(const struct peer_key *k)
 void
 peer_key_remove(struct peer_key *k)
 {
-	if (k->dirfd >= 0 && k->name[0] != '\0') {
+	if (k->dirfd >= 0 && k->name[0] != '\0')
 		unlinkat(k->dirfd, k->name, 0);
+	if (k->dirfd >= 0) {
 		peer_keydir_drop(k);
-	}
-	if (k->dirfd >= 0)
 		close(k->dirfd);
+	}
 	peer_key_init(k);
 }
 
@@ -502,7 +502,8 @@ peer_connect(const char *path, char *err, size_t len)
 	}
 	if (peer_keydir(&k, false, why, sizeof why) == -1) {
 		err_set(err, len, "refusing to attach to '%s': no key to check "
-		    "its server with: %s", path, why);
+		    "its server with (%s); is a coil --agent --listen serving "
+		    "it, with this XDG_RUNTIME_DIR?", path, why);
 		goto out;
 	}
 	snprintf(kname, sizeof kname, "attach-%llu-%llu",
@@ -545,7 +546,7 @@ out:
 		close(fd);
 	if (dfd >= 0)
 		close(dfd);
-	peer_key_remove(&k);	/* closes KEYDIR; k.name is "": no unlink */
+	peer_key_remove(&k);	/* k.name is "": closes KEYDIR only */
 	json_decref(key);
 	json_decref(hello);
 	free(copy);

@@ -65,7 +65,8 @@ int peer_keydir_open(struct peer_key *k, char *err, size_t len);
  * keys in KEYDIR whose process is gone first.  0, or -1 with err. */
 int peer_key_make(struct peer_key *k, int sockdirfd, const char *name,
     char *err, size_t len);
-/* Remove the key (when made) and close KEYDIR; k is as after init. */
+/* Remove the key (when made), KEYDIR when it is empty then, and close
+ * it; k is as after init. */
 void peer_key_remove(struct peer_key *k);
 /* The first line to a peer that was let in; a new reference. */
 json_t *peer_hello(const struct peer_key *k);
