@@ -22,6 +22,7 @@
 
 #include "conn.h"
 #include "listen.h"
+#include "peer.h"
 #include "response.h"
 #include "util.h"
 #include "wire.h"
@@ -42,6 +43,7 @@ struct listener {
 	char *made_dir;		/* the directory we made, to remove */
 	int dirfd;		/* the directory, held: paths of any length */
 	bool placed;		/* the socket is ours to remove at the end */
+	struct peer_key key;	/* its key, for the peers' check (peer.h) */
 	int fd;			/* -1 once quiet */
 	struct lclient **c;
 	int n;
@@ -134,8 +136,9 @@ listen_clear(struct listener *l, const struct sockaddr_un *sa, char *err,
 	return 0;
 }
 
-/* Bind and listen under a temporary name, then rename it into place:
- * the socket appears only once it takes connections. */
+/* Bind and listen under a temporary name, write its key (peer.h), then
+ * rename it into place: the socket appears only once it takes
+ * connections and its key is there to check its server by. */
 static int
 listen_bind(struct listener *l, char *err, size_t len)
 {
@@ -162,8 +165,17 @@ listen_bind(struct listener *l, char *err, size_t len)
 	if (rc == -1)
 		return err_set(err, len, "cannot listen on %s: %s", l->path,
 		    strerror(errno));
-	if (fchmodat(l->dirfd, name, 0600, 0) == -1 || listen(l->fd, 16) == -1 ||
-	    renameat(l->dirfd, name, l->dirfd, l->base) == -1) {
+	if (fchmodat(l->dirfd, name, 0600, 0) == -1 || listen(l->fd, 16) == -1) {
+		rc = errno;
+		unlinkat(l->dirfd, name, 0);
+		return err_set(err, len, "cannot listen on %s: %s", l->path,
+		    strerror(rc));
+	}
+	if (peer_key_make(&l->key, l->dirfd, name, err, len) == -1) {
+		unlinkat(l->dirfd, name, 0);
+		return -1;
+	}
+	if (renameat(l->dirfd, name, l->dirfd, l->base) == -1) {
 		rc = errno;
 		unlinkat(l->dirfd, name, 0);
 		return err_set(err, len, "cannot listen on %s: %s", l->path,
@@ -171,6 +183,110 @@ listen_bind(struct listener *l, char *err, size_t len)
 	}
 	l->placed = true;
 	return 0;
+}
+
+/* ---- what cells reach ----------------------------------------------- */
+
+/* The canonical path real is dir or lies in it. */
+static bool
+listen_within(const char *real, const char *dir)
+{
+	char *d = realpath(dir, NULL);
+	size_t n = d != NULL ? strlen(d) : 0;
+	bool in = d != NULL && strncmp(real, d, n) == 0 && (n == 1 ||
+	    real[n] == '/' || real[n] == '\0');
+
+	free(d);
+	return in;
+}
+
+/* The first of the places cells may write (and with reads, read) that
+ * holds the canonical path real: what it is, its path in *where; NULL
+ * when none does.  Their roots are the sandbox's binds, which a cell
+ * cannot move. */
+static const char *
+listen_cells_reach(const struct coil_opts *o, const char *real, bool reads,
+    const char **where)
+{
+	const struct sandbox_conf *c = &o->sbx;
+	size_t i;
+
+	*where = o->workdir;
+	if (listen_within(real, o->workdir))
+		return "the work dir";
+	for (i = 0; i < c->n_allow_write; i++)
+		if (listen_within(real, *where = c->allow_write[i]))
+			return "the --allow-write dir";
+	for (i = 0; reads && i < c->n_allow_read; i++)
+		if (listen_within(real, *where = c->allow_read[i]))
+			return "the --allow-read dir";
+	for (i = 0; reads && i < c->n_python_paths; i++)
+		if (listen_within(real, *where = c->python_paths[i]))
+			return "Python's dir";
+	return NULL;
+}
+
+/* The canonical path of the held directory fd, into buf. */
+static const char *
+listen_fd_path(int fd, char *buf, size_t len)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+	n = readlink(link, buf, len - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	return buf;
+}
+
+/* The key must be where no cell reads (peer.h); under none nothing is,
+ * and the person is told so with the socket's warning.  0, or -1. */
+static int
+listen_key_dir(struct listener *l, char *err, size_t len)
+{
+	const char *what, *where;
+
+	if (peer_keydir_open(&l->key, err, len) == -1)
+		return -1;
+	if (l->opts->sbx.profile == SANDBOX_NONE)
+		return 0;
+	what = listen_cells_reach(l->opts, l->key.dir, true, &where);
+	if (what != NULL)
+		return err_set(err, len, "the attach key's directory '%s' lies "
+		    "in %s '%s', where cells can read it: set XDG_RUNTIME_DIR "
+		    "to a directory of yours outside it", l->key.dir, what,
+		    where);
+	return 0;
+}
+
+/* A socket whose directory cells can write can be removed, or replaced
+ * by a cell's own server: coil --attach refuses that server (peer.h),
+ * so the person is not fooled, but the attach fails.  That is worth a
+ * warning, not a refusal: a socket beside the project (--listen
+ * ./coil.sock) is the common case, and a cell can stop a session in
+ * many other ways. */
+static void
+listen_warn(const struct listener *l)
+{
+	char real[PATH_MAX];
+	const char *what, *where;
+
+	if (l->opts->sbx.profile == SANDBOX_NONE) {
+		fprintf(stderr, "coil: warning: --listen under --sandbox none: "
+		    "cells run as you, so they can replace the socket '%s' "
+		    "and read its key in '%s': coil --attach cannot tell "
+		    "their server from this session's\n", l->path,
+		    l->key.dir);
+		return;
+	}
+	listen_fd_path(l->dirfd, real, sizeof real);
+	what = listen_cells_reach(l->opts, real, false, &where);
+	if (what != NULL)
+		fprintf(stderr, "coil: warning: --listen: the socket's "
+		    "directory '%s' lies in %s '%s', which cells can write: a "
+		    "cell can remove the socket or serve its own there (coil "
+		    "--attach refuses to talk to it); put the socket in a "
+		    "directory of yours outside it\n", real, what, where);
 }
 
 struct listener *
@@ -186,13 +302,16 @@ listener_open(const char *path, struct session *s,
 	    l->path;
 	l->dirfd = -1;
 	l->fd = -1;
-	if (listen_dir(l, err, len) == -1 || listen_bind(l, err, len) == -1) {
+	peer_key_init(&l->key);
+	if (listen_dir(l, err, len) == -1 || listen_key_dir(l, err, len) == -1 ||
+	    listen_bind(l, err, len) == -1) {
 		if (l->fd >= 0)
 			close(l->fd);
 		l->fd = -1;
 		listener_close(l, NULL, 0);
 		return NULL;
 	}
+	listen_warn(l);
 	return l;
 }
 
@@ -236,20 +355,17 @@ lclient_too_long(void *ctx, size_t bytes, const char *head,
 
 static const struct conn_ops lclient_ops = { lclient_line, lclient_too_long };
 
-/* A peer of another user hears why and goes. */
+/* A peer of another user, or of the sandbox (peer.h), hears why and
+ * goes; one let in hears the hello with the key's token first. */
 static bool
 listen_peer_ok(struct lclient *c, int fd)
 {
-	struct ucred cred;
-	socklen_t clen = sizeof cred;
 	char msg[200];
 
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0 &&
-	    cred.uid == geteuid())
+	if (peer_may_attach(fd, msg, sizeof msg)) {
+		wire_send(&c->io, peer_hello(&c->l->key));
 		return true;
-	snprintf(msg, sizeof msg, "this session belongs to uid %ld; uid %ld "
-	    "may not attach to it", (long)geteuid(), clen == sizeof cred ?
-	    (long)cred.uid : -1L);
+	}
 	wire_send(&c->io, json_pack("{s:s, s:s}", "event", "refused", "message",
 	    msg));
 	fprintf(stderr, "coil: refused an attach to %s: %s\n", c->l->path,
@@ -409,6 +525,7 @@ listener_close(struct listener *l, const char *reason, int timeout_ms)
 	free(l->c);
 	if (l->placed)
 		unlinkat(l->dirfd, l->base, 0);
+	peer_key_remove(&l->key);
 	if (l->dirfd >= 0)
 		close(l->dirfd);
 	if (l->made_dir != NULL)

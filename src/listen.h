@@ -8,15 +8,28 @@
  * can enter: the directory is made (mode 0700) when it does not exist,
  * and refused when it is another user's or open to others.  A stale
  * socket (nobody answers on it) is replaced; a live one is refused.
- * Each peer's uid is checked (SO_PEERCRED): another user gets one line
- * saying why, and is closed.
  *
- * What the socket speaks: the agent protocol (one request a line, one
- * response a line, each carrying "seq" and "origin"), plus the hub's
- * observer events as lines {"event": NAME, "seq", "origin", "id", ...}
- * for every client's requests (session_event_json): queued, started,
- * output, response (another client's, whole), cancelled, background,
- * worker, checkpoint, namespace, warning.  When the session ends the
+ * Who is at either end (peer.h).  Before the socket appears at PATH its
+ * key is written where no cell reads (--listen is refused when that
+ * place lies in the work dir or an --allow-read, --allow-write or
+ * Python dir), and removed with the socket.  Each peer is checked
+ * (SO_PEERCRED): one of another uid, or of other PID or user namespaces
+ * (a process of the sandbox), gets one line {"event": "refused",
+ * "message"} and is closed; one let in gets {"event": "hello", "pid",
+ * "token"} first, which coil --attach checks against the key with the
+ * kernel's pid of its peer.  A socket whose directory cells can write
+ * (in the work dir or an --allow-write dir; under --sandbox none, any)
+ * is served with a warning, not refused: a cell can remove it or serve
+ * its own there, which --attach refuses, so it can deny an attach but
+ * not take the person's input.
+ *
+ * What the socket speaks, after the hello: the agent protocol (one
+ * request a line, one response a line, each carrying "seq" and
+ * "origin"), plus the hub's observer events as lines {"event": NAME,
+ * "seq", "origin", "id", ...} for every client's requests
+ * (session_event_json): queued, started, output, response (another
+ * client's, whole), cancelled, background, worker, checkpoint,
+ * namespace, warning.  When the session ends the
  * last line is {"event": "end", "reason": ...}.  A client's cells are
  * marked with the origin "person".  A client that leaves, or stops
  * reading (conn.h), is detached; the session and the others go on.

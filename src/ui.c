@@ -40,6 +40,7 @@
 
 #include <ncurses.h>
 
+#include "peer.h"
 #include "request.h"
 #include "ui.h"
 #include "ui-int.h"
@@ -248,25 +249,19 @@ ui_remote_too_long(void *ctx, size_t bytes, const char *head,
 static const struct conn_ops ui_remote_ops = { ui_remote_line,
     ui_remote_too_long };
 
+/* Attach: only to the session that made the socket, checked before a
+ * byte of the person's goes out (peer.h). */
 static int
 ui_connect(struct ui *u, char *err, size_t len)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd;
+	int fd = peer_connect(u->opts->attach, err, len);
 
-	if (strlen(u->opts->attach) >= sizeof sa.sun_path)
-		return err_set(err, len, "the socket path '%s' is too long",
-		    u->opts->attach);
-	strcpy(sa.sun_path, u->opts->attach);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd == -1)
-		return err_set(err, len, "socket: %s", strerror(errno));
-	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == -1) {
-		err_set(err, len, "cannot attach to '%s': %s (is a coil "
-		    "--agent --listen serving it?)", u->opts->attach,
-		    strerror(errno));
-		close(fd);
 		return -1;
+	if (set_nonblock(fd, true) == -1) {
+		close(fd);
+		return err_set(err, len, "cannot attach to '%s': %s",
+		    u->opts->attach, strerror(errno));
 	}
 	conn_init(&u->io, fd, fd, UI_MAX_LINE, opts_max_queue(u->opts));
 	u->remote = true;

@@ -177,6 +177,13 @@ def state_home():
 
 os.environ["XDG_STATE_HOME"] = state_home()
 
+# The attach socket's key (coil --listen, peer.h) is made in
+# $XDG_RUNTIME_DIR/coil: every script gets a temp one of its own (mode
+# 0700), removed at its end, never the person's.
+_runtime_dir = tempfile.mkdtemp(prefix="coil-run-")
+atexit.register(shutil.rmtree, _runtime_dir, True)
+os.environ["XDG_RUNTIME_DIR"] = _runtime_dir
+
 
 _sessions = weakref.WeakSet()   # every Coil still about, for _excepthook
 
@@ -192,6 +199,8 @@ class Coil:
         self.err = tempfile.TemporaryFile()
         if env is not None and "XDG_STATE_HOME" not in env:
             env = dict(env, XDG_STATE_HOME=state_home())
+        if env is not None and "XDG_RUNTIME_DIR" not in env:
+            env = dict(env, XDG_RUNTIME_DIR=_runtime_dir)
         cmd = argv or [argv0 or COIL, "--agent", *args]
         self.proc = subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.PIPE,
                                      stderr=self.err, env=env, cwd=cwd,

@@ -89,7 +89,8 @@ try:
           all(m["response"]["seq"] == m["seq"] for m in hist),
           "each with the response as the agent got it", hist)
     check(not [m for m in lines if m.get("id") != "p" and m.get("event")
-               not in ("history", "namespace", "checkpoint", "worker")],
+               not in ("hello", "history", "namespace", "checkpoint",
+                       "worker")],
           "and no cell is left open (the rest is the client's own ping)",
           lines)
 
