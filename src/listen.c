@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "conn.h"
+#include "hostfs.h"
 #include "listen.h"
 #include "peer.h"
 #include "response.h"
@@ -40,7 +41,9 @@ struct listener {
 	const struct coil_opts *opts;
 	char *path;
 	char *base;		/* the socket's name in its directory */
-	char *made_dir;		/* the directory we made, to remove */
+	struct hostfs_dir parent; /* the socket directory's, held */
+	char *dir_name;		/* the socket directory's name in it */
+	bool made_dir;		/* we made it: removed at the end */
 	int dirfd;		/* the directory, held: paths of any length */
 	bool placed;		/* the socket is ours to remove at the end */
 	struct peer_key key;	/* its key, for the peers' check (peer.h) */
@@ -53,22 +56,30 @@ struct listener {
 
 /* The socket's directory: ours and closed to everyone else, made when
  * it is not there, and held open so that the checks and the binding see
- * the same directory.  0, or -1 with err. */
+ * the same directory.  It is reached through hostfs's walk (hostfs.h):
+ * no link a cell may have planted on the way is followed; its parent is
+ * held too, to remove the directory by name at the end.  0, or -1 with
+ * err. */
 static int
 listen_dir(struct listener *l, char *err, size_t len)
 {
-	char *copy = xstrdup(l->path), *dir = dirname(copy);
+	char *copy = xstrdup(l->path), *dir = dirname(copy), why[256];
 	struct stat st;
 	int rc = 0;
 
-	if (mkdir(dir, 0700) == 0)
-		l->made_dir = xstrdup(dir);
+	/* fs(walked): the socket dir's parent, and the dir in it */
+	if (hostfs_walk(dir, HOSTFS_PARENT, &l->parent, &l->dir_name, why,
+	    sizeof why) == -1)
+		rc = err_set(err, len, "cannot use %s for the listen socket: "
+		    "%s", dir, why);
+	else if (mkdirat(l->parent.fd, l->dir_name, 0700) == 0)
+		l->made_dir = true;
 	else if (errno != EEXIST)
 		rc = err_set(err, len, "cannot make %s for the listen socket: "
 		    "%s", dir, strerror(errno));
 	if (rc == 0) {
-		l->dirfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW |
-		    O_CLOEXEC);
+		l->dirfd = openat(l->parent.fd, l->dir_name, O_PATH |
+		    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (l->dirfd == -1 && errno == ENOTDIR)
 			rc = err_set(err, len, "%s is not a directory", dir);
 		else if (l->dirfd == -1 || fstat(l->dirfd, &st) == -1)
@@ -84,21 +95,16 @@ listen_dir(struct listener *l, char *err, size_t len)
 	return rc;
 }
 
-/* The address of NAME in the socket's directory: its path when that
- * fits a sockaddr_un, else through the held directory in /proc, so a
- * deep directory works too.  0, or -1 with err. */
+/* The address of NAME in the socket's directory: through the held
+ * directory in /proc, so that no path is resolved again (and a deep
+ * directory works too).  0, or -1 with err. */
 static int
 listen_addr(const struct listener *l, const char *name,
     struct sockaddr_un *sa, char *err, size_t len)
 {
-	size_t dlen = strlen(l->path) - strlen(l->base);
 	int n;
 
 	*sa = (struct sockaddr_un){ .sun_family = AF_UNIX };
-	n = snprintf(sa->sun_path, sizeof sa->sun_path, "%.*s%s", (int)dlen,
-	    l->path, name);
-	if (n >= 0 && (size_t)n < sizeof sa->sun_path)
-		return 0;
 	n = snprintf(sa->sun_path, sizeof sa->sun_path, "/proc/self/fd/%d/%s",
 	    l->dirfd, name);
 	if (n >= 0 && (size_t)n < sizeof sa->sun_path)
@@ -159,13 +165,15 @@ listen_bind(struct listener *l, char *err, size_t len)
 	l->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (l->fd == -1)
 		return err_set(err, len, "socket: %s", strerror(errno));
-	old = umask(077);
+	/* 0600 as it is made: no chmod by name afterwards, which would
+	 * follow whatever a cell put there meanwhile. */
+	old = umask(0177);
 	rc = bind(l->fd, (struct sockaddr *)&tmp, sizeof tmp);
 	umask(old);
 	if (rc == -1)
 		return err_set(err, len, "cannot listen on %s: %s", l->path,
 		    strerror(errno));
-	if (fchmodat(l->dirfd, name, 0600, 0) == -1 || listen(l->fd, 16) == -1) {
+	if (listen(l->fd, 16) == -1) {
 		rc = errno;
 		unlinkat(l->dirfd, name, 0);
 		return err_set(err, len, "cannot listen on %s: %s", l->path,
@@ -300,7 +308,7 @@ listener_open(const char *path, struct session *s,
 	l->path = xstrdup(path);
 	l->base = strrchr(l->path, '/') != NULL ? strrchr(l->path, '/') + 1 :
 	    l->path;
-	l->dirfd = -1;
+	l->dirfd = l->parent.fd = -1;
 	l->fd = -1;
 	peer_key_init(&l->key);
 	if (listen_dir(l, err, len) == -1 || listen_key_dir(l, err, len) == -1 ||
@@ -528,9 +536,11 @@ listener_close(struct listener *l, const char *reason, int timeout_ms)
 	peer_key_remove(&l->key);
 	if (l->dirfd >= 0)
 		close(l->dirfd);
-	if (l->made_dir != NULL)
-		rmdir(l->made_dir);
-	free(l->made_dir);
+	/* fs(walked): by name in its parent, held since the start */
+	if (l->made_dir)
+		unlinkat(l->parent.fd, l->dir_name, AT_REMOVEDIR);
+	hostfs_close(&l->parent);
+	free(l->dir_name);
 	free(l->path);
 	free(l);
 }

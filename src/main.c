@@ -91,6 +91,30 @@ main_figure_dir(struct coil_opts *o)
 	return 0;
 }
 
+/* --allow-read and --allow-write dirs as the user named them: the
+ * sandbox binds what their path resolves to, so one reached through a
+ * link where cells may write (an earlier session's cell may have put
+ * it there) would hand cells whatever it points at.  0, or the exit
+ * status of a usage error. */
+static int
+main_named_dirs(const struct coil_opts *o)
+{
+	struct hostfs_dir d;
+	char err[512];
+	size_t i;
+
+	for (i = 0; i < o->n_dirs_named; i++) {
+		const char *path = strchr(o->dirs_named[i], ' ') + 1;
+
+		if (hostfs_walk(path, HOSTFS_DIR, &d, NULL, err,
+		    sizeof err) == -1)
+			return options_bad("%.*s '%s': %s", (int)(path - 1 -
+			    o->dirs_named[i]), o->dirs_named[i], path, err);
+		hostfs_close(&d);
+	}
+	return 0;
+}
+
 /* Enter the work directory, and make a --figure-dir outside it.
  * Returns 0, or the exit status of a usage error. */
 static int
@@ -109,6 +133,8 @@ main_enter(struct coil_opts *o)
 	/* Before any cell runs, and before the supervisor opens a file:
 	 * where cells may write, no link is followed from here on. */
 	hostfs_roots(&o->sbx);
+	if ((rc = main_named_dirs(o)) != 0)
+		return rc;
 	main_state(o);
 	return 0;
 }

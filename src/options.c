@@ -408,10 +408,25 @@ opt_ignore(struct coil_opts *o, const struct options_entry *e,
 	return 0;
 }
 
+/* Keep "--NAME ABSPATH" as the user named it, for main_enter's walk. */
+static void
+opt_named(struct coil_opts *o, const struct options_entry *e,
+    const char *arg)
+{
+	char *cwd = *arg == '/' ? NULL : getcwd(NULL, 0);
+
+	o->dirs_named = xrealloc(o->dirs_named, (o->n_dirs_named + 1) *
+	    sizeof *o->dirs_named);
+	xasprintf(&o->dirs_named[o->n_dirs_named++], "--%s %s%s%s", e->name,
+	    cwd != NULL ? cwd : "", cwd != NULL ? "/" : "", arg);
+	free(cwd);
+}
+
 static int
 opt_allow_read(struct coil_opts *o, const struct options_entry *e,
     const char *arg, char *err, size_t errlen)
 {
+	opt_named(o, e, arg);
 	return options_add_dir(&o->sbx.allow_read, &o->sbx.n_allow_read, arg,
 	    err, errlen);
 }
@@ -420,6 +435,7 @@ static int
 opt_allow_write(struct coil_opts *o, const struct options_entry *e,
     const char *arg, char *err, size_t errlen)
 {
+	opt_named(o, e, arg);
 	return options_add_dir(&o->sbx.allow_write, &o->sbx.n_allow_write, arg,
 	    err, errlen);
 }
@@ -633,6 +649,9 @@ options_free(struct coil_opts *o)
 	free((char *)o->workdir);
 	free((char *)o->figure_dir);
 	free((char *)o->sbx.state_dir);
+	for (i = 0; i < o->n_dirs_named; i++)
+		free(o->dirs_named[i]);
+	free(o->dirs_named);
 	free((char *)o->history);
 	free((char *)o->listen);
 	free((char *)o->attach);

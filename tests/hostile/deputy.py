@@ -152,6 +152,24 @@ for prof in ("standard", "strict"):
                                                              p.stderr])
     os.unlink(planted)
 
+    # --allow-write through a link an earlier cell planted in the work
+    # dir: the sandbox would have bound what it points at.  Refused.
+    ln = os.path.join(W, "data")
+    os.symlink(D, ln)
+    p = run(["--agent", "--no-record", "--allow-write", ln] + base,
+            '{"code":"1"}')
+    check(p.returncode == 2 and "--allow-write '%s'" % ln in p.stderr and
+          "symbolic link" in p.stderr, prof + ": --allow-write through a "
+          "planted link is refused", [p.returncode, p.stderr])
+    # --listen in a dir reached through one: refused, nothing made there
+    p = run(["--agent", "--no-record", "--listen",
+             os.path.join(ln, "s", "coil.sock")] + base, '{"code":"1"}')
+    check(p.returncode != 0 and "symbolic link" in p.stderr,
+          prof + ": --listen through a planted link is refused",
+          [p.returncode, p.stderr])
+    os.unlink(ln)
+    intact(D, prof + " --allow-write, --listen")
+
     # coil's state dir in the work dir (HOME there, as for a person who
     # starts coil in their home): said at the start, hidden from cells,
     # and the dirs on the way to it cannot be moved away.
