@@ -103,6 +103,8 @@ conn_reopen(int fd, int mode)
 		return -1;
 	}
 	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+	/* fs(proc): our own stdin or stdout, opened anew through
+	 * /proc/self/fd */
 	return open(path, mode | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 }
 

@@ -605,6 +605,8 @@ export_keeper(void)
 
 	/* On disk, so that a long session's notebook costs no memory; in
 	 * memory when there is no temp file to be had. */
+	/* fs(private): an unlinked file of libc's tmpfile, made O_EXCL (or
+	 * O_TMPFILE) in the supervisor's /tmp, which cells do not write */
 	x->spill = tmpfile();
 	if (x->spill != NULL &&
 	    fcntl(fileno(x->spill), F_SETFD, FD_CLOEXEC) == -1) {
@@ -613,6 +615,8 @@ export_keeper(void)
 	}
 	if (x->spill != NULL)
 		setvbuf(x->spill, NULL, _IOFBF, 1 << 16);
+	/* fs(private): an unlinked file of libc's tmpfile, made O_EXCL (or
+	 * O_TMPFILE) in the supervisor's /tmp, which cells do not write */
 	x->figs = x->spill != NULL ? tmpfile() : NULL;
 	if (x->figs != NULL &&
 	    fcntl(fileno(x->figs), F_SETFD, FD_CLOEXEC) == -1) {
@@ -809,6 +813,8 @@ export_memfd(const struct export *x, size_t max, size_t *ncells)
 		errno = EMSGSIZE;
 		goto fail;
 	}
+	/* fs(private): anonymous memory, sealed, which the worker gets as a
+	 * descriptor */
 	fd = memfd_create("coil-notebook", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd == -1)
 		goto fail;
@@ -880,6 +886,7 @@ export_dir(struct export *x, const char *path, char *err, size_t errlen)
 	    sizeof why) == -1)
 		return err_set(err, errlen, "--export '%s' cannot be written: "
 		    "%s", path, why);
+	/* fs(walked): in FILE's directory, held since the start */
 	if (fstatat(x->dir.fd, x->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    S_ISDIR(st.st_mode)) {
 		err_set(err, errlen, "--export '%s' is a directory", path);

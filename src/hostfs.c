@@ -36,6 +36,7 @@ hostfs_add_root(const char *path)
 
 	/* The user named it before any cell ran: links on the way are
 	 * theirs. */
+	/* fs(user): a root the user named, before any cell ran */
 	if (path == NULL || stat(path, &st) == -1 || !S_ISDIR(st.st_mode))
 		return;
 	hostfs_root = xrealloc(hostfs_root,
@@ -114,6 +115,8 @@ static int
 hostfs_follow(struct hostfs_stack *s, int fd, char **rest)
 {
 	char target[PATH_MAX], *joined;
+	/* fs(walked): the walk itself: a component at a time, O_NOFOLLOW,
+	 * from a descriptor */
 	ssize_t n = readlinkat(fd, "", target, sizeof target - 1);
 
 	if (n < 0)
@@ -181,11 +184,17 @@ hostfs_step(struct hostfs_stack *s, const char *c, bool lastc,
 	char *left;
 	int fd, rc;
 
+	/* fs(walked): the walk itself: a component at a time, O_NOFOLLOW,
+	 * from a descriptor */
 	fd = openat(top->fd, c, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd == -1 && errno == ENOENT && last == HOSTFS_MKDIRS) {
 		/* 0700: whatever coil keeps there is the user's alone */
+		/* fs(walked): the walk itself: a component at a time,
+		 * O_NOFOLLOW, from a descriptor */
 		if (mkdirat(top->fd, c, 0700) == -1 && errno != EEXIST)
 			return -1;
+		/* fs(walked): the walk itself: a component at a time,
+		 * O_NOFOLLOW, from a descriptor */
 		fd = openat(top->fd, c, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	}
 	if (fd == -1) {
@@ -259,6 +268,8 @@ hostfs_walk(const char *path, enum hostfs_last last, struct hostfs_dir *dir,
 		free(cwd);
 	}
 	rest = buf;
+	/* fs(walked): the walk itself: a component at a time, O_NOFOLLOW,
+	 * from a descriptor */
 	if ((fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1 ||
 	    fstat(fd, &st) == -1)
 		goto fail;
@@ -358,6 +369,8 @@ hostfs_open(const struct hostfs_dir *dir, const char *name,
 	int fd;
 
 	/* O_NONBLOCK: a FIFO planted at name cannot hold us up. */
+	/* fs(walked): the walk itself: a component at a time, O_NOFOLLOW,
+	 * from a descriptor */
 	fd = openat(dir->fd, name, how[mode] | (dir->magic ? 0 : O_NOFOLLOW) |
 	    O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0600);
 	if (fd == -1 && errno == ELOOP)
@@ -400,6 +413,8 @@ hostfs_new_open(struct hostfs_new *n, const struct hostfs_dir *dir,
 		free(n->tmp);
 		xasprintf(&n->tmp, ".%.200s.coil-%08x", name, r);
 		/* A name a cell made first is simply not ours: O_EXCL. */
+		/* fs(walked): the walk itself: a component at a time,
+		 * O_NOFOLLOW, from a descriptor */
 		n->fd = openat(dir->fd, n->tmp, O_WRONLY | O_CREAT | O_EXCL |
 		    O_NOFOLLOW | O_CLOEXEC, 0666);
 		if (n->fd == -1 && errno != EEXIST)
@@ -410,6 +425,8 @@ hostfs_new_open(struct hostfs_new *n, const struct hostfs_dir *dir,
 		n->tmp = NULL;
 		return err_set(err, errlen, "%s", strerror(errno));
 	}
+	/* fs(walked): the walk itself: a component at a time, O_NOFOLLOW,
+	 * from a descriptor */
 	if (fstatat(dir->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    S_ISREG(st.st_mode))
 		(void)fchmod(n->fd, st.st_mode & 07777);
@@ -426,8 +443,12 @@ hostfs_new_commit(struct hostfs_new *n, const struct hostfs_dir *dir,
 		return 0;
 	/* renameat replaces whatever name is, a link included, and follows
 	 * nothing; a directory there makes it fail. */
+	/* fs(walked): the walk itself: a component at a time, O_NOFOLLOW,
+	 * from a descriptor */
 	if (ok && renameat(dir->fd, n->tmp, dir->fd, name) == -1)
 		rc = err_set(err, errlen, "%s", strerror(errno));
+	/* fs(walked): the walk itself: a component at a time, O_NOFOLLOW,
+	 * from a descriptor */
 	if (!ok || rc == -1)
 		unlinkat(dir->fd, n->tmp, 0);
 	free(n->tmp);
@@ -438,6 +459,8 @@ hostfs_new_commit(struct hostfs_new *n, const struct hostfs_dir *dir,
 int
 hostfs_remove(const struct hostfs_dir *dir, const char *name)
 {
+	/* fs(walked): the walk itself: a component at a time, O_NOFOLLOW,
+	 * from a descriptor */
 	return unlinkat(dir->fd, name, 0);
 }
 

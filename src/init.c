@@ -90,12 +90,14 @@ init_children(pid_t *pids, size_t max)
 	DIR *dir;
 	int fd;
 
+	/* fs(proc): the session's own processes */
 	if ((dir = opendir("/proc")) == NULL)
 		return 0;
 	while (n < max && (d = readdir(dir)) != NULL) {
 		if (d->d_name[0] < '1' || d->d_name[0] > '9')
 			continue;
 		snprintf(path, sizeof path, "/proc/%s/stat", d->d_name);
+		/* fs(proc): a process of the session, /proc/PID/stat */
 		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 			continue;
 		got = read(fd, buf, sizeof buf - 1);
@@ -268,6 +270,7 @@ init_fork_worker(int *fds, int nfds, json_t *conf)
 		if (setpgid(0, 0) == -1)
 			fatal_code(EXIT_SETUP, errno, "worker: setpgid");
 		prctl(PR_SET_NAME, "coil-worker");
+		/* fs(dev): /dev/null */
 		devnull = open("/dev/null", O_RDWR);
 		if (devnull == -1 || dup2(devnull, 0) == -1 ||
 		    dup2(fds[1], 1) == -1 || dup2(fds[2], 2) == -1)
@@ -310,6 +313,7 @@ init_main(json_t *conf)
 	prctl(PR_SET_NAME, "coil-init");
 	/* Not the front end's stdin and stdout (the agent's JSON channel):
 	 * init reads and writes only its report socket. */
+	/* fs(dev): /dev/null */
 	if ((devnull = open("/dev/null", O_RDWR | O_CLOEXEC)) >= 0) {
 		dup2(devnull, 0);
 		dup2(devnull, 1);
@@ -526,6 +530,7 @@ init_janitor_main(int pfd, const struct sandbox_conf *sbx)
 
 	prctl(PR_SET_NAME, "coil-janitor");
 	setsid();		/* a terminal's signals are for coil */
+	/* fs(dev): /dev/null */
 	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 ||
 	    dup2(devnull, 2) < 0 || chdir("/") < 0)

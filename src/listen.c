@@ -72,12 +72,15 @@ listen_dir(struct listener *l, char *err, size_t len)
 	    sizeof why) == -1)
 		rc = err_set(err, len, "cannot use %s for the listen socket: "
 		    "%s", dir, why);
+	/* fs(walked): in the socket's directory, held since hostfs's walk */
 	else if (mkdirat(l->parent.fd, l->dir_name, 0700) == 0)
 		l->made_dir = true;
 	else if (errno != EEXIST)
 		rc = err_set(err, len, "cannot make %s for the listen socket: "
 		    "%s", dir, strerror(errno));
 	if (rc == 0) {
+		/* fs(walked): in the socket's directory, held since
+		 * hostfs's walk */
 		l->dirfd = openat(l->parent.fd, l->dir_name, O_PATH |
 		    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (l->dirfd == -1 && errno == ENOTDIR)
@@ -122,6 +125,7 @@ listen_clear(struct listener *l, const struct sockaddr_un *sa, char *err,
 	struct stat st;
 	int fd, rc;
 
+	/* fs(walked): in the socket's directory, held since hostfs's walk */
 	if (fstatat(l->dirfd, l->base, &st, AT_SYMLINK_NOFOLLOW) == -1)
 		return errno == ENOENT ? 0 : err_set(err, len, "%s: %s",
 		    l->path, strerror(errno));
@@ -131,11 +135,13 @@ listen_clear(struct listener *l, const struct sockaddr_un *sa, char *err,
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd == -1)
 		return err_set(err, len, "socket: %s", strerror(errno));
+	/* fs(walked): in the socket's directory, held since hostfs's walk */
 	rc = connect(fd, (const struct sockaddr *)sa, sizeof *sa);
 	close(fd);
 	if (rc == 0)
 		return err_set(err, len, "another session listens on %s",
 		    l->path);
+	/* fs(walked): in the socket's directory, held since hostfs's walk */
 	if (unlinkat(l->dirfd, l->base, 0) == -1)
 		return err_set(err, len, "cannot remove the stale socket %s: "
 		    "%s", l->path, strerror(errno));
@@ -161,6 +167,7 @@ listen_bind(struct listener *l, char *err, size_t len)
 	    listen_addr(l, name, &tmp, err, len) == -1 ||
 	    listen_clear(l, &sa, err, len) == -1)
 		return -1;
+	/* fs(walked): in the socket's directory, held since hostfs's walk */
 	unlinkat(l->dirfd, name, 0);
 	l->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (l->fd == -1)
@@ -168,6 +175,7 @@ listen_bind(struct listener *l, char *err, size_t len)
 	/* 0600 as it is made: no chmod by name afterwards, which would
 	 * follow whatever a cell put there meanwhile. */
 	old = umask(0177);
+	/* fs(walked): in the socket's directory, held since hostfs's walk */
 	rc = bind(l->fd, (struct sockaddr *)&tmp, sizeof tmp);
 	umask(old);
 	if (rc == -1)
@@ -175,14 +183,19 @@ listen_bind(struct listener *l, char *err, size_t len)
 		    strerror(errno));
 	if (listen(l->fd, 16) == -1) {
 		rc = errno;
+		/* fs(walked): in the socket's directory, held since
+		 * hostfs's walk */
 		unlinkat(l->dirfd, name, 0);
 		return err_set(err, len, "cannot listen on %s: %s", l->path,
 		    strerror(rc));
 	}
 	if (peer_key_make(&l->key, l->dirfd, name, err, len) == -1) {
+		/* fs(walked): in the socket's directory, held since
+		 * hostfs's walk */
 		unlinkat(l->dirfd, name, 0);
 		return -1;
 	}
+	/* fs(walked): in the socket's directory, held since hostfs's walk */
 	if (renameat(l->dirfd, name, l->dirfd, l->base) == -1) {
 		rc = errno;
 		unlinkat(l->dirfd, name, 0);
@@ -199,6 +212,8 @@ listen_bind(struct listener *l, char *err, size_t len)
 static bool
 listen_within(const char *real, const char *dir)
 {
+	/* fs(user): the roots the user named (work dir, --allow-*),
+	 * compared, not opened */
 	char *d = realpath(dir, NULL);
 	size_t n = d != NULL ? strlen(d) : 0;
 	bool in = d != NULL && strncmp(real, d, n) == 0 && (n == 1 ||
@@ -242,6 +257,7 @@ listen_fd_path(int fd, char *buf, size_t len)
 	ssize_t n;
 
 	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+	/* fs(proc): the held directory's name, through /proc/self/fd */
 	n = readlink(link, buf, len - 1);
 	buf[n > 0 ? n : 0] = '\0';
 	return buf;
@@ -531,6 +547,7 @@ listener_close(struct listener *l, const char *reason, int timeout_ms)
 		lclient_free(c);
 	}
 	free(l->c);
+	/* fs(walked): in the socket's directory, held since hostfs's walk */
 	if (l->placed)
 		unlinkat(l->dirfd, l->base, 0);
 	peer_key_remove(&l->key);

@@ -123,6 +123,7 @@ main_enter(struct coil_opts *o)
 	size_t n = strlen(o->workdir);
 	int rc;
 
+	/* fs(user): the work dir the user named, before any cell ran */
 	if (chdir(o->workdir) == -1)
 		fatal_errno("cannot enter '%s'", o->workdir);
 	if (strncmp(o->figure_dir, o->workdir, n) != 0 ||

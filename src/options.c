@@ -241,9 +241,13 @@ opt_count(struct coil_opts *o, const struct options_entry *e,
 static char *
 opt_absdir(const char *dir, char *err, size_t errlen)
 {
+	/* fs(user): a dir the user named, before any cell ran
+	 * (main_named_dirs walks it again) */
 	char *r = realpath(dir, NULL);
 	struct stat st;
 
+	/* fs(user): a dir the user named, before any cell ran
+	 * (main_named_dirs walks it again) */
 	if (r == NULL || stat(r, &st) == -1 || !S_ISDIR(st.st_mode)) {
 		free(r);
 		err_set(err, errlen, "no such directory '%s'", dir);

@@ -44,6 +44,8 @@ peer_start_time(long pid, unsigned long long *out)
 	int fd, i;
 
 	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+	/* fs(private): the key dir: $XDG_RUNTIME_DIR/coil or /tmp/coil-UID,
+	 * the user's alone (0700, checked), never where cells reach */
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		return -1;
 	n = read(fd, buf, sizeof buf - 1);
@@ -91,13 +93,19 @@ peer_keydir(struct peer_key *k, bool make, char *err, size_t len)
 
 	peer_keydir_where(&base, name, sizeof name);
 	snprintf(k->dir, sizeof k->dir, "%s/%s", base, name);
+	/* fs(private): the key dir: $XDG_RUNTIME_DIR/coil or /tmp/coil-UID,
+	 * the user's alone (0700, checked), never where cells reach */
 	bfd = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (bfd == -1)
 		return err_set(err, len, "cannot open '%s' for the attach "
 		    "key: %s", base, strerror(errno));
+	/* fs(private): the key dir: $XDG_RUNTIME_DIR/coil or /tmp/coil-UID,
+	 * the user's alone (0700, checked), never where cells reach */
 	if (make && mkdirat(bfd, name, 0700) == -1 && errno != EEXIST)
 		rc = err_set(err, len, "cannot make '%s' for the attach key: "
 		    "%s", k->dir, strerror(errno));
+	/* fs(private): the key dir: $XDG_RUNTIME_DIR/coil or /tmp/coil-UID,
+	 * the user's alone (0700, checked), never where cells reach */
 	if (rc == 0 && (k->dirfd = openat(bfd, name, O_RDONLY | O_DIRECTORY |
 	    O_NOFOLLOW | O_CLOEXEC)) == -1)
 		rc = err_set(err, len, "cannot open '%s': %s", k->dir,
@@ -111,6 +119,9 @@ peer_keydir(struct peer_key *k, bool make, char *err, size_t len)
 		    k->dir, (unsigned)(st.st_mode & 07777), (long)st.st_uid);
 	if (rc == 0) {
 		snprintf(link, sizeof link, "/proc/self/fd/%d", k->dirfd);
+		/* fs(private): the key dir: $XDG_RUNTIME_DIR/coil or
+		 * /tmp/coil-UID, the user's alone (0700, checked), never
+		 * where cells reach */
 		n = readlink(link, k->dir, sizeof k->dir - 1);
 		if (n > 0)
 			k->dir[n] = '\0';
@@ -141,6 +152,8 @@ peer_key_read(int dirfd, const char *name, char *err, size_t len)
 	ssize_t n;
 	int fd;
 
+	/* fs(private): the key dir: $XDG_RUNTIME_DIR/coil or /tmp/coil-UID,
+	 * the user's alone (0700, checked), never where cells reach */
 	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
 	    O_CLOEXEC);
 	if (fd == -1) {
@@ -186,10 +199,13 @@ peer_key_live(const json_t *key)
 }
 
 /* Remove the keys of coils that were killed: their process is gone, or
- * its pid is another process's now. */
+ * its pid is another process's now.  fs(private): the key dir, by name
+ * in the descriptor held. */
 static void
 peer_key_sweep(int dirfd)
 {
+	/* fs(private): the key dir: $XDG_RUNTIME_DIR/coil or /tmp/coil-UID,
+	 * the user's alone (0700, checked), never where cells reach */
 	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *e;
@@ -224,6 +240,8 @@ peer_key_make(struct peer_key *k, int sockdirfd, const char *name,
 	size_t i;
 	int fd = -1, tries, rc = -1;
 
+	/* fs(private): the key dir: $XDG_RUNTIME_DIR/coil or /tmp/coil-UID,
+	 * the user's alone (0700, checked), never where cells reach */
 	if (fstatat(sockdirfd, name, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
 	    !S_ISSOCK(st.st_mode))
 		return err_set(err, len, "the socket to make a key for is "
@@ -243,11 +261,17 @@ peer_key_make(struct peer_key *k, int sockdirfd, const char *name,
 	 * KEYDIR gone (ENOENT): a session that ended removed it as we
 	 * opened it; made again. */
 	for (tries = 0; fd == -1 && tries < 3; tries++) {
+		/* fs(private): the key dir: $XDG_RUNTIME_DIR/coil or
+		 * /tmp/coil-UID, the user's alone (0700, checked), never
+		 * where cells reach */
 		fd = openat(k->dirfd, k->name, O_WRONLY | O_CREAT | O_EXCL |
 		    O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd >= 0 || tries == 2)
 			break;
 		if (errno == EEXIST) {
+			/* fs(private): the key dir: $XDG_RUNTIME_DIR/coil
+			 * or /tmp/coil-UID, the user's alone (0700,
+			 * checked), never where cells reach */
 			unlinkat(k->dirfd, k->name, 0);
 			continue;
 		}
@@ -280,6 +304,9 @@ peer_key_make(struct peer_key *k, int sockdirfd, const char *name,
 		rc = err_set(err, len, "cannot write the attach key '%s/%s': "
 		    "%s", k->dir, k->name, strerror(errno));
 	if (rc == -1) {
+		/* fs(private): the key dir: $XDG_RUNTIME_DIR/coil or
+		 * /tmp/coil-UID, the user's alone (0700, checked), never
+		 * where cells reach */
 		unlinkat(k->dirfd, k->name, 0);
 		k->name[0] = '\0';
 	}
@@ -290,7 +317,8 @@ peer_key_make(struct peer_key *k, int sockdirfd, const char *name,
 /* KEYDIR, once empty, is removed too: nothing of coil's stays in the
  * runtime dir.  Only the directory k holds, and only when
  * empty (rmdir); a session that opened it meanwhile makes it again
- * (peer_key_make). */
+ * (peer_key_make).  fs(private): the key dir, checked to be the one held,
+ * removed by name in its parent. */
 static void
 peer_keydir_drop(const struct peer_key *k)
 {
@@ -300,6 +328,8 @@ peer_keydir_drop(const struct peer_key *k)
 	int bfd;
 
 	peer_keydir_where(&base, name, sizeof name);
+	/* fs(private): the key dir: $XDG_RUNTIME_DIR/coil or /tmp/coil-UID,
+	 * the user's alone (0700, checked), never where cells reach */
 	bfd = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (bfd == -1)
 		return;
@@ -313,6 +343,8 @@ peer_keydir_drop(const struct peer_key *k)
 void
 peer_key_remove(struct peer_key *k)
 {
+	/* fs(private): the key dir: $XDG_RUNTIME_DIR/coil or /tmp/coil-UID,
+	 * the user's alone (0700, checked), never where cells reach */
 	if (k->dirfd >= 0 && k->name[0] != '\0')
 		unlinkat(k->dirfd, k->name, 0);
 	if (k->dirfd >= 0) {
@@ -340,9 +372,11 @@ peer_same_ns(long pid, const char *ns)
 	struct stat mine, its;
 
 	snprintf(path, sizeof path, "/proc/%ld/ns/%s", pid, ns);
+	/* fs(proc): the kernel's namespace links */
 	if (stat(path, &its) == -1)
 		return false;
 	snprintf(path, sizeof path, "/proc/self/ns/%s", ns);
+	/* fs(proc): the kernel's namespace links */
 	if (stat(path, &mine) == -1)
 		return false;
 	return its.st_dev == mine.st_dev && its.st_ino == mine.st_ino;
@@ -437,6 +471,8 @@ peer_dial(int dfd, const char *dir, const char *name, const char *path,
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd == -1)
 		return err_set(err, len, "socket: %s", strerror(errno));
+	/* fs(private): the key dir: $XDG_RUNTIME_DIR/coil or /tmp/coil-UID,
+	 * the user's alone (0700, checked), never where cells reach */
 	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == -1) {
 		err_set(err, len, "cannot attach to '%s': %s (is a coil "
 		    "--agent --listen serving it?)", path, strerror(errno));
@@ -484,12 +520,16 @@ peer_connect(const char *path, char *err, size_t len)
 	int dfd, fd = -1, rc = -1;
 
 	peer_key_init(&k);
+	/* fs(private): the key dir: $XDG_RUNTIME_DIR/coil or /tmp/coil-UID,
+	 * the user's alone (0700, checked), never where cells reach */
 	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dfd == -1) {
 		err_set(err, len, "cannot attach to '%s': %s", path,
 		    strerror(errno));
 		goto out;
 	}
+	/* fs(private): the key dir: $XDG_RUNTIME_DIR/coil or /tmp/coil-UID,
+	 * the user's alone (0700, checked), never where cells reach */
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == -1) {
 		err_set(err, len, "cannot attach to '%s': %s (is a coil "
 		    "--agent --listen serving it?)", path, strerror(errno));

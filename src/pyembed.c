@@ -21,6 +21,7 @@
 static char *
 pyembed_read(const char *path, long *len)
 {
+	/* fs(build): reads the embedded .py files at build time */
 	FILE *f = fopen(path, "rb");
 	char *p;
 

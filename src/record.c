@@ -313,6 +313,7 @@ record_names(const struct hostfs_dir *d, char ***names)
 	struct dirent *e;
 	DIR *dir;
 	size_t n = 0, cap = 0;
+	/* fs(walked): the transcripts dir, reached through hostfs's walk */
 	int fd = openat(d->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
 	*names = NULL;

@@ -166,6 +166,8 @@ sbx_paths_add(struct sbx_paths *p, const char *opt, const char *path,
 	char real[PATH_MAX];
 	size_t i;
 
+	/* fs(user): a dir the user named, walked already by
+	 * main_named_dirs, before any cell runs */
 	if (realpath(path, real) == NULL) {
 		sbx_seterr(err, len, errno, "check the path and start coil "
 		    "again", "%s '%s'", opt, path);
@@ -197,6 +199,8 @@ prepare_paths(const struct sandbox_conf *c, struct sbx_paths *p, char *err,
 	if (p->ready)
 		return 0;
 	if (c->workdir != NULL) {
+		/* fs(user): the work dir the user named, before any cell
+		 * runs */
 		if (realpath(c->workdir, p->workdir) == NULL) {
 			sbx_seterr(err, len, errno, "pass an existing "
 			    "directory", "--workdir '%s'", c->workdir);
@@ -238,6 +242,7 @@ en_chdir(struct sbx *sb)
 {
 	const char *wd = sb->st->paths.workdir;
 
+	/* fs(user): the work dir, in init, before any cell runs */
 	if (chdir(wd) == 0)
 		return 0;
 	sbx_seterr(sb->err, sb->len, errno, NULL, "chdir '%s'", wd);

@@ -45,6 +45,7 @@ cg_mount(const char *ctrl, char *mnt, size_t mlen, char *root, size_t rlen)
 	size_t cap = 0;
 	bool found = false;
 
+	/* fs(proc): the kernel's */
 	f = fopen("/proc/self/mountinfo", "re");
 	if (f == NULL)
 		return false;
@@ -100,6 +101,7 @@ cg_self(const char *ctrl, char *path, size_t len)
 	size_t cap = 0;
 	bool found = false;
 
+	/* fs(proc): the kernel's */
 	f = fopen("/proc/self/cgroup", "re");
 	if (f == NULL)
 		return false;
@@ -160,13 +162,14 @@ cg_locate(const char *ctrl, pid_t session, struct cg *cg)
 
 /* Remove coil.N cgroups whose coil died without cleaning up.  Only an
  * empty cgroup can be removed, so rmdir is also the test that nothing of
- * that session still runs. */
+ * that session still runs.  fs(cgroup): cells cannot make links there. */
 static void
 cg_sweep(const char *base, pid_t session)
 {
 	DIR *d;
 	struct dirent *e;
 
+	/* fs(cgroup): the cgroup file system: cells cannot make links there */
 	d = opendir(base);
 	if (d == NULL)
 		return;
@@ -202,6 +205,7 @@ cg_has(const struct cg *cg, const char *file)
 	char path[PATH_MAX + 64];
 
 	snprintf(path, sizeof path, "%s/%s", cg->dir, file);
+	/* fs(cgroup): the cgroup file system: cells cannot make links there */
 	return access(path, F_OK) == 0;
 }
 
@@ -278,6 +282,8 @@ cg_one(const struct sandbox_conf *c, struct sandbox_report *r,
 		return;
 	}
 	if (!v2ok) {
+		/* fs(cgroup): the cgroup file system: cells cannot make
+		 * links there */
 		if (mkdir(cg.dir, 0755) < 0 && errno != EEXIST) {
 			sbx_mark(r, m, SANDBOX_MISSING, errno, "cannot create "
 			    "'%s': %s; %s", cg.dir, strerror(errno), cg_hint);
@@ -339,6 +345,7 @@ cg_enter(struct sbx *sb)
 	/* The v2 hierarchy, even without controllers, gives cgroup.kill:
 	 * without a PID namespace, join it so sandbox_cleanup can end the
 	 * session at once.  (With controllers there, cg_one uses it.) */
+	/* fs(cgroup): the cgroup file system: cells cannot make links there */
 	if (!cg_locate(NULL, session, &v2) || (getpid() == 1 &&
 	    !cg2_has_controllers(&v2)) || (mkdir(v2.dir, 0755) < 0 &&
 	    errno != EEXIST) || cg_join(&v2) < 0)
@@ -396,6 +403,8 @@ cg_end(const struct cg *cg)
 	int tries;
 
 	if (cg->version == 2 && cg_write(cg, "cgroup.kill", "1") == 0) {
+		/* fs(cgroup): the cgroup file system: cells cannot make
+		 * links there */
 		for (tries = 0; tries < 100 && rmdir(cg->dir) < 0 &&
 		    errno == EBUSY; tries++)
 			usleep(2000);
@@ -418,6 +427,8 @@ cg_end(const struct cg *cg)
 				any = true;
 			}
 		}
+		/* fs(cgroup): the cgroup file system: cells cannot make
+		 * links there */
 		if (!any && rmdir(cg->dir) == 0)
 			return;
 		if (!any && errno != EBUSY)
@@ -437,6 +448,8 @@ cg_cleanup(pid_t session)
 	size_t i;
 
 	for (i = 0; i < sizeof cg_ctrls / sizeof *cg_ctrls; i++)
+		/* fs(cgroup): the cgroup file system: cells cannot make
+		 * links there */
 		if (cg_locate(cg_ctrls[i], session, &cg) &&
 		    access(cg.dir, F_OK) == 0)
 			cg_end(&cg);

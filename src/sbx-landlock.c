@@ -62,6 +62,8 @@ ll_add(struct sbx_landlock *ll, int rs, const char *path, uint64_t access)
 	ssize_t n;
 	int fd, rc, e;
 
+	/* fs(worker): in the worker, in its new root, before any cell runs:
+	 * a path of the sandbox's binds */
 	fd = open(path, O_PATH | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT || errno == EACCES ? 0 : -1;
@@ -69,6 +71,8 @@ ll_add(struct sbx_landlock *ll, int rs, const char *path, uint64_t access)
 		goto fail;
 	/* the path the kernel resolved, for the audit hook */
 	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+	/* fs(worker): in the worker, in its new root, before any cell runs:
+	 * a path of the sandbox's binds */
 	n = readlink(link, real, sizeof real - 1);
 	if (n > 0 && real[0] == '/')
 		real[n] = '\0';
@@ -111,6 +115,8 @@ ll_etc(struct sbx_landlock *ll, int rs, const char *dir, uint64_t access,
 	size_t i;
 	int rc = 0, fd;
 
+	/* fs(worker): in the worker, in its new root, before any cell runs:
+	 * a path of the sandbox's binds */
 	d = opendir(dir);
 	if (d == NULL)
 		return 0;
@@ -125,6 +131,8 @@ ll_etc(struct sbx_landlock *ll, int rs, const char *dir, uint64_t access,
 		if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >=
 		    (int)sizeof path)
 			continue;
+		/* fs(worker): in the worker, in its new root, before any
+		 * cell runs: a path of the sandbox's binds */
 		fd = openat(dirfd(d), e->d_name, O_PATH | O_NOFOLLOW |
 		    O_CLOEXEC);
 		if (fd < 0)

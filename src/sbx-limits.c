@@ -138,6 +138,8 @@ lim_env(const struct sandbox_conf *c, char *const *env, const char *tmpdir)
 	}
 	if (!env_has(&ev, "PATH"))
 		env_push(&ev, sbx_strdup("PATH=/usr/local/bin:/usr/bin:/bin"));
+	/* fs(user): the work dir the user named, in the worker before any
+	 * cell runs */
 	if (c->workdir == NULL || realpath(c->workdir, wd) == NULL) {
 		if (getcwd(wd, sizeof wd) == NULL)
 			snprintf(wd, sizeof wd, "/");

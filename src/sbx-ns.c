@@ -132,6 +132,7 @@ ns_userns_mapped(long inside, long outside, long ginside, long goutside)
 		goto reap;
 	}
 	snprintf(path, sizeof path, "/proc/%ld/ns/user", (long)ppid);
+	/* fs(proc): the kernel's */
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		e = errno;

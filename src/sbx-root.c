@@ -6,6 +6,12 @@
  * Also the cells' private temp dir, and its removal by the supervisor.
  * Run by init, in sandbox_enter's order: root_mountns, (the root user
  * namespace, sbx-ns.c), root_build, root_tmp.
+ *
+ * fs(newroot), the file-system inventory's mark (tests/unit/
+ * fs-inventory.py): a call of init's, building the worker's root in its
+ * own mount namespace before the worker exists; nothing it does is seen
+ * outside that namespace.  The cells' temp dir is removed by the
+ * supervisor through descriptors, O_NOFOLLOW, never off its device.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -40,6 +46,7 @@ bind_flags_ro(const char *src, const char *dst, bool rec, bool dev)
 {
 	struct mount_attr a = { 0 };
 
+	/* fs(newroot) */
 	if (mount(src, dst, NULL, MS_BIND | (rec ? MS_REC : 0), NULL) < 0)
 		return -1;
 	a.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
@@ -48,6 +55,7 @@ bind_flags_ro(const char *src, const char *dst, bool rec, bool dev)
 	    sizeof a) == 0)
 		return 0;
 	/* mount_setattr is 5.12+; a remount covers the top mount only */
+	/* fs(newroot) */
 	return mount(NULL, dst, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY |
 	    MS_NOSUID | (dev ? 0 : MS_NODEV), NULL);
 }
@@ -70,6 +78,7 @@ proc_ro(const char *proc)
 
 	for (i = 0; i < sizeof ro / sizeof *ro; i++) {
 		snprintf(path, sizeof path, "%s/%s", proc, ro[i]);
+		/* fs(newroot) */
 		if (access(path, F_OK) == 0 && bind_ro(path, path, true) < 0)
 			return -1;
 	}
@@ -143,6 +152,7 @@ mkdir_p(const char *path, mode_t mode)
 			char c = *p;
 
 			*p = '\0';
+			/* fs(newroot) */
 			if (mkdir(buf, mode) < 0 && errno != EEXIST)
 				return -1;
 			*p = c;
@@ -194,10 +204,12 @@ mask_one(struct sbx_state *st, const char *real, bool dir)
 	if (named_bind(&st->paths, real))
 		return 0;
 	snprintf(dst, sizeof dst, NEWROOT "%s", real);
+	/* fs(newroot) */
 	if (lstat(dst, &lst) < 0 || (dir ? !S_ISDIR(lst.st_mode) :
 	    !S_ISREG(lst.st_mode)))
 		return 0;
 	if (dir) {
+		/* fs(newroot) */
 		if (mount("tmpfs", dst, "tmpfs", MS_RDONLY | MS_NOSUID |
 		    MS_NODEV | MS_NOEXEC, "mode=0,size=4k") < 0)
 			return -1;
@@ -216,6 +228,7 @@ mask_credentials(struct sbx_state *st)
 	size_t i, k;
 	int fd;
 
+	/* fs(newroot) */
 	fd = open(NEWROOT "/.coil-masked", O_CREAT | O_WRONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
@@ -272,8 +285,10 @@ mask_state(struct sbx_state *st, const char *state)
 	for (q = state + best + 1; (q = strchr(q, '/')) != NULL; q++) {
 		snprintf(dst, sizeof dst, NEWROOT "%.*s", (int)(q - state),
 		    state);
+		/* fs(newroot) */
 		if (lstat(dst, &lst) < 0 || !S_ISDIR(lst.st_mode))
 			return 0;
+		/* fs(newroot) */
 		if (mount(dst, dst, NULL, MS_BIND, NULL) < 0)
 			return -1;
 	}
@@ -305,6 +320,7 @@ clone_binds(struct sbx *sb, struct owners *own, char *what, size_t wlen)
 	for (i = 0; i < p->nb; i++) {
 		struct sbx_bind *b = &p->b[i];
 
+		/* fs(newroot) */
 		TRY(b->fd = open_tree(AT_FDCWD, b->path, OPEN_TREE_CLONE |
 		    OPEN_TREE_CLOEXEC | AT_RECURSIVE), "cloning '%s'",
 		    b->path);
@@ -340,20 +356,25 @@ root_system(char *what, size_t wlen)
 	ssize_t n;
 	size_t i;
 
+	/* fs(newroot) */
 	TRY(mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV,
 	    "mode=0755,size=1m"), "mounting the new root on '%s'", NEWROOT);
 	for (i = 0; i < sizeof root_dirs / sizeof *root_dirs; i++) {
 		snprintf(src, sizeof src, "/%s", root_dirs[i]);
 		snprintf(path, sizeof path, NEWROOT "/%s", root_dirs[i]);
+		/* fs(newroot) */
 		if (lstat(src, &st) < 0)
 			continue;
 		if (S_ISLNK(st.st_mode)) {
+			/* fs(newroot) */
 			n = readlink(src, link, sizeof link - 1);
 			if (n < 0)
 				continue;
 			link[n] = '\0';
+			/* fs(newroot) */
 			TRY(symlink(link, path), "symlink '%s'", path);
 		} else if (S_ISDIR(st.st_mode)) {
+			/* fs(newroot) */
 			TRY(mkdir(path, 0755), "mkdir '%s'", path);
 			TRY(bind_ro(src, path, true), "binding '%s'", src);
 		}
@@ -371,14 +392,17 @@ root_kernel(const struct sbx *sb, char *what, size_t wlen)
 
 	/* /sys read-only: the CPU topology OpenBLAS and os.cpu_count
 	 * read; Landlock narrows what is readable in it. */
+	/* fs(newroot) */
 	TRY(mkdir(NEWROOT "/sys", 0755), "mkdir /sys");
 	TRY(bind_ro("/sys", NEWROOT "/sys", true), "binding /sys");
 	/* with a PID namespace, root_mountns put the session's own there */
+	/* fs(proc): the session's own /proc */
 	TRY(mkdir(NEWROOT "/proc", 0555), "mkdir /proc");
 	TRY(mount("/proc", NEWROOT "/proc", NULL, MS_BIND | MS_REC, NULL),
 	    "binding /proc");
 	if (sb->userns < 0 && sb->root)
 		TRY(proc_ro(NEWROOT "/proc"), "read-only /proc/sys");
+	/* fs(newroot) */
 	TRY(mkdir(NEWROOT "/dev", 0755), "mkdir /dev");
 	TRY(mount("tmpfs", NEWROOT "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC,
 	    "mode=0755,size=64k"), "mounting /dev");
@@ -386,6 +410,7 @@ root_kernel(const struct sbx *sb, char *what, size_t wlen)
 		snprintf(src, sizeof src, "/dev/%s", sbx_dev_nodes[i]);
 		snprintf(path, sizeof path, NEWROOT "/dev/%s",
 		    sbx_dev_nodes[i]);
+		/* fs(newroot) */
 		fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
 		TRY(fd, "creating '%s'", path);
 		close(fd);
@@ -394,8 +419,10 @@ root_kernel(const struct sbx *sb, char *what, size_t wlen)
 		TRY(bind_flags_ro(src, path, false, true), "binding '%s'",
 		    src);
 	}
+	/* fs(newroot) */
 	TRY(symlink("/proc/self/fd", NEWROOT "/dev/fd"), "symlink /dev/fd");
 	TRY(symlink("/proc/self/fd/0", NEWROOT "/dev/stdin"), "/dev/stdin");
+	/* fs(newroot) */
 	TRY(symlink("/proc/self/fd/1", NEWROOT "/dev/stdout"), "/dev/stdout");
 	TRY(symlink("/proc/self/fd/2", NEWROOT "/dev/stderr"), "/dev/stderr");
 	return 0;
@@ -410,15 +437,19 @@ root_scratch(const struct sandbox_conf *c, char *what, size_t wlen)
 
 	snprintf(opts, sizeof opts, "mode=1777,size=%lluk",
 	    c->memory / 1024 ? c->memory / 1024 : 1);
+	/* fs(newroot) */
 	TRY(mkdir(NEWROOT "/dev/shm", 01777), "mkdir /dev/shm");
 	TRY(mount("tmpfs", NEWROOT "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV,
 	    opts), "mounting /dev/shm");
+	/* fs(newroot) */
 	TRY(mkdir(NEWROOT "/tmp", 01777), "mkdir /tmp");
 	TRY(mount("tmpfs", NEWROOT "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
 	    opts), "mounting /tmp");
+	/* fs(newroot) */
 	TRY(mkdir(NEWROOT "/run", 0755), "mkdir /run");
 	/* /var/tmp exists, empty and read-only: TMPDIR is where to write.
 	 * (Not a symlink to /tmp: a bind under /var/tmp would follow it.) */
+	/* fs(newroot) */
 	TRY(mkdir(NEWROOT "/var", 0755), "mkdir /var");
 	TRY(mkdir(NEWROOT "/var/tmp", 0755), "mkdir /var/tmp");
 	return 0;
@@ -437,6 +468,7 @@ root_binds(struct sbx_paths *p, char *what, size_t wlen)
 		snprintf(path, sizeof path, NEWROOT "%s", b->path);
 		if (mkdir_p(path, 0755) < 0 && errno != EROFS)
 			TRY(-1, "mkdir '%s'", path);
+		/* fs(newroot) */
 		TRY(move_mount(b->fd, "", AT_FDCWD, path,
 		    MOVE_MOUNT_F_EMPTY_PATH), "mounting '%s'", b->path);
 		close(b->fd);
@@ -453,10 +485,13 @@ root_enter(struct sbx_state *st, const char *state, char *what, size_t wlen)
 	TRY(mask_credentials(st), "hiding credentials");
 	TRY(mask_state(st, state), "hiding coil's state dir '%s'", state);
 	/* Nothing may be created at the top of the new root. */
+	/* fs(newroot) */
 	TRY(mount(NULL, NEWROOT, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY |
 	    MS_NOSUID | MS_NODEV, NULL), "making the new root read-only");
+	/* fs(newroot) */
 	TRY(chdir(NEWROOT), "chdir to the new root");
 	TRY(syscall(SYS_pivot_root, ".", "."), "pivot_root");
+	/* fs(newroot) */
 	TRY(umount2(".", MNT_DETACH), "detaching the old root");
 	TRY(chdir("/"), "chdir /");
 	return 0;
@@ -526,9 +561,11 @@ root_mountns(struct sbx *sb)
 	}
 	/* Nothing done here may propagate back to the host. */
 	what = "making / private";
+	/* fs(proc): init's mount namespace, made private first */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		goto fail;
 	what = "mounting the session's /proc";
+	/* fs(proc): the session's own /proc */
 	if (sb->pid1 && mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV |
 	    MS_NOEXEC, NULL) < 0)
 		goto fail;
@@ -560,6 +597,7 @@ root_build(struct sbx *sb)
 		return 0;
 	}
 	e = errno;
+	/* fs(newroot) */
 	umount2(NEWROOT, MNT_DETACH);
 	if (e == ENOSYS || e == EPERM || e == EINVAL || e == EOPNOTSUPP) {
 		sbx_mark(r, SANDBOX_M_MOUNTNS, SANDBOX_MISSING, e, "%s: %s; "
@@ -596,6 +634,7 @@ root_tmp(struct sbx *sb)
 		    "shorter path", "temporary directory under '%s'", base);
 		return -1;
 	}
+	/* fs(private): the cells' temp dir, made 0700 in $TMPDIR by mkdtemp */
 	if (mkdtemp(tmpl) == NULL || realpath(tmpl, p->tmpdir) == NULL) {
 		sbx_seterr(sb->err, sb->len, errno, "set TMPDIR to a writable "
 		    "directory", "creating a temporary directory '%s'", tmpl);
@@ -614,7 +653,8 @@ root_tmp(struct sbx *sb)
  * Remove the tree under the directory fd `dir` (consumed), then nothing
  * else: every step is relative to an fd opened with O_NOFOLLOW, so a
  * symlink planted by a cell is removed, never followed, and another
- * filesystem mounted inside is left alone.
+ * filesystem mounted inside is left alone.  fs(private): the cells' temp
+ * dir, by descriptor.
  */
 static void
 rm_under(int dir, dev_t dev, int depth)
@@ -632,26 +672,39 @@ rm_under(int dir, dev_t dev, int depth)
 
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
+		/* fs(private): the cells' temp dir, removed through
+		 * descriptors, O_NOFOLLOW, never off its device */
 		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
 		if (!S_ISDIR(st.st_mode)) {
-			unlinkat(dirfd(d), e->d_name, 0);
+				/* fs(private): the cells' temp dir, removed
+				 * through descriptors, O_NOFOLLOW, never
+				 * off its device */
+				unlinkat(dirfd(d), e->d_name, 0);
 			continue;
 		}
 		if (st.st_dev != dev || depth > 64)
 			continue;
+		/* fs(private): the cells' temp dir, removed through
+		 * descriptors, O_NOFOLLOW, never off its device */
 		sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY |
 		    O_NOFOLLOW | O_CLOEXEC);
 		/* A cell may have taken its own rights away: ours to give
 		 * back.  AT_SYMLINK_NOFOLLOW: should the entry have become
 		 * a symlink since fstatat, its target is not touched. */
+		/* fs(private): the cells' temp dir, removed through
+		 * descriptors, never off its device */
 		if (sub < 0 && errno == EACCES && st.st_uid == geteuid() &&
+		    /* fs(private): the cells' temp dir, removed through
+		     * descriptors, O_NOFOLLOW, never off its device */
 		    fchmodat(dirfd(d), e->d_name, 0700,
 		    AT_SYMLINK_NOFOLLOW) == 0)
 			sub = openat(dirfd(d), e->d_name, O_RDONLY |
 			    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sub >= 0)
 			rm_under(sub, dev, depth + 1);
+		/* fs(private): the cells' temp dir, removed through
+		 * descriptors, O_NOFOLLOW, never off its device */
 		unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
 	}
 	closedir(d);
@@ -665,9 +718,12 @@ tmp_remove(const char *base, const char *name, bool only_unlocked)
 	struct stat st;
 	int b, fd, tries;
 
+	/* fs(private): $TMPDIR, where coil makes its temp dirs; the dir's
+	 * name is opened O_NOFOLLOW */
 	b = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (b < 0)
 		return;
+	/* fs(private): a temp dir of coil's in $TMPDIR, O_NOFOLLOW */
 	fd = openat(b, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0 || st.st_uid != geteuid() ||
 	    (only_unlocked && flock(fd, LOCK_EX | LOCK_NB) < 0)) {
@@ -683,6 +739,7 @@ tmp_remove(const char *base, const char *name, bool only_unlocked)
 	    flock(fd, LOCK_EX | LOCK_NB) < 0; tries++)
 		usleep(10000);
 	rm_under(fd, st.st_dev, 0);
+	/* fs(private): a temp dir of coil's in $TMPDIR, by name */
 	unlinkat(b, name, AT_REMOVEDIR);
 	close(b);
 }
@@ -707,6 +764,7 @@ tmp_owner(const char *name)
 void
 root_tmp_sweep(const char *base, pid_t session)
 {
+	/* fs(private): $TMPDIR, listed for coil's temp dirs */
 	DIR *d = opendir(base);
 	struct dirent *e;
 

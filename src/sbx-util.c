@@ -129,6 +129,7 @@ sbx_write_file(const char *path, const char *s)
 	int fd, e;
 	ssize_t n;
 
+	/* fs(proc): /proc and cgroup files only (the callers') */
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -148,6 +149,7 @@ sbx_read_file(const char *path, char *buf, size_t len)
 	int fd;
 	ssize_t n, got = 0;
 
+	/* fs(proc): /proc and cgroup files only (the callers') */
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;

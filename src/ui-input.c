@@ -556,6 +556,7 @@ ui_input_start(struct ui *u)
 	rl_catch_signals = 0;
 	rl_catch_sigwinch = 0;
 	rl_change_environment = 0;
+	/* fs(dev): /dev/null */
 	rl_outstream = fopen("/dev/null", "w");
 	rl_attempted_completion_function = ui_complete;
 	rl_completion_display_matches_hook = ui_show_matches;

@@ -637,6 +637,8 @@ ui_replay_open(struct ui *u, char *err, size_t len)
 		rsrc_close(src);
 		return -1;
 	}
+	/* fs(private): an unlinked file of libc's tmpfile, made O_EXCL (or
+	 * O_TMPFILE) in the supervisor's /tmp */
 	rp->spill = tmpfile();
 	if (rp->spill != NULL && fcntl(fileno(rp->spill), F_SETFD,
 	    FD_CLOEXEC) == -1) {

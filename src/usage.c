@@ -42,6 +42,7 @@ usage_file(pid_t pid, const char *name, int flags)
 	char path[64];
 
 	snprintf(path, sizeof path, "/proc/%ld/%s", (long)pid, name);
+	/* fs(proc): the session's own processes */
 	return open(path, flags | O_CLOEXEC);
 }
 

@@ -403,6 +403,7 @@ close_fds_except(const int *keep, int n)
 	return;
 slow:
 	/* A kernel before 5.9: one close a descriptor still open. */
+	/* fs(proc): the kernel's */
 	if ((d = opendir("/proc/self/fd")) != NULL) {
 		while ((e = readdir(d)) != NULL) {
 			int fd = atoi(e->d_name);

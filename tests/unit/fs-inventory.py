@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Every file-system call in src/ is on the inventory: a comment at the
-call (on its line or in the three lines above it) that says which place
-it touches and who can write that place, tagged with one of the classes
-below.  So a new open, rename or unlink in the supervisor cannot slip in
+call (on its line or in the three lines above it, or above the function
+that holds it) that says which place it touches and who can write that
+place, tagged with one of the classes below.  So a new open, rename or unlink in the supervisor cannot slip in
 unreviewed: it fails here until its comment says why a cell cannot have
 planted what it touches.  coil(1), FILES, summarises the classes.
 
@@ -55,6 +55,19 @@ def code_of(line):
     return line
 
 
+def head_of(lines, i):
+    """The comment right above the definition of the function holding
+    line i: a mark there covers every call in the function."""
+    while i > 0 and not re.match(r"^\w.*\(", lines[i]):
+        i -= 1
+    while i > 0 and re.match(r"^\w", lines[i - 1]):
+        i -= 1          # the return type's line
+    j = i
+    while j > 0 and re.match(r"^(/\*| \*)", lines[j - 1]):
+        j -= 1
+    return "\n".join(lines[j:i])
+
+
 untagged, badtag, calls = [], [], 0
 for name in sorted(os.listdir(SRC)):
     if not name.endswith(".c"):
@@ -68,7 +81,7 @@ for name in sorted(os.listdir(SRC)):
             continue
         calls += 1
         near = "\n".join(lines[max(0, i - 3):i + 1])
-        tags = TAG.findall(near)
+        tags = TAG.findall(near) or TAG.findall(head_of(lines, i))
         where = "src/%s:%d: %s" % (name, i + 1, line.strip())
         if not tags:
             untagged.append(where)
