@@ -115,6 +115,7 @@ class Host:
     realpath = staticmethod(_os.path.realpath)
     lexists = staticmethod(_os.path.lexists)
     islink = staticmethod(_os.path.islink)
+    isdir = staticmethod(_os.path.isdir)
     pid = staticmethod(_os.getpid)
     ppid = staticmethod(_os.getppid)
 
@@ -153,6 +154,12 @@ class Policy:
             p = p.rstrip("/") or "/"
             self.rules[p] = self.rules.get(p, frozenset()) | frozenset(a)
         self.hidden = [h.rstrip("/") for h in conf.get("hidden", [])]
+        # of those, the credentials covered in a bound home (sbx-root.c);
+        # the rest are the secrets of /etc Landlock leaves out
+        self.masked = [h.rstrip("/") for h in conf.get("masked", [])]
+        # coil runs as root: the worker's binds are id-mapped to their
+        # owners, so a root-owned file in a bind is the worker's to read
+        self.root = bool(conf.get("root"))
         self.net_off = not conf.get("allow_net") and \
             bool(conf.get("net_enforced"))
         self.may_exec = bool(conf.get("exec", True))
@@ -168,13 +175,17 @@ class Policy:
         """Whether there is a sandbox to explain at all."""
         return self.profile != "none"
 
-    def deny(self, what, detail, lift, cls=SandboxError, are=False):
+    def deny(self, what, detail, lift, cls=SandboxError, are=False,
+             how=None):
         """The words for a denial: what is off, the call that asked for it,
-        the option that lifts it."""
-        e = cls(_errno.EACCES, "%s %s off in the %s sandbox (%s); start coil "
-                "with %s to allow %s" % (what, "are" if are else "is",
-                                         self.profile, detail, lift,
-                                         "them" if are else "it"))
+        the option that lifts it; or, where none lifts it or the option is
+        not the whole story, `how` says what will (or that nothing will)
+        and `lift` is the option named there, or None."""
+        if how is None:
+            how = "start coil with %s to allow %s" % (
+                lift, "them" if are else "it")
+        e = cls(_errno.EACCES, "%s %s off in the %s sandbox (%s); %s"
+                % (what, "are" if are else "is", self.profile, detail, how))
         e.lift = lift
         return e
 
@@ -248,6 +259,97 @@ class Policy:
             parts[2] != str(self.host.pid()) and parts[3] in _PROC_PRIVATE
 
     # -- files ----------------------------------------------------------------
+    #
+    # Each class of path the sandbox denies, and what lifts the denial:
+    #
+    #   /etc's secrets    --allow-read of the dir holding them, when coil
+    #                     runs as root (the bind is id-mapped: root's files
+    #                     become the worker's) or the user who started
+    #                     coil may read them; else nothing does
+    #   credentials       --allow-read of the dir itself (.ssh): naming it
+    #   in a bound home   uncovers it; a file (.netrc) cannot be named, as
+    #                     --allow-read and --allow-write take directories
+    #   /proc             the kernel's process files: never writable in a
+    #                     sandbox; a cell's own descriptor is written
+    #                     through the descriptor, not /proc/self/fd
+    #   cgroup files      the session's limits: coil sets them from
+    #                     --memory and --max-procs
+    #   /sys, /dev        the kernel's settings and the machine's devices:
+    #                     only --sandbox none (binds are nodev)
+    #   anything else     --allow-read DIR, --allow-write DIR
+    def _dir_of(self, path, s):
+        """The directory an --allow-* option would name to reach path
+        under the secret s: s itself when it is a directory."""
+        if path != s or self.host.isdir(s):
+            return s
+        return _os.path.dirname(s) or "/"
+
+    def secret_denial(self, path, s, verb, detail, write=False):
+        """The words for path, which lies in the secret s."""
+        opt = "--allow-write" if write else "--allow-read"
+        what = "%s '%s', which holds secrets," % (verb, s)
+        if s in self.masked:
+            if path != s or self.host.isdir(s):
+                return self.deny(what, detail, "%s %s" % (opt, s))
+            return self.deny(what, detail, "--sandbox none", how=(
+                "coil covers it in every sandbox and %s takes only "
+                "directories: start coil with --sandbox none to allow it"
+                % opt))
+        d = self._dir_of(path, s)
+        if self.root or not write and self.host.readable(path):
+            return self.deny(what, detail, "%s %s" % (opt, d), how=(
+                "start coil with %s %s to allow it (all of '%s')"
+                % (opt, d, d)))
+        return self.deny(what, detail, None, how=(
+            "no option lifts it: the user who started coil may not %s "
+            "'%s'" % ("write" if write else "read", path)))
+
+    def kernel_denial(self, path, verb, detail):
+        """/proc, /sys and /dev, which no --allow-* option opens up; None
+        for any other path, and for one the rules allow (a --allow-write
+        that names /proc: the kernel answers)."""
+        parts = path.split("/")
+        top = parts[1] if len(parts) > 1 else ""
+        write = verb != "reading" and verb != "listing"
+        if write and top in ("proc", "sys") and "w" in self.access(path):
+            return None
+        if top == "proc" and write:
+            # a pipe's or a socket's: the kernel checks the link's path
+            if len(parts) > 4 and parts[3] == "fd":
+                return self.deny("reopening a descriptor through /proc "
+                                 "for writing", detail, None, how=(
+                                     "write through the descriptor itself "
+                                     "(os.fdopen(fd, 'w'), os.dup(fd))"))
+            return self.deny("%s the kernel's files in /proc" % verb,
+                             detail, "--sandbox none", how="no --allow-write "
+                             "lifts it: start coil with --sandbox none to "
+                             "allow it")
+        if top == "sys" and write and path.startswith("/sys/fs/cgroup/"):
+            return self.deny("%s cgroup files (the session's limits among "
+                             "them)" % verb, detail, "--memory SIZE",
+                             how="coil sets the session's limits: start "
+                             "coil with --memory SIZE or --max-procs N to "
+                             "change them")
+        if top == "sys" and write:
+            return self.deny("%s the kernel's settings in /sys" % verb,
+                             detail, "--sandbox none", how="no --allow-write "
+                             "lifts it: start coil with --sandbox none to "
+                             "allow it")
+        if top == "dev" and self.mount_root and len(parts) > 2 and \
+                parts[2] not in ("shm", "fd", "stdin", "stdout", "stderr",
+                                 "pts") and not self.access(path):
+            return self.deny("the machine's devices", detail,
+                             "--sandbox none", are=True, how=(
+                                 "the sandbox's /dev holds only %s: start "
+                                 "coil with --sandbox none to allow them"
+                                 % ", ".join(self._devices())))
+        return None
+
+    def _devices(self):
+        return sorted(p[5:] for p in self.rules if p.startswith("/dev/")
+                      and "/" not in p[5:] and p != "/dev/shm") or \
+            ["null"]
+
     def read_denial(self, path, shown, verb="reading"):
         """May path (resolved; `shown` as the user wrote it) be read?"""
         detail = shown if shown.startswith("os.") else "open '%s'" % shown
@@ -258,8 +360,10 @@ class Policy:
         if s is not None:
             if shown != path and not shown.startswith("os."):
                 detail = "open '%s', which is '%s'" % (shown, path)
-            return self.deny("%s '%s', which holds secrets," % (verb, s),
-                             detail, "--allow-read %s" % s)
+            return self.secret_denial(path, s, verb, detail)
+        e = self.kernel_denial(path, verb, detail)
+        if e is not None:
+            return e
         exists = self.host.lexists(path)
         if not exists and not self.hidden_by_root(path):
             return None     # the kernel answers: no such file
@@ -270,17 +374,25 @@ class Policy:
         # Allowed by Landlock; as an unmapped uid the worker is "others"
         # to every file outside its binds, so a file that is not
         # world-readable (/etc/shadow) is refused by its permissions.
+        # --allow-read takes a directory: the one holding the file, whose
+        # bind is id-mapped to its owner.
         if self.idmap and exists and not self.host.readable(path):
+            d = _os.path.dirname(path) or "/"
             return self.deny("%s '%s', which is not world-readable,"
-                             % (verb, path), detail, "--allow-read %s" % path)
+                             % (verb, path), detail, "--allow-read %s" % d,
+                             how="start coil with --allow-read %s to allow "
+                             "it (all of '%s')" % (d, d))
         return None
 
     def write_denial(self, path, shown, what="writing", creates=True):
         """May path (resolved) be written, or created when `creates`?"""
         s = self.secret(path)
         if s is not None:
-            return self.deny("%s '%s', which holds secrets," % (what, s),
-                             shown, "--allow-write %s" % s)
+            return self.secret_denial(path, s, what, shown, write=True)
+        e = self.kernel_denial(path, "writing" if what == "writing" else
+                               "changing", shown)
+        if e is not None:
+            return e
         target = path
         if creates and not self.host.lexists(path):
             target = _os.path.dirname(path)

@@ -41,7 +41,7 @@ main_teardown(void)
 
 /* coil's state dir (history, transcripts), made now so that, when it
  * lies where cells may write, the sandbox has it to hide (sandbox.h:
- * state_dir); said once. */
+ * state_dir). */
 static void
 main_state(struct coil_opts *o)
 {
@@ -53,14 +53,24 @@ main_state(struct coil_opts *o)
 		free(dir);	/* history and transcripts say why */
 		return;
 	}
-	if (d.cells) {
+	if (d.cells)
 		o->sbx.state_dir = dir;
-		fprintf(stderr, "coil: note: coil's state dir '%s' lies where "
-		    "cells may write: the sandbox hides it from them\n", dir);
-	} else {
+	else
 		free(dir);
-	}
 	hostfs_close(&d);
+}
+
+/* Said once, when this session keeps something there: a default
+ * transcript, or a terminal's history. */
+static void
+main_state_note(const struct coil_opts *o)
+{
+	if (o->sbx.state_dir != NULL && (o->record_default ||
+	    (o->history == NULL && isatty(0) && o->mode != MODE_AGENT &&
+	    o->mode != MODE_MCP)))
+		fprintf(stderr, "coil: note: coil's state dir '%s' lies where "
+		    "cells may write: the sandbox hides it from them\n",
+		    o->sbx.state_dir);
 }
 
 /*
@@ -257,6 +267,7 @@ main(int argc, char **argv)
 	else if ((rc = replay_prepare(&o)) == 0 &&
 	    (rc = main_enter(&o)) == 0) {
 		main_record(&o);
+		main_state_note(&o);
 		rc = main_run(&o);
 	}
 	options_free(&o);

@@ -435,10 +435,35 @@ opt_allow_read(struct coil_opts *o, const struct options_entry *e,
 	    err, errlen);
 }
 
+/*
+ * /proc, /sys and /dev are the kernel's, not directories of files: a
+ * writable bind of them would hand cells the session's processes' memory
+ * (/proc/N/mem), the session's own limits (a cgroup's pids.max) or the
+ * machine's settings.  No --allow-write reaches them, which is what the
+ * sandbox's refusals say (src/audit.py).
+ */
 static int
 opt_allow_write(struct coil_opts *o, const struct options_entry *e,
     const char *arg, char *err, size_t errlen)
 {
+	static const char *const kernel[] = { "/proc", "/sys", "/dev" };
+	/* fs(user): a dir the user named, before any cell ran */
+	char *abs = realpath(arg, NULL);
+	size_t i, k;
+
+	for (i = 0; abs != NULL && i < nitems(kernel); i++) {
+		k = strlen(kernel[i]);
+		if (strncmp(abs, kernel[i], k) == 0 &&
+		    (abs[k] == '\0' || abs[k] == '/')) {
+			err_set(err, errlen, "--allow-write '%s': the kernel's "
+			    "files under '%s' are not the cells' to write; "
+			    "--memory and --max-procs set the session's limits, "
+			    "--sandbox none lifts the sandbox", arg, kernel[i]);
+			free(abs);
+			return -1;
+		}
+	}
+	free(abs);
 	opt_named(o, e, arg);
 	return options_add_dir(&o->sbx.allow_write, &o->sbx.n_allow_write, arg,
 	    err, errlen);

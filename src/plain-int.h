@@ -13,6 +13,7 @@
 #include "request.h"
 #include "response.h"
 #include "session.h"
+#include "termsafe.h"
 #include "util.h"
 
 struct plain {
@@ -32,9 +33,15 @@ struct plain {
 	char *answer;		/* the line read for it */
 	bool answered;		/* answer is ready (NULL: end of input) */
 	int client;		/* our tag in the session */
+	/* fd 1 and 2 on a terminal: what is written there passes through
+	 * termsafe (a cell does not drive the person's terminal); to a
+	 * pipe or a file it is written as it is */
+	bool safe[3];
+	struct termsafe ts[3];
 };
 
-/* Write s to fd, unless a write already failed (the reader is gone). */
+/* Write s to fd, unless a write already failed (the reader is gone): a
+ * whole text, made safe first when fd is a terminal. */
 void plain_puts(int fd, const char *s);
 /* Print a response's warnings on stderr. */
 void plain_warnings(const struct response *r);

@@ -84,7 +84,7 @@ plain_catch_term(bool tty)
 /* Once a write has failed nothing more is written and the loops end,
  * so that main tears the session down. */
 static void
-plain_write(int fd, const char *p, size_t n)
+plain_raw(int fd, const char *p, size_t n)
 {
 	if (plain_self->lost)
 		return;
@@ -92,10 +92,51 @@ plain_write(int fd, const char *p, size_t n)
 		plain_self->lost = true;
 }
 
+/* Part of a stream (a cell's output as it comes): on a terminal, a
+ * sequence cut at the end of p waits for the next part. */
+static void
+plain_write(int fd, const char *p, size_t n)
+{
+	struct buf b;
+
+	if (!plain_self->safe[fd]) {
+		plain_raw(fd, p, n);
+		return;
+	}
+	buf_init(&b);
+	termsafe_feed(&plain_self->ts[fd], p, n, &b);
+	plain_raw(fd, b.p, b.len);
+	buf_free(&b);
+}
+
+/* The stream on fd has ended (the cell answered): what it held back
+ * shows, escaped. */
+static void
+plain_end(int fd)
+{
+	struct buf b;
+
+	if (!plain_self->safe[fd])
+		return;
+	buf_init(&b);
+	termsafe_flush(&plain_self->ts[fd], &b);
+	plain_raw(fd, b.p, b.len);
+	buf_free(&b);
+}
+
+/* A whole text (a result, a traceback, coil's words). */
+static void
+plain_text(int fd, const char *p, size_t n)
+{
+	plain_end(fd);
+	plain_write(fd, p, n);
+	plain_end(fd);
+}
+
 void
 plain_puts(int fd, const char *s)
 {
-	plain_write(fd, s, strlen(s));
+	plain_text(fd, s, strlen(s));
 }
 
 /* Print a response's warnings. */
@@ -146,8 +187,10 @@ plain_show(struct plain *p, const struct response *r)
 		return;
 	}
 	p->incomplete = false;
+	plain_end(1);
+	plain_end(2);
 	if (r->has & RESP_RESULT) {
-		plain_write(1, r->result, r->result_len);
+		plain_text(1, r->result, r->result_len);
 		plain_puts(1, "\n");
 	}
 	if (r->error != NULL) {
@@ -187,6 +230,8 @@ plain_background(struct plain *p, const struct session_event *ev)
 	}
 	plain_write(ev->stream == 2 ? 2 : 1, ev->data, ev->len);
 	if (redraw) {
+		/* nothing held behind the prompt drawn again */
+		plain_end(ev->stream == 2 ? 2 : 1);
 		if (ev->len > 0 && ev->data[ev->len - 1] != '\n')
 			plain_puts(1, "\n");
 		rl_restore_prompt();
@@ -233,8 +278,11 @@ plain_on_event(void *ctx, const struct session_event *ev)
 static void
 plain_broken(struct plain *p)
 {
-	if (!p->broken)
-		fprintf(stderr, "coil: %s\n", session_failure(p->s));
+	if (!p->broken) {
+		plain_puts(2, "coil: ");
+		plain_puts(2, session_failure(p->s));
+		plain_puts(2, "\n");
+	}
 	p->broken = true;
 	p->failed = true;
 }
@@ -267,9 +315,18 @@ plain_page(const char *text)
 {
 	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
 	const char *pager = getenv("PAGER");
+	struct buf safe;
 	FILE *f;
 	int status;
 
+	/* the pager may pass what it is given to the terminal as it is
+	 * (PAGER=cat, less -R): the cell's text is made safe first */
+	buf_init(&safe);
+	if (plain_self->safe[1]) {
+		termsafe_text(text, strlen(text), 0, &safe);
+		buf_addstr(&safe, "");
+		text = safe.p;
+	}
 	if (pager == NULL || *pager == '\0')
 		pager = "less -FX";
 	fflush(stdout);
@@ -283,7 +340,8 @@ plain_page(const char *text)
 	}
 	sigaction(SIGPIPE, &old, NULL);
 	if (status == -1 || (WIFEXITED(status) && WEXITSTATUS(status) == 127))
-		plain_puts(1, text);
+		plain_raw(1, text, strlen(text));
+	buf_free(&safe);
 }
 
 static void
@@ -301,6 +359,16 @@ plain_ask(struct plain *p)
 		return;
 	}
 	p->answered = false;
+	/* the cell's prompt, which readline writes to the terminal as it
+	 * is: made safe, its colours marked as taking no room */
+	if (p->safe[1]) {
+		struct buf b;
+
+		buf_init(&b);
+		termsafe_text(prompt, strlen(prompt), TERMSAFE_PROMPT, &b);
+		free(prompt);
+		prompt = buf_take(&b);
+	}
 	rl_callback_handler_install(prompt, plain_on_answer);
 	while (!p->answered && p->waiting && !plain_term && !p->broken) {
 		struct pollfd pfd = { .fd = 0, .events = POLLIN };
@@ -528,7 +596,7 @@ char **
 plain_matches(json_t *fields, const char *text, int start)
 {
 	json_t *m = json_object_get(fields, "matches");
-	size_t i, n = json_array_size(m);
+	size_t i, k, n = json_array_size(m);
 	char **out;
 	int wstart;
 
@@ -540,15 +608,23 @@ plain_matches(json_t *fields, const char *text, int start)
 	 * follows, not the next word. */
 	rl_completion_append_character = wstart > 0 && strchr("\"'/",
 	    rl_line_buffer[wstart - 1]) != NULL ? '\0' : ' ';
-	/* readline wants the common prefix first, then the matches. */
+	/* readline wants the common prefix first, then the matches.  It
+	 * prints them as they are, so a match that would drive the
+	 * terminal (a key a cell chose, a file name) is left out. */
 	out = xcalloc(n + 2, sizeof *out);
-	for (i = 0; i < n; i++) {
+	for (i = 0, k = 0; i < n; i++) {
 		const char *s = json_string_value(json_array_get(m, i));
 
-		out[i + 1] = s != NULL ? plain_match(s, start, wstart) :
+		if (s != NULL && !termsafe_clean(s, strlen(s)))
+			continue;
+		out[++k] = s != NULL ? plain_match(s, start, wstart) :
 		    xstrdup(text);
 	}
-	return plain_matches_done(out, n);
+	if (k == 0) {
+		free(out);
+		return NULL;
+	}
+	return plain_matches_done(out, k);
 }
 
 static char **
@@ -759,6 +835,10 @@ plain_main(const struct coil_opts *opts)
 	plain_self = &p;
 	buf_init(&p.cell);
 	p.tty = isatty(0) && isatty(1);
+	p.safe[1] = isatty(1);
+	p.safe[2] = isatty(2);
+	termsafe_init(&p.ts[1], 0);
+	termsafe_init(&p.ts[2], 0);
 	p.s = session_new(opts, err, sizeof err);
 	if (p.s == NULL) {
 		fprintf(stderr, "coil: %s\n", err);
@@ -773,6 +853,8 @@ plain_main(const struct coil_opts *opts)
 		return 1;
 	}
 	rc = p.tty ? plain_tty_loop(&p) : plain_pipe_loop(&p);
+	plain_end(1);
+	plain_end(2);
 	if (plain_term)
 		rc = 128 + plain_term;
 	if (session_free(p.s) == -1 && rc == 0)

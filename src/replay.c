@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -25,6 +26,60 @@
 #include "replay-int.h"
 #include "replay.h"
 #include "session.h"
+#include "termsafe.h"
+
+/*
+ * What replay prints: to a terminal made safe first (termsafe.h), since a
+ * transcript is as untrusted as the cells it holds and the new run's
+ * output is a cell's; to a pipe or a file as it is.
+ */
+static void
+replay_put(FILE *f, const char *p, size_t n)
+{
+	struct buf b;
+
+	if (!isatty(fileno(f))) {
+		fwrite(p, 1, n, f);
+		return;
+	}
+	buf_init(&b);
+	termsafe_text(p, n, 0, &b);
+	fwrite(b.p, 1, b.len, f);
+	buf_free(&b);
+}
+
+static void
+replay_vprintf(FILE *f, const char *fmt, va_list ap)
+{
+	char *s;
+	int n;
+
+	n = vasprintf(&s, fmt, ap);
+	if (n < 0)
+		fatal("out of memory");
+	replay_put(f, s, (size_t)n);
+	free(s);
+}
+
+static void __attribute__((format(printf, 1, 2)))
+replay_out(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	replay_vprintf(stdout, fmt, ap);
+	va_end(ap);
+}
+
+static void __attribute__((format(printf, 1, 2)))
+replay_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	replay_vprintf(stderr, fmt, ap);
+	va_end(ap);
+}
 
 /* The file replay_prepare opened, for replay_main. */
 static struct rsrc *replay_src;
@@ -55,7 +110,7 @@ replay_prepare(struct coil_opts *o)
 	replay_src = rsrc_open(o->replay, o->code_key, o->tool, err,
 	    sizeof err);
 	if (replay_src == NULL) {
-		fprintf(stderr, "coil: %s\n", err);
+		replay_err("coil: %s\n", err);
 		return 2;
 	}
 	if (rsrc_options(replay_src) != NULL) {
@@ -68,7 +123,7 @@ replay_prepare(struct coil_opts *o)
 
 			for (p = warn.p; (nl = strchr(p, '\n')) != NULL;
 			    p = nl + 1)
-				fprintf(stderr, "coil: warning: %.*s\n",
+				replay_err("coil: warning: %.*s\n",
 				    (int)(nl - p), p);
 		}
 		buf_free(&warn);
@@ -138,7 +193,7 @@ replay_submit(struct replay *rp, const struct rcell *c)
 	int op;
 
 	if (replay_request(c, &req, &op, err, sizeof err) == -1) {
-		printf("cell %d: skipped: %s\n", c->n, err);
+		replay_out("cell %d: skipped: %s\n", c->n, err);
 		rp->skipped++;
 		return -1;
 	}
@@ -169,7 +224,7 @@ replay_wait(struct replay *rp)
 		}
 		if (session_poll(rp->s, &sig, 1, left > INT_MAX ? INT_MAX :
 		    (int)left) == -1) {
-			fprintf(stderr, "coil: %s\n", session_failure(rp->s));
+			replay_err("coil: %s\n", session_failure(rp->s));
 			return -1;
 		}
 		if ((sig.revents & POLLIN) &&
@@ -190,7 +245,7 @@ replay_lines(const char *prefix, const char *text)
 
 	for (; p != NULL && *p != '\0'; p = nl != NULL ? nl + 1 : NULL) {
 		nl = strchr(p, '\n');
-		printf("%-*s%.*s\n", w, p == text ? prefix : "",
+		replay_out("%-*s%.*s\n", w, p == text ? prefix : "",
 		    nl != NULL ? (int)(nl - p) : (int)strlen(p), p);
 	}
 }
@@ -207,24 +262,25 @@ replay_print(const struct rcell *c, json_t *got)
 
 	snprintf(in, sizeof in, "In [%d]: ", c->n);
 	if (op != NULL && strcmp(op, "exec") != 0) {
-		printf("[%s: %s]\n\n", op, st);
+		replay_out("[%s: %s]\n\n", op, st);
 		return;
 	}
 	replay_lines(in, code != NULL && *code != '\0' ? code : "\n");
-	fputs(json_string_value(json_object_get(got, "output")) ?: "", stdout);
-	fputs(json_string_value(json_object_get(got, "stderr")) ?: "", stdout);
+	replay_out("%s%s", json_string_value(json_object_get(got,
+	    "output")) ?: "", json_string_value(json_object_get(got,
+	    "stderr")) ?: "");
 	if (json_is_string(json_object_get(got, "result"))) {
 		snprintf(in, sizeof in, "Out[%d]: ", c->n);
 		replay_lines(in, json_string_value(json_object_get(got,
 		    "result")));
 	}
 	if (json_is_object(err))
-		printf("%s: %s\n", json_string_value(json_object_get(err,
+		replay_out("%s: %s\n", json_string_value(json_object_get(err,
 		    "type")), json_string_value(json_object_get(err,
 		    "message")));
 	if (st != NULL && strcmp(st, "ok") != 0 && strcmp(st, "error") != 0)
-		printf("[%s]\n", st);
-	putchar('\n');
+		replay_out("[%s]\n", st);
+	replay_put(stdout, "\n", 1);
 }
 
 /* Compare the new outcome with what the file expects; print a diff. */
@@ -247,7 +303,7 @@ replay_check(struct replay *rp, const struct rcell *c, json_t *got)
 	snprintf(lb, sizeof lb, "cell %d replayed", c->n);
 	if (check_diff(was.p, now.p, la, lb, &diff)) {
 		rp->differ++;
-		printf("cell %d differs:\n%s\n", c->n, diff.p);
+		replay_out("cell %d differs:\n%s\n", c->n, diff.p);
 	}
 	buf_free(&was);
 	buf_free(&now);
@@ -268,7 +324,7 @@ replay_pin(struct replay *rp, const struct rcell *c)
 
 	pin.req = json_pack("{s:s, s:s}", "op", "snapshot", "name", c->pin);
 	if (replay_request(&pin, &req, &op, why, sizeof why) == -1) {
-		printf("cell %d: its state cannot be kept for the rollback "
+		replay_out("cell %d: its state cannot be kept for the rollback "
 		    "after it: %s\n", c->n, why);
 		rcell_clear(&pin);
 		return 0;
@@ -284,8 +340,8 @@ replay_pin(struct replay *rp, const struct rcell *c)
 	err = json_object_get(got, "error");
 	if (strcmp(json_string_value(json_object_get(got, "status")) ?: "",
 	    "ok") != 0)
-		printf("cell %d: its state could not be kept for the rollback "
-		    "after it: %s\n\n", c->n, json_string_value(
+		replay_out("cell %d: its state could not be kept for the "
+		    "rollback after it: %s\n\n", c->n, json_string_value(
 		    json_object_get(err, "message")) ?: "no reason given");
 	json_decref(got);
 	return 0;
@@ -333,14 +389,14 @@ replay_all(struct replay *rp)
 		rcell_clear(&c);
 	}
 	if (rsrc_note(replay_src) != NULL)
-		fprintf(stderr, "coil: warning: %s\n", rsrc_note(replay_src));
+		replay_err("coil: warning: %s\n", rsrc_note(replay_src));
 	if (rp->opts->check)
-		printf("%d cell%s replayed from %s (%s), %d differ%s, "
+		replay_out("%d cell%s replayed from %s (%s), %d differ%s, "
 		    "%d skipped\n", rp->cells, rp->cells == 1 ? "" : "s",
 		    rp->opts->replay, rsrc_kind_names[rsrc_kind(replay_src)],
 		    rp->differ, rp->differ == 1 ? "s" : "", rp->skipped);
 	if (rc == -1) {
-		fprintf(stderr, "coil: %s\n", err);
+		replay_err("coil: %s\n", err);
 		return 2;
 	}
 	/* Not every cell ran: a skipped one is no match either. */
@@ -369,14 +425,14 @@ replay_main(const struct coil_opts *opts)
 	int rc = 1;
 
 	if (check_noise_init(&rp.noise, opts->ignore, err, sizeof err) == -1) {
-		fprintf(stderr, "coil: %s\n", err);
+		replay_err("coil: %s\n", err);
 		rsrc_close(replay_src);
 		return 2;
 	}
 	if ((rp.sfd = replay_signals()) == -1)
-		fprintf(stderr, "coil: signalfd: %s\n", strerror(errno));
+		replay_err("coil: signalfd: %s\n", strerror(errno));
 	else if ((rp.s = session_new(opts, err, sizeof err)) == NULL)
-		fprintf(stderr, "coil: %s\n", err);
+		replay_err("coil: %s\n", err);
 	else {
 		rp.client = session_attach(rp.s, ORIGIN_REPLAY, 0,
 		    replay_on_event, &rp);

@@ -330,7 +330,7 @@ json_t *
 rep_audit_conf(const struct sandbox_conf *c, const struct sandbox_report *r,
     const struct sbx_state *st)
 {
-	json_t *o, *rl, *hid;
+	json_t *o, *rl, *hid, *masked;
 	size_t i;
 	bool strict = c->profile == SANDBOX_STRICT;
 
@@ -345,10 +345,17 @@ rep_audit_conf(const struct sandbox_conf *c, const struct sandbox_report *r,
 	hid = json_array();
 	for (i = 0; i < st->ll.hidden.n; i++)
 		json_array_append_new(hid, json_string(st->ll.hidden.v[i]));
-	for (i = 0; i < st->masked.n; i++)
+	masked = json_array();
+	for (i = 0; i < st->masked.n; i++) {
 		json_array_append_new(hid, json_string(st->masked.v[i]));
+		json_array_append_new(masked, json_string(st->masked.v[i]));
+	}
+	/* "root": coil runs as root (the worker is uid 0 outside, or a
+	 * uid of its own whose binds are id-mapped to their owners), so an
+	 * --allow-read of a root-owned dir gives its files to the worker;
+	 * the hook's words say which option lifts a denial from that */
 	o = json_pack("{s:s,s:s,s:s,s:b,s:b,s:b,s:b,s:b,s:b,s:b,s:b,s:b,s:o,"
-	    "s:o,s:I,s:I,s:I,s:I}",
+	    "s:o,s:o,s:b,s:I,s:I,s:I,s:I}",
 	    "profile", sandbox_profile_name(c->profile),
 	    "workdir", st->paths.workdir,
 	    "tmpdir", st->paths.tmpdir,
@@ -363,7 +370,8 @@ rep_audit_conf(const struct sandbox_conf *c, const struct sandbox_report *r,
 	    "exec", !(strict && sbx_is_on(r, SANDBOX_M_SECCOMP_STRICT)),
 	    "fork", !(strict && sbx_is_on(r, SANDBOX_M_SECCOMP_STRICT)),
 	    "socket", !(strict && sbx_is_on(r, SANDBOX_M_SECCOMP_STRICT)),
-	    "rules", rl, "hidden", hid,
+	    "rules", rl, "hidden", hid, "masked", masked,
+	    "root", r->worker_uid == 0 || r->worker_uid >= WORKER_UID_BASE,
 	    "memory", (json_int_t)c->memory,
 	    "max_procs", (json_int_t)c->max_procs,
 	    "max_file_size", (json_int_t)c->max_file_size,

@@ -53,7 +53,7 @@ STRICT_RULES = [(d, "r") for d in (
 
 
 def conf(profile="standard", allow_read=(), allow_write=(), allow_net=False,
-         hidden=CREDS, **over):
+         hidden=CREDS, etc_hidden=(), **over):
     """What sandbox_audit_conf() gives on a machine where every mechanism
     is on, for these options."""
     strict = profile == "strict"
@@ -65,7 +65,8 @@ def conf(profile="standard", allow_read=(), allow_write=(), allow_net=False,
          "landlock_fs": True, "mount_root": True, "idmap": True,
          "signals_scoped": True, "exec": not strict, "fork": not strict,
          "socket": not strict, "rules": [list(r) for r in rules],
-         "hidden": list(hidden), "memory": 4 << 30, "max_procs": 256,
+         "hidden": list(hidden) + list(etc_hidden), "masked": list(hidden),
+         "root": True, "memory": 4 << 30, "max_procs": 256,
          "max_file_size": 1 << 30, "max_files": 1024}
     c.update(over)
     return c
@@ -83,13 +84,18 @@ class FakeHost:
                   WD + "/run.sh", WD + "/.ssh/id_rsa", WD + "/.netrc",
                   WD + "/.sshx", TMP + "/scratch", "/srv/data/x.csv",
                   "/srv/data/tool", "/srv/out/old", "/proc/1/environ",
-                  "/proc/2/environ", "/proc/1/status", "/tmp/t"):
+                  "/proc/2/environ", "/proc/1/status", "/tmp/t",
+                  "/proc/1/mem", "/proc/2/mem", "/proc/sys/kernel/hostname",
+                  "/sys/fs/cgroup/pids/coil.9/pids.max",
+                  "/sys/kernel/uevent_helper", "/etc/ssh/ssh_host_rsa_key",
+                  "/etc/gshadow"):
             while f != "/":
                 self.files.add(f)
                 f = posixpath.dirname(f)
         self.links = {WD + "/lnk": "/etc/shadow", WD + "/key": ".ssh/id_rsa",
                       WD + "/lib": "/usr/lib", WD + "/escape": "/usr/lib/e"}
-        self.unreadable = {"/etc/shadow"}
+        self.unreadable = {"/etc/shadow", "/etc/gshadow",
+                           "/etc/ssh/ssh_host_rsa_key"}
         self.path = {"true": "/usr/bin/true", "python3": "/usr/bin/python3"}
         self.limits = {resource.RLIMIT_NOFILE: (1024, 1024),
                        resource.RLIMIT_AS: (4 << 30, 4 << 30),
@@ -119,6 +125,9 @@ class FakeHost:
 
     def islink(self, p):
         return p in self.links
+
+    def isdir(self, p):
+        return any(f.startswith(p + "/") for f in self.files)
 
     def readable(self, p):
         return p not in self.unreadable
@@ -150,6 +159,16 @@ P = {
     "no-idmap": audit.Policy(conf(idmap=False), HOST),
     "no-pidns": audit.Policy(conf(signals_scoped=False), HOST),
     "no-root": audit.Policy(conf(mount_root=False), HOST),
+    # Landlock left /etc's secrets out (the worker is uid 0 outside, or
+    # the user has groups): as root, and as a user who may not read them
+    "etc": audit.Policy(conf(etc_hidden=["/etc/gshadow", "/etc/ssh/"
+                                         "ssh_host_rsa_key"],
+                             idmap=False), HOST),
+    "etc-user": audit.Policy(conf(etc_hidden=["/etc/gshadow"], idmap=False,
+                                  root=False), HOST),
+    # an --allow-write that names /proc (refused since at start): the
+    # kernel answers, the hook does not speak for it
+    "rw-proc": audit.Policy(conf(allow_write=["/proc"]), HOST),
 }
 
 # ------------------------------------------------------- the words, whole
@@ -191,7 +210,21 @@ def starting(detail):
 # (the rest are built by off() above, from the same parts).
 SHADOW = ("reading '/etc/shadow', which is not world-readable, is off in the "
           "standard sandbox (open '/etc/shadow'); start coil with "
-          "--allow-read /etc/shadow to allow it")
+          "--allow-read /etc to allow it (all of '/etc')")
+NETRC = ("reading '/home/ann/.netrc', which holds secrets, is off in the "
+         "standard sandbox (open '.netrc', which is '/home/ann/.netrc'); "
+         "coil covers it in every sandbox and --allow-read takes only "
+         "directories: start coil with --sandbox none to allow it")
+PROC_MEM = ("writing the kernel's files in /proc is off in the standard "
+            "sandbox (open '/proc/1/mem' for writing); no --allow-write "
+            "lifts it: start coil with --sandbox none to allow it")
+CGROUP = ("writing cgroup files (the session's limits among them) is off in "
+          "the standard sandbox (open '/sys/fs/cgroup/pids/coil.9/pids.max' "
+          "for writing); coil sets the session's limits: start coil with "
+          "--memory SIZE or --max-procs N to change them")
+GSHADOW = ("reading '/etc/gshadow', which holds secrets, is off in the "
+           "standard sandbox (open '/etc/gshadow'); start coil with "
+           "--allow-read /etc to allow it (all of '/etc')")
 SSH = ("reading '/home/ann/.ssh', which holds secrets, is off in the "
        "standard sandbox (open '.ssh/id_rsa', which is "
        "'/home/ann/.ssh/id_rsa'); start coil with --allow-read "
@@ -252,20 +285,70 @@ CASES = [
     ("std", "open", ("key", "r", RD),
      secret("reading", WD + "/.ssh", "open 'key', which is '%s/.ssh/id_rsa'"
             % WD, "--allow-read")),
-    ("std", "open", (".netrc", "r", RD),
-     secret("reading", WD + "/.netrc", "open '.netrc', which is '%s/.netrc'"
-            % WD, "--allow-read")),
+    ("std", "open", (".netrc", "r", RD), NETRC),
     ("std", "open", (WD + "/.netrc", "a", W),
-     secret("writing", WD + "/.netrc", "open '%s/.netrc' for writing" % WD,
-            "--allow-write")),
+     NETRC.replace("reading", "writing").replace(
+         "open '.netrc', which is '%s/.netrc'" % WD,
+         "open '%s/.netrc' for writing" % WD).replace(
+         "--allow-read", "--allow-write")),
     ("std", "open", (WD + "/.netrc", None, os.O_WRONLY),
-     secret("writing", WD + "/.netrc", "open '%s/.netrc' for writing" % WD,
-            "--allow-write")),
+     NETRC.replace("reading", "writing").replace(
+         "open '.netrc', which is '%s/.netrc'" % WD,
+         "open '%s/.netrc' for writing" % WD).replace(
+         "--allow-read", "--allow-write")),
     ("std", "open", (".sshx", "r", RD), None),
     ("ssh", "open", (".ssh/id_rsa", "r", RD), None),
-    ("ssh", "open", (".netrc", "r", RD),
-     secret("reading", WD + "/.netrc", "open '.netrc', which is '%s/.netrc'"
-            % WD, "--allow-read")),
+    ("ssh", "open", (".netrc", "r", RD), NETRC),
+    # /etc's secrets: --allow-read takes the dir that holds one; as a
+    # user who may not read it, nothing lifts it
+    ("etc", "open", ("/etc/gshadow", "r", RD), GSHADOW),
+    ("etc", "open", ("/etc/ssh/ssh_host_rsa_key", "r", RD),
+     GSHADOW.replace("/etc/gshadow", "/etc/ssh/ssh_host_rsa_key").replace(
+         "/etc to", "/etc/ssh to").replace("'/etc'", "'/etc/ssh'")),
+    ("etc-user", "open", ("/etc/gshadow", "r", RD),
+     "reading '/etc/gshadow', which holds secrets, is off in the standard "
+     "sandbox (open '/etc/gshadow'); no option lifts it: the user who "
+     "started coil may not read '/etc/gshadow'"),
+    ("etc", "open", ("/etc/gshadow", "w", W),
+     "writing '/etc/gshadow', which holds secrets, is off in the standard "
+     "sandbox (open '/etc/gshadow' for writing); start coil with "
+     "--allow-write /etc to allow it (all of '/etc')"),
+    ("etc-user", "open", ("/etc/gshadow", "w", W),
+     "writing '/etc/gshadow', which holds secrets, is off in the standard "
+     "sandbox (open '/etc/gshadow' for writing); no option lifts it: the "
+     "user who started coil may not write '/etc/gshadow'"),
+    # the kernel's files: no --allow-* reaches them
+    ("std", "open", ("/proc/1/mem", "r+b", os.O_RDWR), PROC_MEM),
+    ("strict", "open", ("/proc/1/mem", "r+b", os.O_RDWR),
+     PROC_MEM.replace("standard", "strict")),
+    ("std", "open", ("/proc/2/mem", "r+b", os.O_RDWR),
+     PROC_MEM.replace("/proc/1/mem", "/proc/2/mem")),
+    ("std", "open", ("/proc/sys/kernel/hostname", "w", W),
+     PROC_MEM.replace("/proc/1/mem", "/proc/sys/kernel/hostname")),
+    ("rw-proc", "open", ("/proc/2/mem", "r+b", os.O_RDWR), None),
+    ("std", "open", ("/proc/2/fd/pipe:[77]", "w", W),
+     "reopening a descriptor through /proc for writing is off in the "
+     "standard sandbox (open '/proc/2/fd/pipe:[77]' for writing); write "
+     "through the descriptor itself (os.fdopen(fd, 'w'), os.dup(fd))"),
+    ("std", "open", ("/sys/fs/cgroup/pids/coil.9/pids.max", "w", W), CGROUP),
+    ("strict", "open", ("/sys/fs/cgroup/pids/coil.9/pids.max", "w", W),
+     CGROUP.replace("standard", "strict")),
+    ("std", "os.remove", ("/sys/fs/cgroup/pids/coil.9", -1),
+     CGROUP.replace("writing", "changing", 1).replace(
+         "open '/sys/fs/cgroup/pids/coil.9/pids.max' for writing",
+         "os.remove '/sys/fs/cgroup/pids/coil.9'")),
+    ("std", "open", ("/sys/kernel/uevent_helper", "w", W),
+     "writing the kernel's settings in /sys is off in the standard sandbox "
+     "(open '/sys/kernel/uevent_helper' for writing); no --allow-write "
+     "lifts it: start coil with --sandbox none to allow it"),
+    ("std", "open", ("/sys/kernel/uevent_helper", "r", RD),
+     reading_beyond("open '/sys/kernel/uevent_helper'")),
+    ("std", "open", ("/dev/sda", "rb", RD),
+     "the machine's devices are off in the standard sandbox (open "
+     "'/dev/sda'); the sandbox's /dev holds only full, null, random, "
+     "urandom, zero: start coil with --sandbox none to allow them"),
+    ("std", "open", ("/dev/null", "w", W), None),
+    ("no-root", "open", ("/dev/sda", "rb", RD), None),
     ("strict", "open", (".ssh/id_rsa", "r", RD),
      secret("reading", WD + "/.ssh", "open '.ssh/id_rsa', which is "
             "'%s/.ssh/id_rsa'" % WD, "--allow-read", "strict")),
@@ -545,8 +628,14 @@ def check_policy():
     check(std.resolve("x", dir_fd=4) is None,
           "resolve: relative to a dir_fd is unknowable")
     e = fire(std, "open", ("/etc/shadow", "r", RD))
-    check(e is not None and e.lift == "--allow-read /etc/shadow",
-          "lift: /etc/shadow's option", e and e.lift)
+    check(e is not None and e.lift == "--allow-read /etc",
+          "lift: /etc/shadow's option is its directory's", e and e.lift)
+    e = fire(P["etc-user"], "open", ("/etc/gshadow", "r", RD))
+    check(e is not None and e.lift is None,
+          "lift: none for a secret the user may not read", e and e.lift)
+    e = fire(std, "open", ("/proc/1/mem", "r+b", os.O_RDWR))
+    check(e is not None and e.lift == "--sandbox none",
+          "lift: /proc's files only without a sandbox", e and e.lift)
     e = fire(P["strict"], "os.system", (b"true",))
     check(e is not None and e.lift == "--sandbox standard",
           "lift: strict's processes", e and e.lift)
