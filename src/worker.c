@@ -624,23 +624,31 @@ failed:
 	return -1;
 }
 
-/* Send a reply to the request numbered seq.  One too big for a frame
- * (a result or an error message of hundreds of megabytes) becomes an
- * error that says so: the supervisor would refuse the frame. */
+/* Send a reply to the request numbered seq.  One over the limits the
+ * supervisor weighs our frames with (chan.h's chan_peer_limits: a
+ * result or an error message of tens of megabytes, or a display entry
+ * a cell filled with nested lists) becomes an error that says so: the
+ * supervisor would refuse the frame and end this worker. */
 static void
 worker_send(json_t *reply, json_int_t seq)
 {
 	json_object_set_new(reply, "t", json_string("reply"));
 	json_object_set_new(reply, "seq", json_integer(seq));
-	if (chan_send(worker_ctl.fd, reply, NULL, 0) == -1) {
+	if (chan_send_within(worker_ctl.fd, reply, NULL, 0,
+	    &chan_peer_limits) == -1) {
+		char msg[200];
+
 		if (errno != EMSGSIZE)
 			_exit(0);
 		json_decref(reply);
+		snprintf(msg, sizeof msg, "the answer is too large to send "
+		    "(over %zu MiB, %zu values or %u levels of nesting); "
+		    "print or return less of it", chan_peer_limits.frame >> 20,
+		    chan_peer_limits.items, chan_peer_limits.depth);
 		reply = json_pack("{s:s, s:I, s:s, s:{s:s, s:s, s:n, s:n}}",
 		    "t", "reply", "seq", seq, "status", "error", "error",
-		    "type", "OverflowError", "message", "the answer is too "
-		    "large to send (over the 256 MiB frame limit); print or "
-		    "return less of it", "traceback", "line");
+		    "type", "OverflowError", "message", msg, "traceback",
+		    "line");
 		if (chan_send(worker_ctl.fd, reply, NULL, 0) == -1)
 			_exit(0);
 	}
