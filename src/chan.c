@@ -266,6 +266,7 @@ chan_next(struct chan *c, int *fds, int *nfds, bool *bad)
 	struct chan_weight wt;
 	json_t *msg;
 	json_error_t jerr;
+	size_t max;
 	int i, n;
 
 	if (bad != NULL)
@@ -275,10 +276,12 @@ chan_next(struct chan *c, int *fds, int *nfds, bool *bad)
 	if (c->in.len < sizeof h)
 		return NULL;
 	memcpy(&h, c->in.p, sizeof h);
-	if (h.len > CHAN_MAX_FRAME || h.nfds > CHAN_MAX_FDS) {
+	/* refused at the header, before its body is buffered */
+	max = c->lim != NULL ? c->lim->frame : CHAN_MAX_FRAME;
+	if (h.len > max || h.nfds > CHAN_MAX_FDS) {
 		snprintf(c->why, sizeof c->why, "a header of %u bytes and %u "
-		    "descriptors, over the limits of %u and %d", h.len, h.nfds,
-		    CHAN_MAX_FRAME, CHAN_MAX_FDS);
+		    "descriptors, over the limits of %zu and %d", h.len, h.nfds,
+		    max, CHAN_MAX_FDS);
 		goto bad;
 	}
 	/* A frame's descriptors come with its first byte: by now they are
@@ -290,11 +293,6 @@ chan_next(struct chan *c, int *fds, int *nfds, bool *bad)
 		else
 			snprintf(c->why, sizeof c->why, "a header announcing %u "
 			    "descriptors, of which %d arrived", h.nfds, c->nfds);
-		goto bad;
-	}
-	if (c->lim != NULL && h.len > c->lim->frame) {
-		snprintf(c->why, sizeof c->why, "a header of %u bytes, over "
-		    "the limit of %zu", h.len, c->lim->frame);
 		goto bad;
 	}
 	if (c->in.len < sizeof h + h.len)

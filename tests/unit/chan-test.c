@@ -168,7 +168,7 @@ test_chan(void)
 	while (chan_fill(&c) > 0)
 		;
 	m = chan_next(&c, NULL, NULL, &bad);
-	tap_ok(m == NULL && bad && strstr(c.why, "over the limit") != NULL,
+	tap_ok(m == NULL && bad && strstr(c.why, "over the limits of 67108864") != NULL,
 	    "a header over the frame limit is refused before its body "
 	    "(%s)", c.why);
 	chan_close(&c);
