@@ -18,6 +18,72 @@ struct chan_hdr {
 	uint32_t nfds;
 };
 
+const struct chan_limits chan_peer_limits = {
+	.frame = CHAN_PEER_FRAME, .depth = CHAN_PEER_DEPTH,
+	.items = CHAN_PEER_ITEMS,
+};
+
+/* A byte that continues a number or a literal (true, false, null) once
+ * one has begun; any other byte outside a string ends it. */
+static bool
+chan_word_byte(unsigned char ch)
+{
+	return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') ||
+	    (ch >= 'A' && ch <= 'Z') || ch == '-' || ch == '+' || ch == '.';
+}
+
+/*
+ * One pass, no allocation.  Outside strings every '[' and '{' is an
+ * item and a level, every string (key or value) an item, and every run
+ * of word bytes (a number, true, false, null) one item: for text jansson
+ * accepts, exactly its values plus its object keys.  Inside a string a
+ * backslash hides the next byte, so '"', '[' and '{' there count for
+ * nothing.
+ */
+int
+chan_scan(const char *p, size_t n, const struct chan_limits *lim,
+    struct chan_weight *w, char *why, size_t len)
+{
+	unsigned level = 0;
+	bool word = false;
+	size_t i;
+
+	w->depth = 0;
+	w->items = 0;
+	for (i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)p[i];
+
+		if (ch == '"') {
+			w->items++;
+			word = false;
+			/* to the closing quote, over escaped bytes */
+			for (i++; i < n && p[i] != '"'; i++)
+				if (p[i] == '\\')
+					i++;
+		} else if (ch == '[' || ch == '{') {
+			w->items++;
+			word = false;
+			if (++level > w->depth)
+				w->depth = level;
+			if (level > lim->depth)
+				return err_set(why, len, "JSON nested over %u "
+				    "levels deep", lim->depth);
+		} else if (chan_word_byte(ch)) {
+			if (!word)
+				w->items++;
+			word = true;
+		} else {
+			if ((ch == ']' || ch == '}') && level > 0)
+				level--;
+			word = false;
+		}
+		if (w->items > lim->items)
+			return err_set(why, len, "JSON of over %zu values",
+			    lim->items);
+	}
+	return 0;
+}
+
 void
 chan_init(struct chan *c, int fd)
 {
@@ -26,7 +92,14 @@ chan_init(struct chan *c, int fd)
 	c->nfds = 0;
 	c->eof = false;
 	c->lost_fds = false;
+	c->lim = NULL;
 	c->why[0] = '\0';
+}
+
+void
+chan_limit(struct chan *c, const struct chan_limits *lim)
+{
+	c->lim = lim;
 }
 
 void
@@ -46,7 +119,15 @@ chan_close(struct chan *c)
 int
 chan_send(int fd, json_t *msg, const int *fds, int nfds)
 {
-	char *body;
+	return chan_send_within(fd, msg, fds, nfds, NULL);
+}
+
+int
+chan_send_within(int fd, json_t *msg, const int *fds, int nfds,
+    const struct chan_limits *lim)
+{
+	struct chan_weight wt;
+	char *body, why[96];
 	size_t len;
 	struct chan_hdr h;
 	struct iovec iov[2];
@@ -64,7 +145,9 @@ chan_send(int fd, json_t *msg, const int *fds, int nfds)
 		return -1;
 	}
 	len = strlen(body);
-	if (len > CHAN_MAX_FRAME || nfds < 0 || nfds > CHAN_MAX_FDS) {
+	if (len > CHAN_MAX_FRAME || nfds < 0 || nfds > CHAN_MAX_FDS ||
+	    (lim != NULL && (len > lim->frame ||
+	    chan_scan(body, len, lim, &wt, why, sizeof why) == -1))) {
 		free(body);
 		errno = EMSGSIZE;
 		return -1;
@@ -180,8 +263,10 @@ json_t *
 chan_next(struct chan *c, int *fds, int *nfds, bool *bad)
 {
 	struct chan_hdr h;
+	struct chan_weight wt;
 	json_t *msg;
 	json_error_t jerr;
+	size_t max;
 	int i, n;
 
 	if (bad != NULL)
@@ -191,10 +276,12 @@ chan_next(struct chan *c, int *fds, int *nfds, bool *bad)
 	if (c->in.len < sizeof h)
 		return NULL;
 	memcpy(&h, c->in.p, sizeof h);
-	if (h.len > CHAN_MAX_FRAME || h.nfds > CHAN_MAX_FDS) {
+	/* refused at the header, before its body is buffered */
+	max = c->lim != NULL ? c->lim->frame : CHAN_MAX_FRAME;
+	if (h.len > max || h.nfds > CHAN_MAX_FDS) {
 		snprintf(c->why, sizeof c->why, "a header of %u bytes and %u "
-		    "descriptors, over the limits of %u and %d", h.len, h.nfds,
-		    CHAN_MAX_FRAME, CHAN_MAX_FDS);
+		    "descriptors, over the limits of %zu and %d", h.len, h.nfds,
+		    max, CHAN_MAX_FDS);
 		goto bad;
 	}
 	/* A frame's descriptors come with its first byte: by now they are
@@ -210,8 +297,17 @@ chan_next(struct chan *c, int *fds, int *nfds, bool *bad)
 	}
 	if (c->in.len < sizeof h + h.len)
 		return NULL;
+	/* Weighed before jansson allocates anything for it. */
+	if (c->lim != NULL && chan_scan(c->in.p + sizeof h, h.len, c->lim,
+	    &wt, c->why, sizeof c->why) == -1)
+		goto bad;
 	msg = json_loadb(c->in.p + sizeof h, h.len, JSON_ALLOW_NUL, &jerr);
 	buf_consume(&c->in, sizeof h + h.len);
+	/* A big frame's buffer goes back once it is read. */
+	if (c->in.len == 0 && c->in.cap > (1u << 20)) {
+		buf_free(&c->in);
+		buf_init(&c->in);
+	}
 	n = (int)h.nfds;
 	for (i = 0; i < n; i++) {
 		if (fds != NULL && nfds != NULL)

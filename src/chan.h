@@ -29,12 +29,56 @@
 /* What a frame limit of 256 MiB allows the options that size frames.
  * A request line goes to the worker with only the fields it reads, none
  * of them longer written out again, plus a few numbers: half the limit
- * leaves room.  The worker cuts a result and a traceback to 4 x
+ * leaves room.  The worker cuts a result and a traceback to 2 x
  * max_output characters each before they cross (worker.py's _cut), so
- * max_output stays far below; an answer that is too big anyway is
- * replaced by an error saying so. */
+ * max_output stays far below the limit of the worker's frames
+ * (CHAN_PEER_FRAME); an answer that is too big anyway is replaced by an
+ * error saying so. */
 #define CHAN_MAX_REQUEST (CHAN_MAX_FRAME / 2)
 #define CHAN_MAX_OUTPUT (CHAN_MAX_FRAME / 16)
+
+/*
+ * What one frame from the sandbox's side (the worker, a checkpoint,
+ * init) may cost the supervisor, which runs outside every memory limit
+ * of the sandbox.  jansson spends a json_t (and an object a hash table)
+ * on each value: about 32 bytes an integer, 90 a string, 140 an array,
+ * 240 an object, so 32 MiB of "[{},{},...]" once took 2.6 GB.  So a
+ * frame is weighed before it is parsed (chan_scan): its bytes, checked
+ * at its header, before it is buffered; the nesting of its arrays and
+ * objects; its items (values and object keys).
+ *
+ * The limits are what the worker's own answers need, with room: a
+ * result, message or traceback is cut by the worker to 2 x max_output
+ * characters (worker.py's _cut), and at the largest --max-output
+ * (CHAN_MAX_OUTPUT, 16 MiB) an ASCII result fits; the worker caps every
+ * list it sends (vars and namespace 1000 entries, shape 32 numbers,
+ * display 1000, matches 1000, warnings 100, effects 20), which stays
+ * below 80000 items; nothing it sends nests deeper than 6.  The worker
+ * weighs its own frames with the same limits before sending
+ * (chan_send_within), so an answer over them becomes an error saying so,
+ * never a violation.  At the limits a frame costs at most its 64 MiB of
+ * buffer, its strings once more, and 128 Ki items of at most ~256 bytes
+ * each: under 160 MiB whatever the bytes, where 256 MiB of them cost
+ * 20 GB before.
+ */
+#define CHAN_PEER_FRAME (64u << 20)
+#define CHAN_PEER_DEPTH 64
+#define CHAN_PEER_ITEMS (128u << 10)
+
+struct chan_limits {
+	size_t frame;		/* bytes of JSON */
+	unsigned depth;		/* nesting of arrays and objects */
+	size_t items;		/* values and object keys */
+};
+
+/* The limits above, for frames the supervisor reads from the sandbox. */
+extern const struct chan_limits chan_peer_limits;
+
+/* What chan_scan counted. */
+struct chan_weight {
+	unsigned depth;		/* the deepest nesting */
+	size_t items;		/* values and object keys */
+};
 
 struct chan {
 	int fd;
@@ -43,10 +87,21 @@ struct chan {
 	int nfds;
 	bool eof;
 	bool lost_fds;		/* descriptors were cut off (MSG_CTRUNC) */
+	const struct chan_limits *lim;	/* NULL: a trusted peer */
 	char why[96];		/* what was wrong with a malformed frame */
 };
 
 void chan_init(struct chan *c, int fd);
+/* Weigh every frame read from now on against lim (borrowed; static). */
+void chan_limit(struct chan *c, const struct chan_limits *lim);
+
+/* Weigh n bytes of JSON in one pass, before any of it is parsed: count
+ * its depth and items into *w, stopping at the first limit of lim that
+ * they pass.  Bytes that are not JSON are counted as far as they go
+ * (jansson refuses them later).  0, or -1 with why saying which limit
+ * was passed. */
+int chan_scan(const char *p, size_t n, const struct chan_limits *lim,
+    struct chan_weight *w, char *why, size_t len);
 /* Close the socket and every queued descriptor. */
 void chan_close(struct chan *c);
 
@@ -54,6 +109,11 @@ void chan_close(struct chan *c);
  * EMSGSIZE, with nothing sent, when the frame would be over
  * CHAN_MAX_FRAME, which the receiver would refuse). */
 int chan_send(int fd, json_t *msg, const int *fds, int nfds);
+/* chan_send within lim: EMSGSIZE, with nothing sent, when the frame is
+ * over any of them (the worker's frames, which the supervisor weighs
+ * with the same limits). */
+int chan_send_within(int fd, json_t *msg, const int *fds, int nfds,
+    const struct chan_limits *lim);
 
 /* Read what the socket has.  With a blocking fd, waits for data.
  * Returns 1 when bytes arrived, 0 at end of file, -1 on error (errno;
@@ -66,7 +126,8 @@ bool chan_pending(const struct chan *c);
 
 /* Take the next complete frame, or NULL when none is complete yet or the
  * frame is malformed (then *bad is set and c->why says how: over the size
- * limit, not JSON, or fewer descriptors than its header says).  fds (may be NULL) gets up to
+ * limit or, with limits set, over one of them; not JSON; or fewer
+ * descriptors than its header says).  fds (may be NULL) gets up to
  * CHAN_MAX_FDS descriptors, *nfds their count; unwanted ones are closed. */
 json_t *chan_next(struct chan *c, int *fds, int *nfds, bool *bad);
 

@@ -200,5 +200,6 @@ def op_complete(req):
         if got is not None:
             start, matches = got
             break
-    return {"status": "ok", "matches": matches, "start": start,
-            "end": cursor}
+    reply = {"status": "ok", "start": start, "end": cursor}
+    _cap_list(reply, "matches", matches)
+    return reply

@@ -432,6 +432,8 @@ init_start(struct init *p, json_t *worker_conf,
 	init_running = p->pid;
 	close(sv[1]);
 	chan_init(&p->chan, sv[0]);
+	/* init lives in the sandbox's namespaces with the cells */
+	chan_limit(&p->chan, &chan_peer_limits);
 	if (set_nonblock(sv[0], true) == -1) {
 		err_set(err, len, "cannot make init's socket non-blocking: %s",
 		    strerror(errno));

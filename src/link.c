@@ -80,6 +80,8 @@ link_init(struct link *l, int fd)
 
 	memset(l, 0, sizeof *l);
 	chan_init(&l->chan, fd);
+	/* Whatever the worker sends is weighed before it is parsed. */
+	chan_limit(&l->chan, &chan_peer_limits);
 	if (getrandom(&r, sizeof r, GRND_NONBLOCK) != sizeof r)
 		r = (uint64_t)now_ns() * 2654435761u;
 	/* Below 2^52, so that any JSON reader keeps it exact. */

@@ -49,26 +49,111 @@ session_count_cut(struct response *resp, const char *field,
 	    (json_int_t)cut->lines, "bytes", (json_int_t)cut->bytes));
 }
 
-/* A cell's display list is the worker's word, and every front end and
- * notebook walks it: at most SESSION_DISPLAY_MAX entries are kept. */
-#define SESSION_DISPLAY_MAX 1000
+/*
+ * Every list in a reply (display, vars, matches, warnings, the
+ * observers' namespace) is the worker's word, and every front end,
+ * transcript and notebook walks it: at most SESSION_LIST_MAX entries of
+ * each are kept (the worker keeps as many, worker.py's _LIST_MAX), and
+ * what was left out is counted, with the worker's own count of what it
+ * left out, in the answer's "<list>_more" (as effects_more counts
+ * effects), never dropped silently.
+ */
+#define SESSION_LIST_MAX 1000
+#define SESSION_WARNINGS_MAX 100
+/* A count of the worker's beyond which it is not believed. */
+#define SESSION_MORE_MAX ((json_int_t)1 << 40)
 
-static void
-session_cap_display(struct response *resp)
+/* What the worker says it left out of reply's list key ("<key>_more"),
+ * or 0 when it says nothing believable. */
+static unsigned long long
+session_more_of(json_t *reply, const char *key)
 {
-	size_t n = json_array_size(resp->display), i;
+	char name[64];
+	json_t *v;
+
+	snprintf(name, sizeof name, "%s_more", key);
+	v = json_object_get(reply, name);
+	return json_is_integer(v) && json_integer_value(v) > 0 &&
+	    json_integer_value(v) < SESSION_MORE_MAX ?
+	    (unsigned long long)json_integer_value(v) : 0;
+}
+
+/* The first max entries of list (a new reference); *more gets how many
+ * were left out, plus what the reply says it left out before. */
+static json_t *
+session_cap_list(json_t *reply, const char *key, json_t *list, size_t max,
+    unsigned long long *more)
+{
+	size_t n = json_array_size(list), i;
 	json_t *kept;
+
+	*more = session_more_of(reply, key);
+	if (n <= max)
+		return json_incref(list);
+	kept = json_array();
+	for (i = 0; i < max; i++)
+		json_array_append(kept, json_array_get(list, i));
+	*more += n - max;
+	return kept;
+}
+
+/* Whether key names a count of a list's ("<list>_more"): it is passed
+ * on only with its list, as session_cap_list counts it, and a count
+ * without a list is not passed on at all. */
+static bool
+session_is_more(const char *key)
+{
+	size_t n = strlen(key);
+
+	return n > 5 && strcmp(key + n - 5, "_more") == 0;
+}
+
+/* The exec reply's display list into resp, capped; a warning says how
+ * many objects the cell showed. */
+static void
+session_take_display(json_t *reply, struct response *resp)
+{
+	json_t *v = reply != NULL ? json_object_get(reply, "display") : NULL;
+	unsigned long long more;
 	char msg[160];
 
-	if (n <= SESSION_DISPLAY_MAX)
+	if (!json_is_array(v)) {
+		resp->display = json_array();
 		return;
-	kept = json_array();
-	for (i = 0; i < SESSION_DISPLAY_MAX; i++)
-		json_array_append(kept, json_array_get(resp->display, i));
-	json_decref(resp->display);
-	resp->display = kept;
-	snprintf(msg, sizeof msg, "the cell showed %zu objects; the first %d "
-	    "are in \"display\"", n, SESSION_DISPLAY_MAX);
+	}
+	resp->display = session_cap_list(reply, "display", v,
+	    SESSION_LIST_MAX, &more);
+	if (more == 0)
+		return;
+	snprintf(msg, sizeof msg, "the cell showed %llu objects; the first "
+	    "%zu are in \"display\"", more + json_array_size(resp->display),
+	    json_array_size(resp->display));
+	response_warn(resp, msg);
+}
+
+/* The exec reply's warnings into resp, the first SESSION_WARNINGS_MAX
+ * of them and a count of the rest. */
+static void
+session_take_warnings(json_t *reply, struct response *resp)
+{
+	json_t *v = reply != NULL ? json_object_get(reply, "warnings") : NULL;
+	unsigned long long more = session_more_of(reply, "warnings");
+	size_t i;
+	char msg[96];
+
+	for (i = 0; i < json_array_size(v); i++) {
+		if (i >= SESSION_WARNINGS_MAX) {
+			more += json_array_size(v) - i;
+			break;
+		}
+		if (json_is_string(json_array_get(v, i)))
+			response_warn(resp, json_string_value(
+			    json_array_get(v, i)));
+	}
+	if (more == 0)
+		return;
+	snprintf(msg, sizeof msg, "%llu more warnings of the cell's were "
+	    "left out", more);
 	response_warn(resp, msg);
 }
 
@@ -339,8 +424,6 @@ session_exec_response(struct session *s, struct sreq *r, enum status status,
     json_t *reply, struct response_error *error, json_t *restored)
 {
 	struct response *resp = response_new(status);
-	json_t *v;
-	size_t i;
 
 	resp->has = RESP_EXEC;
 	if (status != ST_INCOMPLETE)
@@ -358,9 +441,7 @@ session_exec_response(struct session *s, struct sreq *r, enum status status,
 		error = response_error("ProtocolError", "the worker's answer "
 		    "to cell %d carries no usable error", r->cell);
 	resp->error = error;
-	v = reply != NULL ? json_object_get(reply, "display") : NULL;
-	resp->display = json_is_array(v) ? json_incref(v) : json_array();
-	session_cap_display(resp);
+	session_take_display(reply, resp);
 	resp->duration_ms = round((double)(now_ns() - r->t0) / 1e4) / 100.0;
 	if (reply != NULL) {
 		session_usage_end(s, r, reply);
@@ -368,11 +449,7 @@ session_exec_response(struct session *s, struct sreq *r, enum status status,
 	}
 	session_take_usage(s, r, reply, resp);
 	resp->restored = restored;
-	v = reply != NULL ? json_object_get(reply, "warnings") : NULL;
-	for (i = 0; i < json_array_size(v); i++)
-		if (json_is_string(json_array_get(v, i)))
-			response_warn(resp, json_string_value(
-			    json_array_get(v, i)));
+	session_take_warnings(reply, resp);
 	return resp;
 }
 
@@ -454,11 +531,25 @@ session_worker_answer(json_t *reply)
 	size_t i;
 
 	json_object_foreach(reply, key, v) {
+		unsigned long long more;
+		char name[80];
+
 		for (i = 0; i < nitems(internal); i++)
 			if (strcmp(key, internal[i]) == 0)
 				break;
-		if (i == nitems(internal))
+		if (i < nitems(internal) || session_is_more(key) ||
+		    strlen(key) > 64)
+			continue;
+		if (!json_is_array(v)) {
 			response_set(resp, key, json_incref(v));
+			continue;
+		}
+		response_set(resp, key, session_cap_list(reply, key, v,
+		    SESSION_LIST_MAX, &more));
+		snprintf(name, sizeof name, "%s_more", key);
+		if (more > 0)
+			response_set(resp, name, json_integer(
+			    (json_int_t)more));
 	}
 	if (resp->status == ST_ERROR) {
 		resp->error = response_error_from_json(json_object_get(reply,
@@ -556,12 +647,20 @@ session_ended_first(const struct sreq *r, json_t *reply)
 static void
 session_namespace(struct session *s, struct sreq *r, json_t *reply)
 {
-	json_t *vars = json_object_get(reply, "namespace");
+	json_t *vars = json_object_get(reply, "namespace"), *ev;
+	unsigned long long more;
 
-	if (json_is_array(vars))
-		session_note_for(s, r, EV_NAMESPACE, json_pack("{s:i, s:O}",
-		    "cell", r->cell, "vars", vars));
+	if (json_is_array(vars)) {
+		ev = json_pack("{s:i, s:o}", "cell", r->cell, "vars",
+		    session_cap_list(reply, "namespace", vars,
+		    SESSION_LIST_MAX, &more));
+		if (more > 0)
+			json_object_set_new(ev, "vars_more",
+			    json_integer((json_int_t)more));
+		session_note_for(s, r, EV_NAMESPACE, ev);
+	}
 	json_object_del(reply, "namespace");
+	json_object_del(reply, "namespace_more");
 }
 
 /* A failed atomic cell: the worker goes, the state before the cell

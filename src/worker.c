@@ -680,9 +680,11 @@ worker_figures(json_t *reply, int *fds)
 }
 
 /* Send a reply to the request numbered seq, with its figures'
- * descriptors.  One too big for a frame (a result or an error message
- * of hundreds of megabytes) becomes an error that says so: the
- * supervisor would refuse the frame. */
+ * descriptors.  One over the limits the supervisor weighs our frames
+ * with (chan.h's chan_peer_limits: a result or an error message of tens
+ * of megabytes, or a display entry a cell filled with nested lists)
+ * becomes an error that says so: the supervisor would refuse the frame
+ * and end this worker. */
 static void
 worker_send(json_t *reply, json_int_t seq)
 {
@@ -691,20 +693,26 @@ worker_send(json_t *reply, json_int_t seq)
 	json_object_set_new(reply, "t", json_string("reply"));
 	json_object_set_new(reply, "seq", json_integer(seq));
 	nfds = worker_figures(reply, fds);
-	rc = chan_send(worker_ctl.fd, reply, fds, nfds);
+	rc = chan_send_within(worker_ctl.fd, reply, fds, nfds,
+	    &chan_peer_limits);
 	/* None outlives the reply: not into a checkpoint forked next, nor
 	 * into the next cell's reach. */
 	for (i = 0; i < nfds; i++)
 		close(fds[i]);
 	if (rc == -1) {
+		char msg[200];
+
 		if (errno != EMSGSIZE)
 			_exit(0);
 		json_decref(reply);
+		snprintf(msg, sizeof msg, "the answer is too large to send "
+		    "(over %zu MiB, %zu values or %u levels of nesting); "
+		    "print or return less of it", chan_peer_limits.frame >> 20,
+		    chan_peer_limits.items, chan_peer_limits.depth);
 		reply = json_pack("{s:s, s:I, s:s, s:{s:s, s:s, s:n, s:n}}",
 		    "t", "reply", "seq", seq, "status", "error", "error",
-		    "type", "OverflowError", "message", "the answer is too "
-		    "large to send (over the 256 MiB frame limit); print or "
-		    "return less of it", "traceback", "line");
+		    "type", "OverflowError", "message", msg, "traceback",
+		    "line");
 		if (chan_send(worker_ctl.fd, reply, NULL, 0) == -1)
 			_exit(0);
 	}

@@ -474,14 +474,34 @@ def _register_lines(names=None):
 def _cut(text, cap):
     """Pre-cut a huge text to head+tail so it does not cross the socket
     whole; the supervisor caps it exactly, in the middle, where this cut
-    is (2 * cap characters are more than the cap / 2 bytes it keeps at
-    each end).  Returns (text, None) or (text, [bytes, newlines] cut),
-    counted as the supervisor gets the text: UTF-8, backslashreplace."""
-    if cap <= 0 or len(text) <= 4 * cap:
+    is (cap characters are at least the cap / 2 bytes it keeps at each
+    end, twice over).  2 * cap characters at the largest --max-output
+    stay within the supervisor's frame limit (chan.h's CHAN_PEER_FRAME).
+    Returns (text, None) or (text, [bytes, newlines] cut), counted as
+    the supervisor gets the text: UTF-8, backslashreplace."""
+    if cap <= 0 or len(text) <= 2 * cap:
         return text, None
-    mid = text[2 * cap:-2 * cap]
+    mid = text[cap:-cap]
     cut = [len(mid.encode("utf-8", "backslashreplace")), mid.count("\n")]
-    return text[:2 * cap] + text[-2 * cap:], cut
+    return text[:cap] + text[-cap:], cut
+
+
+# The most entries of each list a reply carries: the supervisor weighs
+# every frame before parsing it (chan.h's chan_peer_limits, 131072
+# values) and caps these lists again (session-answer.c); what is left out
+# is counted in "<list>_more", never dropped silently.
+_LIST_MAX = {"vars": 1000, "display": 1000, "matches": 1000,
+             "warnings": 100}
+_SHAPE_MAX = 32     # numbers of a shape listed (NumPy allows 32 or 64)
+
+
+def _cap_list(reply, key, items):
+    """reply[key] = items, at most _LIST_MAX[key] of them, and the count
+    of the rest in reply[key + "_more"]."""
+    n = _LIST_MAX[key]
+    reply[key] = items[:n]
+    if len(items) > n:
+        reply[key + "_more"] = len(items) - n
 
 
 def _safe_repr(v, cap):
@@ -746,7 +766,7 @@ def op_exec(req):
             reply["effects_more"] = more
     display, warns = _figures(cell)
     warns = lost + _display_warns + warns
-    reply["display"] = _shown + display
+    _cap_list(reply, "display", _shown + display)
     _shown.clear()
     _display_warns.clear()
     fixed = _repair_streams()
@@ -754,10 +774,13 @@ def op_exec(req):
         warns.append("sys.%s was closed or None after the cell; coil "
                      "reopened it" % name)
     if warns:
-        reply["warnings"] = warns
+        _cap_list(reply, "warnings", warns)
     if req.get("summary"):
         # For the observers' namespace pane: what vars would say now.
-        reply["namespace"] = op_vars({})["vars"]
+        v = op_vars({})
+        reply["namespace"] = v["vars"]
+        if "vars_more" in v:
+            reply["namespace_more"] = v["vars_more"]
     return reply
 
 
@@ -786,6 +809,7 @@ def _typename(v):
 def op_vars(req):
     show_all = req.get("all", False)
     out = []
+    more = 0
     mtype = type(sys)
     for name, v in list(ns.items()):
         if name == "__builtins__" or (name.startswith("_") and not show_all):
@@ -793,6 +817,9 @@ def op_vars(req):
         if _ns_hidden(name) and not show_all:
             continue
         if isinstance(v, mtype) and not show_all:
+            continue
+        if len(out) >= _LIST_MAX["vars"]:
+            more += 1       # counted, not summed up
             continue
         e = {"name": name, "type": _typename(v)}
         e["repr"], _ = _vars_repr(v, 100)
@@ -806,6 +833,7 @@ def op_vars(req):
         try:
             shape = getattr(v, "shape", None)
             if isinstance(shape, tuple) and \
+                    len(shape) <= _SHAPE_MAX and \
                     all(isinstance(x, int) for x in shape):
                 e["shape"] = list(shape)
         except BaseException:
@@ -824,7 +852,10 @@ def op_vars(req):
             if sig is not None:
                 e["signature"] = sig
         out.append(e)
-    return {"status": "ok", "vars": out}
+    reply = {"status": "ok", "vars": out}
+    if more:
+        reply["vars_more"] = more
+    return reply
 
 
 # The callables vars gives a signature: functions, methods and classes;
