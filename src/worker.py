@@ -12,6 +12,7 @@ import sys
 import builtins
 import gc
 import _ast
+import _random
 import types
 import time as _time
 
@@ -54,7 +55,10 @@ class _NoStdin:
 
 
 # Checkpoints (worker.c forks them; see ckpt.h).  What the copy needs to
-# know about itself lives here, in memory the fork copies.
+# know about itself lives here, in memory the fork copies: worker-fork.c
+# fills it in, without running Python, right before the fork (the
+# threads the copy lacks, random's state and gauss_next, the heap's size
+# when it was first frozen).
 _ckpt = {"threads": 0, "random": None, "frozen": False, "blocks": 0}
 _orphans = []          # streams a lost thread may have held locked
 
@@ -128,45 +132,15 @@ def _use_stdin(term):
         builtins.input = _term_input if term else _stdin_kinds["input"]
 
 
-def ckpt_prepare():
-    """Called by worker.c right before it forks a checkpoint.  Returns how
-    many threads the copy will lack: fork copies only the calling one."""
-    threads = 0
-    th = sys.modules.get("threading")
-    if th is not None:
-        try:
-            main = th.main_thread()
-            threads = sum(1 for t in th.enumerate() if t is not main)
-        except BaseException:
-            pass
-    _ckpt["threads"] = threads
-    # random reseeds itself in a forked child; a resumed checkpoint must
-    # go on with the same sequence the state had.
-    rnd = sys.modules.get("random")
-    _ckpt["random"] = None
-    if rnd is not None:
-        try:
-            _ckpt["random"] = rnd.getstate()
-        except BaseException:
-            pass
-    # Frozen objects are left alone by the collector, so a later
-    # collection does not write to (and un-share) every page of the
-    # namespace that the checkpoint shares with the worker.
-    if not _ckpt["frozen"]:
-        _ckpt["blocks"] = sys.getallocatedblocks()
-    gc.freeze()
-    _ckpt["frozen"] = True
-    return threads
-
-
 def ckpt_resumed():
     """Called in a checkpoint that has just become the worker, after
-    PyOS_AfterFork_Child."""
+    PyOS_AfterFork_Child (whose hooks reseeded random)."""
     st = _ckpt["random"]
-    rnd = sys.modules.get("random")
-    if st is not None and rnd is not None:
+    inst = getattr(sys.modules.get("random"), "_inst", None)
+    if st is not None and isinstance(inst, _random.Random):
         try:
-            rnd.setstate(st)
+            _random.Random.setstate(inst, st[0])
+            inst.gauss_next = st[1]
         except BaseException:
             pass
     if _ckpt["threads"]:
@@ -201,6 +175,7 @@ def setup(conf):
     _conf.update(conf)
     sys.stdin = sys.__stdin__ = _NoStdin()
     sys.stdout = sys.__stdout__ = _new_stream(1)
+    _own[2] = sys.__stderr__
     _repair_streams()
     _flush_before_others()
     wd = conf.get("workdir")
@@ -295,12 +270,16 @@ _FLUSH_EVENTS = frozenset(("os.system", "subprocess.Popen", "os.exec",
                            "ctypes.dlsym"))
 
 
+_own = {}              # fd -> the stream coil made for it last
+
+
 def _new_stream(fd):
     import io
     raw = io.FileIO(fd, "w", closefd=False)
-    return io.TextIOWrapper(io.BufferedWriter(raw, 65536), encoding="utf-8",
-                            errors="backslashreplace",
-                            line_buffering=(fd == 2))
+    _own[fd] = io.TextIOWrapper(io.BufferedWriter(raw, 65536),
+                                encoding="utf-8", errors="backslashreplace",
+                                line_buffering=(fd == 2))
+    return _own[fd]
 
 
 def _flush_tick(signum, frame):
@@ -359,16 +338,17 @@ def _flush_before_others():
 def idle():
     """Called by worker.c while it waits for a request: what threads of
     earlier cells wrote goes out now, as background, not in the next
-    cell's output.  Only coil's own streams: a stream a cell put in
-    sys.stdout is its code, not to be run while no cell runs.  Returns
-    how many other threads live: with none, no one can write and
-    worker.c need not call again."""
-    for s in (sys.__stdout__, sys.__stderr__):
+    cell's output.  Only the streams coil made: one a cell put in
+    sys.stdout or sys.__stdout__ is its code, not to be run while no
+    cell runs (under strict a checkpoint's order may be on its way, and
+    the gate lets the first fork of this thread through).  worker.c
+    counts the threads itself: with none, no one can write and it need
+    not call again."""
+    for s in list(_own.values()):
         try:
             s.flush()
         except BaseException:
             pass            # the next cell's _flush says what was lost
-    return len(sys._current_frames()) - 1
 
 
 def _line_mode(on):
