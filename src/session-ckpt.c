@@ -288,9 +288,10 @@ session_lost(struct session *s, struct ckpt_node *to)
 /*
  * strict: the gate let one fork through for the checkpoint just answered,
  * and only from the worker's main thread.  Cell code can still run there
- * at that moment - a Python signal handler, an os.register_at_fork hook
- * calling libc's fork through ctypes - and spend the pass; the worker's
- * own fork is then refused.  Forks are off under strict, so every child
+ * as the order comes - a Python signal handler calling libc's fork
+ * through ctypes while the worker waits (at-fork hooks no longer run:
+ * worker-fork.c) - and spend the pass; the worker's own fork is then
+ * refused.  Forks are off under strict, so every child
  * of the worker is one of our checkpoints: any other dies here.
  */
 static int
