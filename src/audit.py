@@ -125,12 +125,13 @@ class Host:
 
     @staticmethod
     def which(name):
-        import shutil   # only for a bare program name: it pulls in fnmatch
+        # only for a bare program name: it pulls in fnmatch
+        shutil = _std("shutil")
         return shutil.which(name)
 
     @staticmethod
     def getrlimit(res):
-        import resource
+        resource = _std("resource")
         return resource.getrlimit(res)
 
 
@@ -513,7 +514,7 @@ class Policy:
     def rlimit_denial(self, res, limits):
         """May resource res's limits become `limits` (soft, hard)?  Only
         lowering is allowed."""
-        import resource
+        resource = _std("resource")
         try:
             soft, hard = limits
             cur_soft, cur_hard = self.host.getrlimit(res)
@@ -770,7 +771,7 @@ def install(conf, host=None):
     effects ("effects": true, which also binds the global `effects`)."""
     global effects
     if isinstance(conf, (str, bytes)):
-        import json     # only when given text: json pulls in re
+        json = _std("json")     # only when given text: json pulls in re
         conf = json.loads(conf)
     policy = Policy(conf, host)
     fx = None

@@ -32,7 +32,7 @@ def _complete_magic(text):
     or after =) or %%na| (a cell magic, at the start of the cell): the
     magics' names with their % signs, or None.  The table, _MAGICS, is
     magics.py's, in this namespace."""
-    import re
+    re = _std("re")
     m = re.search(r"(?:^|\n|=)[ \t]*(%%?)(\w*)$", text)
     if m is None or _open_string(text) is not None:
         return None
@@ -48,7 +48,7 @@ def _complete_magic(text):
 def _keys_of(obj):
     """The str keys Tab offers inside obj[": a DataFrame's columns, a
     mapping's keys; at most 1000."""
-    import itertools
+    itertools = _std("itertools")
     t = type(obj)
     try:
         if t.__module__.startswith("pandas") and hasattr(obj, "columns"):
@@ -64,7 +64,7 @@ def _keys_of(obj):
 
 def _complete_key(text):
     """d["ke| or d['ke|: (start, matches) or None."""
-    import re
+    re = _std("re")
     m = re.search(r"([A-Za-z_][\w.]*)\[\s*([\"'])([^\"'\]]*)$", text)
     if m is None:
         return None
@@ -81,14 +81,14 @@ def _modules(parent):
     """Names of the modules under parent ("" for the top level), without
     importing any: the finders' view of sys.path or of the package's
     directories."""
-    import pkgutil
+    pkgutil = _std("pkgutil")
     if not parent:
         names = set(sys.builtin_module_names)
         names.update(m.name for m in pkgutil.iter_modules())
         return names
-    import importlib.util
+    find_spec = _std("importlib.util").find_spec
     try:
-        spec = importlib.util.find_spec(parent)
+        spec = find_spec(parent)
     except (ImportError, ValueError):
         return set()
     names = set()
@@ -104,7 +104,7 @@ def _modules(parent):
 
 def _complete_import(text):
     """After import or from X import: (start, matches) or None."""
-    import re
+    re = _std("re")
     line = text.split("\n")[-1]
     m = re.match(r"\s*from\s+([\w.]+)\s+import\s+(?:.*,\s*)?(\w*)$", line)
     if m:
@@ -128,8 +128,8 @@ def _complete_import(text):
 def _open_string(text):
     """The text of a string left open at the end of text's last line,
     or None: only a string can hold a file name being typed."""
-    import io
-    import tokenize
+    io = _std("io")
+    tokenize = _std("tokenize")
     line = text.split("\n")[-1]
     try:
         for tok in tokenize.generate_tokens(io.StringIO(line).readline):
@@ -143,7 +143,7 @@ def _open_string(text):
 def _complete_path(text):
     """Inside an open string: the files and directories its text begins
     (a directory with its '/'), hidden ones only when asked for."""
-    import os
+    os = _std("os")
     typed = _open_string(text)
     if typed is None:
         return None
@@ -178,7 +178,7 @@ def _complete_name(text):
                                        not a.startswith("_")):
                 matches.append(expr + "." + a)
     else:
-        import keyword
+        keyword = _std("keyword")
         seen = set()
         for n in list(ns) + dir(builtins) + keyword.kwlist:
             if n.startswith(token) and n not in seen and \

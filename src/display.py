@@ -33,7 +33,7 @@ def _png_size(data):
 
 
 def _svg_size(text):
-    import re
+    re = _std("re")
     out = []
     for attr in ("width", "height"):
         m = re.search(r'<svg[^>]*\s%s="([\d.]+)(?:pt|px)?"' % attr, text)
@@ -44,7 +44,7 @@ def _svg_size(text):
 def _save_image(kind, data):
     """Write one image under the figure dir; its display entry, or None
     with a warning."""
-    import os
+    os = _std("os")
     cell = _shown_cell[0]
     d = _conf.get("figure_dir") or "."
     ext = "png" if kind == "image/png" else "svg"
@@ -52,7 +52,7 @@ def _save_image(kind, data):
     path = os.path.join(d, "cell-%d-display-%d.%s" % (cell, n, ext))
     if isinstance(data, str):
         if kind == "image/png":
-            import base64
+            base64 = _std("base64")
             data = base64.b64decode(data)
         else:
             data = data.encode("utf-8")
@@ -92,7 +92,7 @@ def _figure_png(obj):
     if not t.__module__.startswith("matplotlib.") or \
             not any(c.__name__ == "Figure" for c in t.__mro__):
         return None
-    import io
+    io = _std("io")
     buf = io.BytesIO()
     try:
         obj.savefig(buf, format="png")
@@ -122,7 +122,7 @@ def _bundle(obj, plain):
         if v is None:
             continue
         if not isinstance(v, str):
-            import json
+            json = _std("json")
             try:
                 v = json.dumps(v)
             except (TypeError, ValueError):

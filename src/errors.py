@@ -36,7 +36,7 @@ def _classify(code, fname, repl):
     try:
         tree = compile(code, fname, "exec", _ONLY_AST | _AWAIT)
     except (SyntaxError, ValueError) as e:
-        import codeop
+        codeop = _std("codeop")
         try:
             if codeop.compile_command(code, fname, "exec") is None and \
                     isinstance(e, SyntaxError):
@@ -72,7 +72,7 @@ _KEYWORDS = {"If": "if", "For": "for", "While": "while", "With": "with",
 
 def _incomplete(why):
     """The error of an incomplete answer: what is still open, where."""
-    import traceback
+    traceback = _std("traceback")
     text = "".join(traceback.format_exception_only(type(why), why))
     return {"type": type(why).__name__, "message": why.msg,
             "traceback": text, "line": why.lineno, "column": why.offset}
@@ -199,7 +199,7 @@ def _suggestion(e):
         e = AttributeError(msg, name=msg.split("'")[1], obj=mod)
     elif not isinstance(e, (NameError, AttributeError)):
         return ""
-    import io
+    io = _std("io")
     buf = io.StringIO()
     saved = (sys.stderr, e.__cause__, e.__context__, e.__suppress_context__)
     try:
@@ -228,7 +228,7 @@ def _exc_lines(te, suggestion):
 
 def _block(x, limit, suggestion, final):
     """One exception of a chain, told: its traceback and its last line."""
-    import traceback
+    traceback = _std("traceback")
     frames = [f for f, _ in traceback.walk_tb(x.__traceback__)]
     te = traceback.TracebackException(type(x), x, x.__traceback__,
                                       limit=-min(len(frames), limit) or None,
@@ -249,7 +249,7 @@ def _block(x, limit, suggestion, final):
 
 def _tell(e, limit):
     """The traceback text of e and its chain, and e's suggestion."""
-    import traceback
+    traceback = _std("traceback")
     chain = _chain(e)
     if any(isinstance(x, BaseExceptionGroup) for x, _ in chain):
         # groups keep traceback's nested drawing
@@ -266,7 +266,7 @@ def _tell(e, limit):
 
 
 def _error(e, fname, cap=None):
-    import traceback
+    traceback = _std("traceback")
     _register_lines()
     tb = _user_tb(e.__traceback__)
     e.__traceback__ = tb
@@ -340,13 +340,13 @@ def _module_hint(e):
     """What a missing module means here: which Python coil embeds, that a
     cell cannot install anything, the module meant if it was misspelt,
     and the Debian package that would bring it."""
-    import importlib.util
-    import os
+    find_spec = _std("importlib.util").find_spec
+    os = _std("os")
     top = (e.name or "").split(".")[0]
-    if not top or importlib.util.find_spec(top) is not None:
+    if not top or find_spec(top) is not None:
         return None
-    import difflib
-    import pkgutil
+    difflib = _std("difflib")
+    pkgutil = _std("pkgutil")
     names = set(sys.builtin_module_names)
     names.update(m.name for m in pkgutil.iter_modules())
     near = difflib.get_close_matches(top, sorted(names), n=3, cutoff=0.8)
@@ -377,8 +377,8 @@ def _container(tb):
     the `self` of the innermost library frames (pandas raises deep in its
     indexes), else the name subscripted on the failing line of the
     user's frame, looked up without running anything."""
-    import ast
-    import linecache
+    ast = _std("ast")
+    linecache = _std("linecache")
     entries = []
     while tb is not None:
         entries.append(tb)
@@ -417,7 +417,7 @@ def _container(tb):
 
 def _keys(obj):
     """(what a key is called, of what, the keys) or None."""
-    import itertools
+    itertools = _std("itertools")
     t = type(obj)
     if t.__module__.startswith("pandas"):
         if hasattr(obj, "columns"):
@@ -435,7 +435,7 @@ def _keys(obj):
 
 def _key_hint(e):
     """The closest keys the container has, for a misspelt one."""
-    import difflib
+    difflib = _std("difflib")
     obj = _container(e.__traceback__)
     if obj is None:
         return None

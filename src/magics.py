@@ -43,7 +43,7 @@ def _regexes():
     """Compiled on the first cell that may need them: most cells do not
     (no %, ! or ? at all), and re costs start-up."""
     if not _rx:
-        import re
+        re = _std("re")
         _rx["magic"] = re.compile(r"^(\s*)%(" + _NAME + r")(.*)$")
         # a target, or several to unpack (a, b = !cmd)
         one = r"[A-Za-z_][\w.]*(?:\[[^=\]]*\])?"
@@ -64,8 +64,8 @@ def _starts(lines):
     there is `%` a magic and `!` an escape (not inside a string or an
     open bracket).  Tokenizing stops at the first error, which leaves
     the lines after it as they were."""
-    import io
-    import tokenize
+    io = _std("io")
+    tokenize = _std("tokenize")
     starts, depth, at_start = set(), 0, True
     src = "".join(line + "\n" for line in lines)
     try:
@@ -166,7 +166,7 @@ def _expand(text, frame):
     in the caller's namespace, $$ a literal $; anything that does not
     evaluate leaves the text as it was, as IPython's var_expand does
     (so awk '{print $1}' passes through)."""
-    import string
+    string = _std("string")
     space = _caller_ns(frame)
     dollar = _regexes()["dollar"]
     fmt = string.Formatter()
@@ -207,12 +207,12 @@ class SList(list):
 
     @property
     def p(self):
-        import os
-        import pathlib
+        os = _std("os")
+        pathlib = _std("pathlib")
         return [pathlib.Path(x) for x in self if os.path.exists(x)]
 
     def grep(self, pattern, prune=False, field=None):
-        import re
+        re = _std("re")
         pred = pattern if callable(pattern) else \
             (lambda s: re.search(pattern, s, re.IGNORECASE))
 
@@ -256,7 +256,7 @@ class _Door:
 
     def system(self, cmd):
         """!cmd: its output goes out with the cell's, in order."""
-        import subprocess
+        subprocess = _std("subprocess")
         cmd = _expand(cmd, sys._getframe(1))
         _shell_ok("!" + cmd.split(" ")[0] if cmd.strip() else "!")
         _flush()
@@ -265,7 +265,7 @@ class _Door:
 
     def getoutput(self, cmd):
         """x = !cmd and !!cmd: stdout and stderr, as lines."""
-        import subprocess
+        subprocess = _std("subprocess")
         cmd = _expand(cmd, sys._getframe(1))
         _shell_ok("!" + cmd.split(" ")[0] if cmd.strip() else "!")
         _flush()
@@ -358,7 +358,7 @@ def _opts(arg, spec, name):
 
 
 def _words(text):
-    import shlex
+    shlex = _std("shlex")
     try:
         return shlex.split(text)
     except ValueError:
@@ -379,7 +379,7 @@ def _stmt(arg, body, lineno):
 def _pinfo(expr, detail, frame):
     """IPython's object help, without colour: Signature, Docstring (and
     Source for ??), File, Type; String form and Length for data."""
-    import inspect
+    inspect = _std("inspect")
     if expr.startswith("%"):
         _magic_help(expr)
         return
@@ -433,7 +433,7 @@ def _pinfo(expr, detail, frame):
 def _source_file(obj):
     """The file an object comes from: its own (a module's), else its
     class's, as IPython finds it; None for builtins."""
-    import inspect
+    inspect = _std("inspect")
     for o in (obj, type(obj)):
         try:
             return inspect.getsourcefile(o)

@@ -13,7 +13,7 @@ import builtins
 
 def _format_time(t, precision=3):
     """IPython's _format_time: 1.23 ms, 4.5 µs, 2min 3s."""
-    import math
+    math = _std("math")
     if t >= 60.0:
         out, left = [], t
         for suffix, length in (("d", 86400), ("h", 3600), ("min", 60),
@@ -34,7 +34,7 @@ def _format_time(t, precision=3):
 def _split_last(src, fname):
     """(code of all but a last expression, code of that expression or
     None), as the cell itself is run."""
-    import ast
+    ast = _std("ast")
     tree = compile(src, fname, "exec", ast.PyCF_ONLY_AST)
     last = None
     if tree.body and isinstance(tree.body[-1], ast.Expr):
@@ -48,8 +48,8 @@ def _split_last(src, fname):
         "sys) and wall time, as IPython prints them; the value of a last "
         "expression is the result.")
 def _m_time(arg, body, lineno, frame, **_):
-    import resource
-    import time
+    resource = _std("resource")
+    time = _std("time")
     space = _caller_ns(frame)
     code, last = _split_last(_stmt(arg, body, lineno), _cell_name())
     r0, w0 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
@@ -94,7 +94,7 @@ class TimeitResult:
         "takes 0.2 s unless -n; R is 7 unless -r.  -q prints nothing, -o "
         "returns the TimeitResult, -p sets the digits shown (3).")
 def _m_timeit(arg, body, lineno, frame, **_):
-    import timeit
+    timeit = _std("timeit")
     opts, rest = _opts(arg, "n:r:qop:", "timeit")
     stmt = rest if body is None else body
     setup = "pass" if body is None else (rest or "pass")
@@ -132,9 +132,9 @@ def _m_timeit(arg, body, lineno, frame, **_):
         "fraction or a regular expression); -s sorts by another pstats key "
         "(tottime, ncalls, ...), -q prints nothing.")
 def _m_prun(arg, body, lineno, frame, **_):
-    import cProfile
-    import io
-    import pstats
+    cProfile = _std("cProfile")
+    io = _std("io")
+    pstats = _std("pstats")
     opts, rest = _opts(arg, "s:l:q", "prun")
     src = _stmt(rest, body, lineno)
     space = _caller_ns(frame)
@@ -309,7 +309,7 @@ def _save_notebook(fname, opts, rest):
     """%save FILE.ipynb: the session so far as a notebook.  The
     supervisor builds it; it is written here, so the cell's own rights
     (the sandbox's) decide where it may go."""
-    import os
+    os = _std("os")
     if rest[1:] or "a" in opts:
         raise UsageError("%save FILE.ipynb writes the whole session so "
                          "far: no RANGE, no -a")
@@ -323,7 +323,7 @@ def _save_notebook(fname, opts, rest):
         with open(fname, "wb") as f:
             f.write(data)
     except OSError as e:
-        import errno
+        errno = _std("errno")
         why = e.strerror or str(e)
         if e.errno in (errno.EACCES, errno.EPERM, errno.EROFS) and \
                 "--allow-write" not in why:
@@ -340,7 +340,7 @@ def _save_notebook(fname, opts, rest):
         "-a appending; an existing file is kept unless -f.  FILE.ipynb: "
         "the session so far as a notebook, with its outputs.")
 def _m_save(arg, **_):
-    import os
+    os = _std("os")
     opts, rest = _opts(arg, "fra", "save")
     rest = _words(rest)
     if not rest:
@@ -375,7 +375,7 @@ def _m_save(arg, **_):
         "has no next cell to fill, so run it with %run -i FILE or paste "
         "it.")
 def _m_load(arg, **_):
-    import os
+    os = _std("os")
     path = os.path.expanduser(arg.strip())
     if not path:
         raise UsageError("Missing filename. (usage: %load FILE)")
@@ -394,7 +394,7 @@ def _m_load(arg, **_):
         "its names then join the session's.  -i runs it in the session's "
         "namespace itself, so it sees the names the cells defined.")
 def _m_run(arg, **_):
-    import os
+    os = _std("os")
     opts, rest = _opts(arg, "i", "run")
     rest = _words(rest)
     if not rest:
@@ -437,7 +437,7 @@ def _m_run(arg, **_):
 
 @_magic("pwd", _LINE, "%pwd", "The current working directory.")
 def _m_pwd(arg, **_):
-    import os
+    os = _std("os")
     return os.getcwd()
 
 
@@ -448,7 +448,7 @@ _dirs = []
         "Change the working directory (home without DIR, the previous one "
         "with -) and print it.")
 def _m_cd(arg, **_):
-    import os
+    os = _std("os")
     opts, rest = _opts(arg, "q", "cd")
     target = rest.strip()
     if len(target) >= 2 and target[0] == target[-1] and target[0] in "'\"":
@@ -472,7 +472,7 @@ def _m_cd(arg, **_):
 @_magic("env", _LINE, "%env [VAR | VAR=VALUE | VAR VALUE]",
         "The environment as a dict, one variable's value, or set one.")
 def _m_env(arg, **_):
-    import os
+    os = _std("os")
     arg = arg.strip()
     if not arg:
         return dict(os.environ)
@@ -556,7 +556,7 @@ def _ipython_body(body):
         "Overwriting or Appending to; $name and {expr} in FILE are "
         "expanded.")
 def _m_writefile(arg, body, **_):
-    import os
+    os = _std("os")
     opts, rest = _opts(arg.replace("--append", "-a"), "a", "writefile")
     rest = rest.strip()            # expanded already (_run_magic)
     if not rest:
@@ -604,8 +604,8 @@ def _script_args(arg, name):
 def _script_stop(p):
     """Ctrl-C while a script runs: as IPython, ask it, then tell it,
     then make it stop, saying which worked."""
-    import signal
-    import subprocess
+    signal = _std("signal")
+    subprocess = _std("subprocess")
     for how, said in ((lambda: p.send_signal(signal.SIGINT), "interrupted"),
                       (p.terminate, "terminated"), (p.kill, "killed")):
         how()
@@ -621,7 +621,7 @@ def _run_script(name, cmd, opts, body):
     """Run cmd with the body on its stdin.  Its output goes straight to
     the cell's (in order with what the cell printed) unless --out or
     --err keeps it in a variable."""
-    import subprocess
+    subprocess = _std("subprocess")
     _shell_ok("%%" + name)
     _flush()
     pipe = subprocess.PIPE
@@ -701,7 +701,7 @@ class CapturedIO:
         "answer; VAR, if given, holds it (a CapturedIO: .stdout, .stderr, "
         ".outputs, .show()).")
 def _m_capture(arg, body, lineno, frame, **_):
-    import io
+    io = _std("io")
     words = _words(arg)
     keep = {w for w in words if w.startswith("--")}
     bad = keep - {"--no-stdout", "--no-stderr", "--no-display"}
@@ -747,7 +747,7 @@ def _m_debug(arg, **_):
                          "names instead")
     if getattr(sys, "last_traceback", None) is None:
         raise UsageError("No traceback has been produced, nothing to debug.")
-    import pdb
+    pdb = _std("pdb")
     pdb.post_mortem(sys.last_traceback)
 
 
@@ -764,5 +764,5 @@ def _magic_help(name):
     bare = name.lstrip("%")
     _find(bare, "cell" if kind == _CELL else "line")
     kinds, usage, text, _ = _MAGICS[bare]
-    import textwrap
+    textwrap = _std("textwrap")
     print("Usage: %s\n\n%s" % (usage, textwrap.fill(text, 72)))

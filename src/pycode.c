@@ -14,19 +14,19 @@
 #include "pycode.h"
 #include "util.h"
 
-extern const char effects_py_source[], audit_py_source[],
+extern const char stdimp_py_source[], effects_py_source[], audit_py_source[],
     errors_py_source[], magics_py_source[], magictab_py_source[],
     display_py_source[],
     complete_py_source[], worker_py_source[];
-extern const unsigned char effects_py_code[], audit_py_code[],
+extern const unsigned char stdimp_py_code[], effects_py_code[], audit_py_code[],
     errors_py_code[], magics_py_code[], magictab_py_code[],
     display_py_code[], complete_py_code[],
     worker_py_code[];
-extern const size_t effects_py_code_len, audit_py_code_len,
+extern const size_t stdimp_py_code_len, effects_py_code_len, audit_py_code_len,
     errors_py_code_len, magics_py_code_len, magictab_py_code_len,
     display_py_code_len,
     complete_py_code_len, worker_py_code_len;
-extern const long effects_py_magic, audit_py_magic, errors_py_magic,
+extern const long stdimp_py_magic, effects_py_magic, audit_py_magic, errors_py_magic,
     magics_py_magic, magictab_py_magic,
     display_py_magic,
     complete_py_magic, worker_py_magic;
@@ -44,13 +44,16 @@ struct pycode_file {
 	&name##_code_len, &name##_magic }
 
 /* In the order they run.  The files of one module share its namespace,
- * as parts of one file would: effects.py's recorders are what audit.py's
+ * as parts of one file would: stdimp.py, first in each, is how the rest
+ * import the standard library (never a cell's stand-in); effects.py's recorders are what audit.py's
  * hook calls; errors.py tells the errors of worker.py's cells, magics.py
  * and magictab.py (its table's entries) rewrite their IPython syntax,
  * display.py shows their rich objects, complete.py answers Tab. */
 static const struct pycode_file pycode_files[] = {
+	PYCODE_FILE("_coil_audit", stdimp_py),
 	PYCODE_FILE("_coil_audit", effects_py),
 	PYCODE_FILE("_coil_audit", audit_py),
+	PYCODE_FILE("_coil", stdimp_py),
 	PYCODE_FILE("_coil", errors_py),
 	PYCODE_FILE("_coil", magics_py),
 	PYCODE_FILE("_coil", magictab_py),

@@ -204,11 +204,13 @@ sc_base(const struct sandbox_conf *c, const struct sandbox_report *r,
  * thread with a laxer filter) can tell the worker's fork from the user's.
  * The supervisor can: it knows when a checkpoint is due.  So every fork
  * goes to it (SECCOMP_RET_USER_NOTIF) and it lets one through per
- * checkpoint it expects, from the main thread only.  What is left: code
- * that runs on the main thread inside that window (an os.register_at_fork
- * hook, say) can spend the one fork itself; its child is then as confined
- * as the worker (this filter, no execve, no sockets), and the checkpoint
- * fails and says so.
+ * checkpoint it expects, from the main thread only; the worker runs no
+ * Python from the order to that fork (worker-fork.c: no at-fork hooks).
+ * What is left: cell code the worker still runs on the main thread while
+ * the order is on its way (a Python signal handler as it waits) can
+ * spend the one fork itself; its child is then as confined as the worker
+ * (this filter, no execve, no sockets), the supervisor kills it, and the
+ * checkpoint fails and says so (session-ckpt.c).
  */
 static int
 sc_strict(bool gate, scmp_filter_ctx ctx)

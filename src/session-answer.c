@@ -906,7 +906,7 @@ session_ping(struct session *s)
 	if (s->python != NULL)
 		response_set(resp, "python", json_string(s->python));
 	response_set(resp, "sandbox", s->sandbox != NULL ?
-	    json_incref(s->sandbox) : json_pack("{s:s, s:b}", "profile",
+	    session_gate_report(s) : json_pack("{s:s, s:b}", "profile",
 	    sandbox_profile_name(s->opts->sbx.profile), "starting", 1));
 	response_set(resp, "cell", json_integer(s->cells));
 	response_set(resp, "running", json_boolean(s->run != NULL &&

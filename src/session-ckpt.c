@@ -288,12 +288,13 @@ session_lost(struct session *s, struct ckpt_node *to)
 /*
  * strict: the gate let one fork through for the checkpoint just answered,
  * and only from the worker's main thread.  Cell code can still run there
- * at that moment - a Python signal handler, an os.register_at_fork hook
- * calling libc's fork through ctypes - and spend the pass; the worker's
- * own fork is then refused.  Forks are off under strict, so every child
+ * as the order comes - a Python signal handler calling libc's fork
+ * through ctypes while the worker waits (at-fork hooks no longer run:
+ * worker-fork.c) - and spend the pass; the worker's own fork is then
+ * refused.  Forks are off under strict, so every child
  * of the worker is one of our checkpoints: any other dies here.
  */
-static void
+static int
 session_gate_sweep(struct session *s)
 {
 	pid_t kids[256], w = s->pidfd >= 0 ? ckpt_pid_of(s->pidfd) : 0;
@@ -302,9 +303,9 @@ session_gate_sweep(struct session *s)
 
 	for (ck = s->ck.head; ck != NULL; ck = ck->next)
 		if (ck->sock >= 0 && ck->pidfd < 0)
-			return;		/* one we could not tell from a stray */
+			return 0;	/* one we could not tell from a stray */
 	if (w <= 0 || (n = link_children(w, kids, (int)nitems(kids))) <= 0)
-		return;
+		return 0;
 	for (i = 0; i < n; i++) {
 		for (ck = s->ck.head; ck != NULL; ck = ck->next)
 			if (ck->pidfd >= 0 && ckpt_pid_of(ck->pidfd) == kids[i])
@@ -320,6 +321,72 @@ session_gate_sweep(struct session *s)
 		session_warn(s, "a process forked by the cell's code while a "
 		    "checkpoint was being taken was killed: the strict sandbox "
 		    "starts no processes");
+	return killed;
+}
+
+/*
+ * strict: the checkpoint ordered at cell `cell` failed with `error`
+ * (the worker's word, only quoted).  If the gate had let a fork through
+ * for it (spent) and the worker's own fork was refused, or a stray was
+ * found, the pass went to code of the cells' running on the main thread
+ * as the checkpoint was taken; if the gate was not spent and the
+ * worker's fork was refused, the gate refused our own checkpoint.  Both
+ * are said in the next answer and kept for ping.  Returns whether it
+ * was either.
+ */
+static bool
+session_gate_failed(struct session *s, int cell, const char *error,
+    bool spent, int killed)
+{
+	bool refused = strstr(error, strerror(EPERM)) != NULL;
+
+	if (s->gate_fd < 0 || !(killed > 0 || refused))
+		return false;
+	if (spent) {
+		s->gate_lost++;
+		snprintf(s->gate_note, sizeof s->gate_note, "the pass for "
+		    "the checkpoint at cell %d went to a fork of the cell's "
+		    "code, not the checkpoint%s", cell, killed > 0 ?
+		    " (its process was killed)" : "");
+		session_warn(s, "the checkpoint gate was spent by a fork of "
+		    "the cell's code (code that ran as the checkpoint at cell "
+		    "%d was taken), not by the checkpoint, which was not "
+		    "taken%s", cell, killed > 0 ? "; that process was killed" :
+		    "");
+	} else {
+		snprintf(s->gate_note, sizeof s->gate_note, "the gate refused "
+		    "the checkpoint at cell %d", cell);
+		session_warn(s, "the checkpoint gate refused the checkpoint at "
+		    "cell %d (%.120s)", cell, error);
+	}
+	return true;
+}
+
+json_t *
+session_gate_report(struct session *s)
+{
+	json_t *rep, *g;
+
+	if (s->sandbox == NULL)
+		return NULL;
+	g = json_object_get(json_object_get(s->sandbox, "mechanisms"),
+	    "checkpoint gate");
+	if (!json_is_object(g) || (s->gate_note[0] == '\0' &&
+	    s->gate_broken[0] == '\0'))
+		return json_incref(s->sandbox);
+	rep = json_deep_copy(s->sandbox);
+	g = json_object_get(json_object_get(rep, "mechanisms"),
+	    "checkpoint gate");
+	if (s->gate_broken[0] != '\0') {
+		json_object_set_new(g, "state", json_string("failed"));
+		json_object_set_new(g, "detail", json_string(s->gate_broken));
+	}
+	if (s->gate_note[0] != '\0') {
+		json_object_set_new(g, "spent_by_cells",
+		    json_integer(s->gate_lost));
+		json_object_set_new(g, "last", json_string(s->gate_note));
+	}
+	return rep;
 }
 
 /* A checkpoint we ordered arrived (link.c checked its socket, its pidfd
@@ -376,8 +443,12 @@ session_ckpt_arrived(struct session *s, struct link_frame *f)
 		ck = ckpt_add(&s->ck, k, s->node, sock, pidfd, f->pid, threads,
 		    fork_ms);
 	}
-	if (s->gate_spent)
-		session_gate_sweep(s);
+	if (s->gate_spent && session_gate_sweep(s) > 0) {
+		s->gate_lost++;
+		snprintf(s->gate_note, sizeof s->gate_note, "a process "
+		    "forked as the checkpoint at cell %d was taken was killed",
+		    ck->node->cell);
+	}
 	s->gate_spent = false;
 	if (exec_running) {
 		/* The state before the running cell: the previous cell's
@@ -408,14 +479,16 @@ session_ckpt_failed(struct session *s, struct link_frame *f)
 {
 	const char *error = json_string_value(json_object_get(f->msg,
 	    "error"));
-	int cell = s->node->cell;
+	int cell = s->node->cell, killed = 0;
+	bool spent = s->gate_spent;
 	struct ckpt *ck;
 
-	if (s->gate_spent)
-		session_gate_sweep(s);
+	if (spent)
+		killed = session_gate_sweep(s);
 	s->gate_spent = false;
 	if (error == NULL)
 		error = "unknown error";
+	session_gate_failed(s, cell, error, spent, killed);
 	session_note(s, EV_CHECKPOINT, json_pack("{s:s, s:i, s:s, s:s}",
 	    "state", "failed", "cell", cell, "kind", link_ckpt_names[f->kind],
 	    "error", error));
@@ -461,6 +534,7 @@ session_gate_arrived(struct session *s, struct link_frame *f)
 	s->gate_fd = f->fds[0];
 	f->fds[0] = -1;
 	s->gate_spent = false;
+	s->gate_broken[0] = '\0';
 }
 
 /* strict: a fork of the worker waits for our answer (see gate_fd). */
@@ -477,6 +551,9 @@ session_gate(struct session *s)
 	} else if (rc == -1 && errno != ENOENT && errno != EAGAIN &&
 	    errno != EINTR) {
 		/* The listener is broken: forks now fail, checkpoints too. */
+		snprintf(s->gate_broken, sizeof s->gate_broken, "the "
+		    "listener failed (%s): no checkpoints until the worker is "
+		    "replaced", strerror(errno));
 		session_warn(s, "the checkpoint gate failed (%s); checkpoints "
 		    "are off", strerror(errno));
 		close(s->gate_fd);

@@ -206,6 +206,13 @@ struct session {
 	 * is taken; gate_spent until the ckpt or ckpt_failed arrives. */
 	int gate_fd;
 	bool gate_spent;
+	/* What went wrong with the gate, for the next answer and ping's
+	 * sandbox report: the passes that went to a fork of the cells'
+	 * instead of our checkpoint, the last of them told, and why the
+	 * listener failed ("" while it works). */
+	unsigned gate_lost;
+	char gate_note[200];
+	char gate_broken[120];
 	pid_t dropped[64];	/* strict: checkpoints killed lately (ours) */
 	unsigned ndropped;
 	json_t *sandbox;	/* the worker's report, for ping */
@@ -289,6 +296,9 @@ int64_t session_ckpt_deadline(const struct session *s);
 json_t *session_lost(struct session *s, struct ckpt_node *to);
 void session_gate(struct session *s);
 void session_gate_arrived(struct session *s, struct link_frame *f);
+/* ping's sandbox report: the worker's, and what befell the gate since
+ * (new reference). */
+json_t *session_gate_report(struct session *s);
 void session_ckpt_arrived(struct session *s, struct link_frame *f);
 void session_ckpt_failed(struct session *s, struct link_frame *f);
 void session_ckpt_dropped(void *ctx, struct ckpt *ck);

@@ -23,6 +23,7 @@
 #define COIL_WORKER_INT_H
 
 #include <jansson.h>
+#include <stdbool.h>
 
 #include "chan.h"
 
@@ -36,6 +37,24 @@ extern json_int_t worker_seq;
  * with a Python error set. */
 struct _object;
 int worker_ask_install(struct _object *dict);
+
+/* worker-fork.c: bind, before any cell runs, the interpreter's own
+ * functions a checkpoint's fork uses, and worker.py's _ckpt dict (in the
+ * "_coil" module's dict): 0, or -1 with a Python error set. */
+int worker_fork_bind(struct _object *dict);
+
+/* Before a checkpoint's fork, with no code of the cells': count the
+ * threads the copy will lack (returned), keep random's state in _ckpt,
+ * freeze the heap, turn the collector off; then worker_fork_before
+ * takes the import lock, right before fork, and worker_fork_after puts
+ * both back: in the worker right after the fork, in the copy (child)
+ * once PyOS_AfterFork_Child ran. */
+int worker_fork_prepare(void);
+/* How many threads of Python live besides this one, read from the
+ * interpreter's thread states (no code of the cells' runs). */
+int worker_threads(void);
+void worker_fork_before(void);
+void worker_fork_after(bool child);
 
 /* Keep copies of fd 1 and 2; ends the process when it cannot. */
 void worker_save_fds(void);

@@ -116,7 +116,6 @@ static timer_t worker_timer;
 static bool worker_timer_ok;
 static PyObject *worker_handle;		/* _coil.handle, owned */
 
-static PyObject *worker_prepare;	/* _coil.ckpt_prepare, owned */
 static PyObject *worker_resumed;	/* _coil.ckpt_resumed, owned */
 static PyObject *worker_idle_fn;	/* _coil.idle, owned */
 #define WORKER_IDLE_MS 20		/* flushes while threads run idle */
@@ -286,7 +285,7 @@ worker_init_python(json_t *conf, const struct sandbox_conf *sbx,
 		goto fail;
 	if (worker_ask_install(dict) == -1)
 		goto fail;
-	if (pycode_run("_coil", dict) == -1)
+	if (pycode_run("_coil", dict) == -1 || worker_fork_bind(dict) == -1)
 		goto fail;
 	if (effects != NULL) {
 		PyDict_SetItemString(dict, "_effects", effects);
@@ -294,15 +293,13 @@ worker_init_python(json_t *conf, const struct sandbox_conf *sbx,
 	}
 	worker_handle = PyDict_GetItemString(dict, "handle");
 	setup = PyDict_GetItemString(dict, "setup");
-	worker_prepare = PyDict_GetItemString(dict, "ckpt_prepare");
 	worker_resumed = PyDict_GetItemString(dict, "ckpt_resumed");
 	worker_idle_fn = PyDict_GetItemString(dict, "idle");
-	if (worker_handle == NULL || setup == NULL || worker_prepare == NULL ||
+	if (worker_handle == NULL || setup == NULL ||
 	    worker_resumed == NULL || worker_idle_fn == NULL)
 		fatal_code(EXIT_PYTHON, 0, "worker: coil's python half is "
 		    "incomplete");
 	Py_INCREF(worker_handle);
-	Py_INCREF(worker_prepare);
 	Py_INCREF(worker_resumed);
 	Py_INCREF(worker_idle_fn);
 	worker_make_timer(conf);
@@ -454,6 +451,7 @@ worker_become_checkpoint(int sock)
 		    &worker_timer) == 0;
 	}
 	PyOS_AfterFork_Child();
+	worker_fork_after(true);
 	{
 		PyObject *r = PyObject_CallNoArgs(worker_resumed);
 
@@ -465,28 +463,6 @@ worker_become_checkpoint(int sock)
 	/* The supervisor orders the replacement of this checkpoint (the
 	 * re-arm) once it has read the hello. */
 	worker_hello(res.cell);
-}
-
-/* Python's part of a checkpoint: count the threads the copy will lack,
- * keep the random module's state, gc.freeze() so the collector does not
- * un-share every page later.  The number of threads. */
-static int
-worker_ckpt_prepare(void)
-{
-	PyObject *r = PyObject_CallNoArgs(worker_prepare);
-	int threads = 0;
-
-	if (r == NULL) {
-		PyErr_Clear();
-		return 0;
-	}
-	threads = (int)PyLong_AsLong(r);
-	if (threads < 0) {
-		PyErr_Clear();
-		threads = 0;
-	}
-	Py_DECREF(r);
-	return threads;
 }
 
 static sigset_t worker_sigint_saved;	/* the mask worker_block_sigint saved */
@@ -555,18 +531,21 @@ worker_checkpoint(const char *kind, int cell, json_int_t seq)
 	json_t *m;
 	pid_t pid;
 
-	threads = worker_ckpt_prepare();
-	fflush(NULL);
-	ckpt_hot_scan(&worker_hot, WORKER_HOT_MAX);
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1) {
 		saved_errno = errno;
 		snprintf(worker_ckpt_err, sizeof worker_ckpt_err,
 		    "socketpair: %s", strerror(saved_errno));
 		goto failed;
 	}
+	/* From here to the fork no Python code runs (worker-fork.c): under
+	 * strict the gate lets one fork of this thread through, and it is
+	 * this one, not one of a cell's at-fork hooks. */
+	threads = worker_fork_prepare();
+	fflush(NULL);
+	ckpt_hot_scan(&worker_hot, WORKER_HOT_MAX);
 	t0 = now_ns();
 	worker_block_sigint(true);
-	PyOS_BeforeFork();
+	worker_fork_before();
 	pid = fork();
 	if (pid == 0) {
 		close(sv[0]);
@@ -581,7 +560,7 @@ worker_checkpoint(const char *kind, int cell, json_int_t seq)
 	 * before the supervisor hears of it (the shells' own idiom). */
 	if (pid > 0)
 		setpgid(pid, pid);
-	PyOS_AfterFork_Parent();
+	worker_fork_after(false);
 	worker_block_sigint(false);
 	fork_ms = (double)(now_ns() - t0) / 1e6;
 	close(sv[1]);
@@ -745,24 +724,19 @@ worker_ordered_ckpt(json_t *req, json_int_t seq)
 	return 0;
 }
 
-/* worker.py's idle(): flush what threads of earlier cells wrote, and
- * count them.  A SIGINT that lands here was meant for a cell that has
+/* worker.py's idle(): flush what threads of earlier cells wrote; and
+ * count them (worker-fork.c).  A SIGINT that lands here was meant for a cell that has
  * ended: dropped, as worker_clear_signals does. */
 static int
 worker_idle(void)
 {
 	PyObject *r = PyObject_CallNoArgs(worker_idle_fn);
-	long threads = 0;
 
-	if (r != NULL)
-		threads = PyLong_AsLong(r);
-	if (r == NULL || threads < 0) {
+	if (r == NULL)
 		PyErr_Clear();
-		threads = 0;
-	}
 	Py_XDECREF(r);
 	fflush(NULL);
-	return (int)threads;
+	return worker_threads();
 }
 
 /*

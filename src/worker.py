@@ -12,6 +12,7 @@ import sys
 import builtins
 import gc
 import _ast
+import _random
 import types
 import time as _time
 
@@ -54,7 +55,10 @@ class _NoStdin:
 
 
 # Checkpoints (worker.c forks them; see ckpt.h).  What the copy needs to
-# know about itself lives here, in memory the fork copies.
+# know about itself lives here, in memory the fork copies: worker-fork.c
+# fills it in, without running Python, right before the fork (the
+# threads the copy lacks, random's state and gauss_next, the heap's size
+# when it was first frozen).
 _ckpt = {"threads": 0, "random": None, "frozen": False, "blocks": 0}
 _orphans = []          # streams a lost thread may have held locked
 
@@ -92,7 +96,7 @@ def _term_pager(text):
 
 def _term_help(*args, **kwds):
     """help() at a terminal: as python's, paged by the front end."""
-    import pydoc
+    pydoc = _std("pydoc")
     saved, pydoc.pager = pydoc.pager, _term_pager
     try:
         return _stdin_kinds["help"](*args, **kwds)
@@ -128,45 +132,15 @@ def _use_stdin(term):
         builtins.input = _term_input if term else _stdin_kinds["input"]
 
 
-def ckpt_prepare():
-    """Called by worker.c right before it forks a checkpoint.  Returns how
-    many threads the copy will lack: fork copies only the calling one."""
-    threads = 0
-    th = sys.modules.get("threading")
-    if th is not None:
-        try:
-            main = th.main_thread()
-            threads = sum(1 for t in th.enumerate() if t is not main)
-        except BaseException:
-            pass
-    _ckpt["threads"] = threads
-    # random reseeds itself in a forked child; a resumed checkpoint must
-    # go on with the same sequence the state had.
-    rnd = sys.modules.get("random")
-    _ckpt["random"] = None
-    if rnd is not None:
-        try:
-            _ckpt["random"] = rnd.getstate()
-        except BaseException:
-            pass
-    # Frozen objects are left alone by the collector, so a later
-    # collection does not write to (and un-share) every page of the
-    # namespace that the checkpoint shares with the worker.
-    if not _ckpt["frozen"]:
-        _ckpt["blocks"] = sys.getallocatedblocks()
-    gc.freeze()
-    _ckpt["frozen"] = True
-    return threads
-
-
 def ckpt_resumed():
     """Called in a checkpoint that has just become the worker, after
-    PyOS_AfterFork_Child."""
+    PyOS_AfterFork_Child (whose hooks reseeded random)."""
     st = _ckpt["random"]
-    rnd = sys.modules.get("random")
-    if st is not None and rnd is not None:
+    inst = getattr(sys.modules.get("random"), "_inst", None)
+    if st is not None and isinstance(inst, _random.Random):
         try:
-            rnd.setstate(st)
+            _random.Random.setstate(inst, st[0])
+            inst.gauss_next = st[1]
         except BaseException:
             pass
     if _ckpt["threads"]:
@@ -201,6 +175,7 @@ def setup(conf):
     _conf.update(conf)
     sys.stdin = sys.__stdin__ = _NoStdin()
     sys.stdout = sys.__stdout__ = _new_stream(1)
+    _own[2] = sys.__stderr__
     _repair_streams()
     _flush_before_others()
     wd = conf.get("workdir")
@@ -226,7 +201,7 @@ def _breakpoint(*args, **kws):
         sys.stderr.write("coil: breakpoint() skipped: there is no terminal "
                          "to debug at (coil --plain on one has pdb)\n")
         return
-    import pdb
+    pdb = _std("pdb")
     pdb.Pdb(skip=["_coil*"]).set_trace(sys._getframe(1))
 
 
@@ -295,12 +270,16 @@ _FLUSH_EVENTS = frozenset(("os.system", "subprocess.Popen", "os.exec",
                            "ctypes.dlsym"))
 
 
+_own = {}              # fd -> the stream coil made for it last
+
+
 def _new_stream(fd):
-    import io
+    io = _std("io")
     raw = io.FileIO(fd, "w", closefd=False)
-    return io.TextIOWrapper(io.BufferedWriter(raw, 65536), encoding="utf-8",
-                            errors="backslashreplace",
-                            line_buffering=(fd == 2))
+    _own[fd] = io.TextIOWrapper(io.BufferedWriter(raw, 65536),
+                                encoding="utf-8", errors="backslashreplace",
+                                line_buffering=(fd == 2))
+    return _own[fd]
 
 
 def _flush_tick(signum, frame):
@@ -327,7 +306,7 @@ def _load_linecache():
     and hand it the sources before it is asked (_register_lines)."""
     _lc_loading.append(True)
     try:
-        import linecache    # noqa: F401
+        _std("linecache")
         _register_lines()
     except BaseException:
         pass                # the import that follows says what is wrong
@@ -336,8 +315,8 @@ def _load_linecache():
 
 
 def _flush_before_others():
-    import os
-    import _signal as signal    # not signal, which imports enum
+    os = _std("os")
+    signal = _std("_signal")    # not signal, which imports enum
     sig = _conf.get("flush_signal")
     if sig:
         signal.signal(sig, _flush_tick)
@@ -359,16 +338,17 @@ def _flush_before_others():
 def idle():
     """Called by worker.c while it waits for a request: what threads of
     earlier cells wrote goes out now, as background, not in the next
-    cell's output.  Only coil's own streams: a stream a cell put in
-    sys.stdout is its code, not to be run while no cell runs.  Returns
-    how many other threads live: with none, no one can write and
-    worker.c need not call again."""
-    for s in (sys.__stdout__, sys.__stderr__):
+    cell's output.  Only the streams coil made: one a cell put in
+    sys.stdout or sys.__stdout__ is its code, not to be run while no
+    cell runs (under strict a checkpoint's order may be on its way, and
+    the gate lets the first fork of this thread through).  worker.c
+    counts the threads itself: with none, no one can write and it need
+    not call again."""
+    for s in list(_own.values()):
         try:
             s.flush()
         except BaseException:
             pass            # the next cell's _flush says what was lost
-    return len(sys._current_frames()) - 1
 
 
 def _line_mode(on):
@@ -384,7 +364,7 @@ def _repair_streams():
     """Give the cell working stdout and stderr again: a cell may have set
     sys.stdout to None or closed it; fd 1 and 2 themselves are repaired
     in C before this runs."""
-    import io
+    io = _std("io")
     fixed = []
     for name, fd in (("stdout", 1), ("stderr", 2)):
         s = getattr(sys, name, None)
@@ -405,7 +385,7 @@ def _repair_streams():
 def _fix_fd(fd):
     """Put the supervisor's pipe back on fd if the cell closed or
     replaced it (worker.c keeps a copy, and checks again after the cell)."""
-    import os
+    os = _std("os")
     saved = (_conf.get("saved_fds") or [None, None, None])[fd]
     if saved is None:
         return False
@@ -458,9 +438,14 @@ def _register_lines(names=None):
     Every line ends in a newline, as linecache reads files: traceback
     counts the newline when it places its carets, so a last line without
     one would get them a column to the right."""
-    lc = sys.modules.get("linecache")
+    lc = _std_bound.get("linecache")
     if lc is None:
-        return
+        # loaded by a cell's import, not through _std: coil's only once
+        # it is the standard one
+        lc = sys.modules.get("linecache")
+        if lc is None or not _std_genuine(lc):
+            return
+        lc = _std("linecache")
     for fname in (names or list(_sources)):
         if fname not in _registered or fname not in lc.cache:
             src = _sources[fname]
@@ -530,7 +515,7 @@ def _vars_repr(v, cap):
     if not big:
         return _safe_repr(v, cap)
     if not _brief:
-        import reprlib
+        reprlib = _std("reprlib")
         r = reprlib.Repr()
         r.maxlist = r.maxtuple = r.maxset = r.maxfrozenset = 40
         r.maxdict = 20
@@ -553,7 +538,7 @@ def _figures(cell):
     except BaseException:
         return [], []
     if nums:
-        import os
+        os = _std("os")
         d = _conf.get("figure_dir") or "."
         try:
             os.makedirs(d, exist_ok=True)
@@ -589,13 +574,13 @@ def _session_loop():
     so that the cells' own get_event_loop() calls find it.  Its selector
     is poll, which holds no kernel object that a checkpoint's fork would
     share with the worker, as epoll would."""
-    import asyncio
+    asyncio = _std("asyncio")
     pol = asyncio.get_event_loop_policy()
     cur = getattr(getattr(pol, "_local", None), "_loop", None)
     if cur is not None and not cur.is_closed():
         _aloop[:] = [cur]
     elif not _aloop or _aloop[0].is_closed():
-        import selectors
+        selectors = _std("selectors")
         _aloop[:] = [asyncio.SelectorEventLoop(selectors.PollSelector())]
     if cur is not _aloop[0]:
         asyncio.set_event_loop(_aloop[0])  # asyncio.run() unsets it
@@ -696,7 +681,7 @@ def op_exec(req):
     _use_stdin(bool(req.get("input")))
     if req.get("columns"):
         # the terminal's size, for shutil.get_terminal_size (pandas)
-        import os
+        os = _std("os")
         os.environ["COLUMNS"] = str(req["columns"])
         os.environ["LINES"] = str(req["lines"])
     cap = req.get("max_output") or _conf.get("max_output", 65536)
@@ -706,10 +691,12 @@ def op_exec(req):
     except SyntaxError as e:
         _sources[fname] = code
         reply["status"] = "error"
-        reply["error"] = _error(e, fname, cap)
+        with _std_guard():      # the error's words: coil's code
+            reply["error"] = _error(e, fname, cap)
         return reply
     if why is not None:
-        return {"status": "incomplete", "error": _incomplete(why)}
+        with _std_guard():
+            return {"status": "incomplete", "error": _incomplete(why)}
     reply["ran"] = True
     _gc_thaw()
     _sources[fname] = code
@@ -741,7 +728,8 @@ def op_exec(req):
                 _display_result(value)
     except BaseException as e:
         reply["status"] = "error"
-        reply["error"] = _error(e, fname, cap)
+        with _std_guard():
+            reply["error"] = _error(e, fname, cap)
         # as python's REPL leaves them, for pdb.pm() and %debug
         sys.last_type, sys.last_value = type(e), e
         sys.last_traceback = e.__traceback__
@@ -894,7 +882,7 @@ def _dtype_summary(v):
 
 def _signature_summary(v):
     try:
-        import inspect
+        inspect = _std("inspect")
         s = str(inspect.signature(v))
     except BaseException:
         return None
@@ -909,7 +897,7 @@ def op_inspect(req):
         return {"status": "error", "error": {
             "type": type(e).__name__, "message": str(e),
             "traceback": None, "line": None}}
-    import inspect
+    inspect = _std("inspect")
     reply = {"status": "ok", "name": name, "type": _typename(obj)}
     reply["repr"], _ = _safe_repr(obj, _conf.get("max_output", 65536))
     try:
@@ -946,14 +934,19 @@ _OPS = {"exec": op_exec, "vars": op_vars, "inspect": op_inspect,
 
 def handle(req):
     try:
-        return _OPS[req["op"]](req)
+        if req["op"] == "exec":
+            return op_exec(req)
+        # the other ops run coil's code only (the cells' objects aside)
+        with _std_guard():
+            return _OPS[req["op"]](req)
     except KeyboardInterrupt as e:
         # A deadline's interrupt that landed in coil's own code, after
         # the cell or before it: told as the cell's, without coil's
         # frames.  Any other error here is coil's bug, frames and all.
-        return {"status": "error", "error": _error(e, None)}
+        with _std_guard():
+            return {"status": "error", "error": _error(e, None)}
     except BaseException as e:
-        import traceback
+        traceback = _std("traceback")
         return {"status": "error", "error": {
             "type": type(e).__name__, "message": str(e),
             "traceback": "".join(traceback.format_exception(e)),

@@ -23,8 +23,12 @@ import coiltest                                         # noqa: E402
 from coiltest import check, diag, done                  # noqa: E402
 
 AUDIT_PY = os.path.join(coiltest.TOP, "src", "audit.py")
+# src/stdimp.py runs first in audit.py's namespace, as pycode.c runs it
+STDIMP_PY = os.path.join(coiltest.TOP, "src", "stdimp.py")
 spec = importlib.util.spec_from_file_location("audit", AUDIT_PY)
 audit = importlib.util.module_from_spec(spec)
+with open(STDIMP_PY) as f:
+    exec(compile(f.read(), STDIMP_PY, "exec"), audit.__dict__)
 spec.loader.exec_module(audit)       # no `conf` given: installs nothing
 
 WD = "/home/ann"                     # a work dir that is a home
@@ -680,7 +684,9 @@ def check_frames():
 
 CHILD = r"""
 import json, socket, sys
-src = open(sys.argv[1]).read()
+# src/stdimp.py first, as pycode.c runs it (one text: line numbers
+# shift, names of frames do not)
+src = open(sys.argv[3]).read() + "\n" + open(sys.argv[1]).read()
 conf = json.loads(sys.argv[2])
 g = {"__name__": "_coil_audit", "conf": conf}
 exec(compile(src, "<coil>", "exec"), g)     # as src/pyembed compiles it
@@ -735,7 +741,8 @@ print(json.dumps(out))
 def child(c):
     """Run CHILD with the hook of conf c; its findings."""
     p = subprocess.run([coiltest.SYSPYTHON, "-I", "-c", CHILD, AUDIT_PY,
-                        json.dumps(c)], capture_output=True, text=True,
+                        json.dumps(c), STDIMP_PY], capture_output=True,
+                       text=True,
                        timeout=60)
     try:
         return json.loads(p.stdout)

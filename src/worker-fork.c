@@ -1,0 +1,204 @@
+/*
+ * worker-fork.c - Python's side of a checkpoint's fork, run with no code
+ * of the cells' (see worker-int.h).  Worker only.
+ *
+ * Under strict the fork of a checkpoint goes through the supervisor's
+ * gate (sbx-seccomp.c), which lets one fork of the worker's main thread
+ * through per checkpoint it ordered.  Whatever runs on the main thread
+ * between the order and the fork could spend that pass: so from reading
+ * the order to the fork the worker runs no Python code at all, only C
+ * functions of the interpreter bound before any cell ran:
+ *
+ *  - no at-fork hooks: PyOS_BeforeFork and PyOS_AfterFork_Parent run
+ *    every os.register_at_fork hook, a cell's too.  What they do besides
+ *    (the import lock, held across the fork so that no other thread is
+ *    half-way through an import) is _imp.acquire_lock and release_lock.
+ *    The stdlib's "before" hooks (logging's and concurrent.futures'
+ *    locks) are skipped with their "after_in_parent" pairs; the copy
+ *    runs PyOS_AfterFork_Child, after_in_child hooks included, only when
+ *    it is resumed as the worker: threading's and logging's reinit need
+ *    it, and then no checkpoint is owed and the gate refuses any fork;
+ *  - no attribute of a module a cell can rebind (threading.enumerate,
+ *    random.getstate, gc.freeze, sys.getallocatedblocks): the threads
+ *    are counted from the interpreter's thread states, random's state
+ *    is read with _random.Random's own method from an instance of it;
+ *  - no collection, whose finalisers are the cells' code: the collector
+ *    is off from the order to the fork.
+ *
+ * What is left: code a cell planted elsewhere in coil (a Python signal
+ * handler run while the worker waits) might still fork in the moment
+ * between the order's arrival and its reading; the supervisor then finds
+ * the checkpoint's fork refused, kills that process and says so
+ * (session-ckpt.c's session_gate_sweep).
+ */
+#include "config.h"
+
+#include <Python.h>
+
+#include "util.h"
+#include "worker-int.h"
+
+static PyObject *wf_lock;		/* _imp.acquire_lock */
+static PyObject *wf_unlock;		/* _imp.release_lock */
+static PyObject *wf_freeze;		/* gc.freeze */
+static PyObject *wf_blocks;		/* sys.getallocatedblocks */
+static PyObject *wf_rnd_type;		/* _random.Random */
+static PyObject *wf_rnd_get;		/* _random.Random.getstate */
+static PyObject *wf_state;		/* worker.py's _ckpt dict */
+static int wf_gc_was;			/* the collector's state before */
+
+/* attr of the built-in module name, or NULL with an error set.  New
+ * reference. */
+static PyObject *
+wf_bind(const char *name, const char *attr)
+{
+	PyObject *m = PyImport_ImportModule(name), *a;
+
+	if (m == NULL)
+		return NULL;
+	a = PyObject_GetAttrString(m, attr);
+	Py_DECREF(m);
+	return a;
+}
+
+int
+worker_fork_bind(struct _object *dict)
+{
+	wf_state = PyDict_GetItemString(dict, "_ckpt");	/* borrowed */
+	if (wf_state == NULL || !PyDict_CheckExact(wf_state)) {
+		PyErr_SetString(PyExc_SystemError, "_coil._ckpt is missing");
+		return -1;
+	}
+	Py_INCREF(wf_state);
+	if ((wf_lock = wf_bind("_imp", "acquire_lock")) == NULL ||
+	    (wf_unlock = wf_bind("_imp", "release_lock")) == NULL ||
+	    (wf_freeze = wf_bind("gc", "freeze")) == NULL ||
+	    (wf_blocks = wf_bind("sys", "getallocatedblocks")) == NULL ||
+	    (wf_rnd_type = wf_bind("_random", "Random")) == NULL ||
+	    (wf_rnd_get = PyObject_GetAttrString(wf_rnd_type,
+	    "getstate")) == NULL)
+		return -1;
+	if (!PyType_Check(wf_rnd_type)) {
+		PyErr_SetString(PyExc_SystemError, "_random.Random is no type");
+		return -1;
+	}
+	return 0;
+}
+
+/* Set _ckpt[key] to v (stolen); errors are dropped: what they would
+ * keep is a nicety of the resumed copy. */
+static void
+wf_set(const char *key, PyObject *v)
+{
+	if (v == NULL || PyDict_SetItemString(wf_state, key, v) == -1)
+		PyErr_Clear();
+	Py_XDECREF(v);
+}
+
+/* random's module instance, when the module is loaded and its _inst is
+ * a _random.Random; borrowed, or NULL.  Dict reads, not getattr: a
+ * module's class may be a cell's, with a __getattribute__ of its own. */
+static PyObject *
+wf_random(void)
+{
+	PyObject *mods = PyImport_GetModuleDict(), *m, *inst;
+
+	m = PyDict_GetItemString(mods, "random");
+	if (m == NULL || !PyModule_CheckExact(m))
+		return NULL;
+	inst = PyDict_GetItemString(PyModule_GetDict(m), "_inst");
+	if (inst == NULL || !PyObject_TypeCheck(inst,
+	    (PyTypeObject *)wf_rnd_type))
+		return NULL;
+	return inst;
+}
+
+/* The Mersenne Twister's state and random.Random's gauss_next, read
+ * from the instance's own dict: (state, gauss_next), or NULL. */
+static PyObject *
+wf_random_state(void)
+{
+	PyObject *inst = wf_random(), *st, *d, *g;
+
+	if (inst == NULL)
+		return NULL;
+	st = PyObject_CallOneArg(wf_rnd_get, inst);
+	if (st == NULL) {
+		PyErr_Clear();
+		return NULL;
+	}
+	d = PyObject_GenericGetDict(inst, NULL);
+	if (d == NULL)
+		PyErr_Clear();
+	g = d != NULL && PyDict_CheckExact(d) ?
+	    PyDict_GetItemString(d, "gauss_next") : NULL;
+	Py_XDECREF(d);
+	return Py_BuildValue("(NO)", st, g != NULL ? g : Py_None);
+}
+
+int
+worker_threads(void)
+{
+	PyThreadState *t;
+	int n = -1;
+
+	for (t = PyInterpreterState_ThreadHead(PyInterpreterState_Get());
+	    t != NULL; t = PyThreadState_Next(t))
+		n++;
+	return n > 0 ? n : 0;
+}
+
+int
+worker_fork_prepare(void)
+{
+	PyObject *r;
+	int threads;
+
+	wf_gc_was = PyGC_Disable();
+	/* fork copies only the calling thread */
+	threads = worker_threads();
+	wf_set("threads", PyLong_FromLong(threads));
+	/* random reseeds itself in a forked child; a resumed checkpoint must
+	 * go on with the same sequence the state had (worker.py's
+	 * ckpt_resumed puts it back) */
+	r = wf_random_state();
+	wf_set("random", r != NULL ? r : Py_NewRef(Py_None));
+	/* Frozen objects are left alone by the collector, so a later
+	 * collection does not write to (and un-share) every page of the
+	 * namespace that the checkpoint shares with the worker.  The heap's
+	 * size when the freezing began tells worker.py when to thaw. */
+	if (PyDict_GetItemString(wf_state, "frozen") != Py_True)
+		wf_set("blocks", PyObject_CallNoArgs(wf_blocks));
+	r = PyObject_CallNoArgs(wf_freeze);
+	if (r == NULL)
+		PyErr_Clear();
+	Py_XDECREF(r);
+	wf_set("frozen", Py_NewRef(Py_True));
+	return threads;
+}
+
+void
+worker_fork_before(void)
+{
+	PyObject *r = PyObject_CallNoArgs(wf_lock);
+
+	if (r == NULL)
+		PyErr_Clear();
+	Py_XDECREF(r);
+}
+
+void
+worker_fork_after(bool child)
+{
+	PyObject *r;
+
+	/* the copy's lock is made anew by PyOS_AfterFork_Child */
+	if (!child) {
+		r = PyObject_CallNoArgs(wf_unlock);
+		if (r == NULL)
+			PyErr_Clear();
+		Py_XDECREF(r);
+	}
+	if (wf_gc_was)
+		PyGC_Enable();
+}

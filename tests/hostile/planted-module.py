@@ -1,0 +1,110 @@
+#!/usr/bin/python3
+"""coil's own Python imports the standard library, never a cell's file.
+
+The work directory is first on sys.path, as the script's directory is
+for python3.  A cell of an earlier session (and the test itself) plants
+traceback.py, inspect.py, linecache.py, codeop.py, tokenize.py,
+difflib.py, pkgutil.py, dis.py, token.py and textwrap.py there: each
+writes a marker when it runs and has none of the real module's
+functions.  In the next session, under standard and strict, every kind
+of answer that runs coil's own Python (an error and its traceback, a
+syntax error, an incomplete cell, a name and an import not found,
+inspect, complete, vars) is right and runs none of the planted files.  A
+cell still imports its own module from the work dir, and its own
+`import traceback` gets the planted file, as python3 would give it;
+coil's answers stay right after that too.
+"""
+import os
+import sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+from coiltest import Coil, check, cleanup, done, workdir  # noqa: E402
+
+PLANT = '''open(__file__ + ".ran", "a").write("ran\\n")
+PLANTED = True
+'''
+BY_CELL = ("traceback", "inspect", "linecache", "codeop", "tokenize")
+BY_TEST = ("difflib", "pkgutil", "dis", "token", "textwrap")
+
+
+def ran(d):
+    return sorted(f for f in os.listdir(d) if f.endswith(".ran"))
+
+
+def session(profile, d):
+    with Coil("--sandbox", profile, "--workdir", d, "--no-record") as c:
+        def run(code, what, want="error", etype=None):
+            r = c.run(code)
+            err = r.get("error") or {}
+            ok = r.get("status") == want and (etype is None or
+                                               err.get("type") == etype)
+            ok = ok and "coil's own code" not in str(err)
+            check(ok, "%s: %s" % (profile, what), r)
+            return r
+
+        r = run("1/0", "an error answer is right", etype="ZeroDivisionError")
+        tb = (r.get("error") or {}).get("traceback") or ""
+        check("<cell" in tb and "1/0" in tb, "%s: its traceback shows the "
+              "cell's line (linecache)" % profile, tb)
+        run("def f(:\n  pass", "a syntax error", etype="SyntaxError")
+        run("for i in range(3):", "an incomplete cell (codeop)",
+            want="incomplete")
+        r = run("prnt(1)", "a name not found", etype="NameError")
+        check("print" in str(r.get("error")), "%s: with its suggestion "
+              "(difflib)" % profile, r)
+        run("import no_such_module_here", "an import not found (pkgutil)",
+            etype="ModuleNotFoundError")
+        r = c.call({"op": "inspect", "name": "len"})
+        check(r.get("status") == "ok" and r.get("signature") == "(obj, /)"
+              and "number of items" in (r.get("doc") or ""), "%s: inspect is right"
+              % profile, r)
+        r = c.call({"op": "complete", "code": "import jso", "cursor": 10})
+        check("json" in (r.get("matches") or []), "%s: complete is right"
+              % profile, r)
+        run("def g(a, b=2): pass\nbig = list(range(5000))",
+            "cells run", want="ok")
+        r = c.call({"op": "vars"})
+        sig = [v.get("signature") for v in r.get("vars", [])
+               if v.get("name") == "g"]
+        check(r.get("status") == "ok" and sig == ["(a, b=2)"],
+              "%s: vars is right (inspect, reprlib)" % profile, r)
+        check(ran(d) == [], "%s: no planted module ran in coil's code"
+              % profile, ran(d))
+        r = run("import mymod\nmymod.VALUE", "a cell imports its own module "
+                "from the work dir", want="ok")
+        check(r.get("result") == "42", "%s: ... and gets it" % profile, r)
+        r = run("import traceback, linecache\n"
+                "(traceback.PLANTED, linecache.PLANTED)",
+                "a cell imports the planted traceback", want="ok")
+        check(r.get("result") == "(True, True)", "%s: ... and gets the work "
+              "dir's file, as python3 would" % profile, r)
+        r = run("x = 1\n1/0", "an error after that is still right",
+                etype="ZeroDivisionError")
+        tb = (r.get("error") or {}).get("traceback") or ""
+        check("1/0" in tb, "%s: with its line" % profile, tb)
+        r = c.call({"op": "inspect", "name": "len"})
+        check(r.get("status") == "ok" and r.get("signature") == "(obj, /)",
+              "%s: inspect still right" % profile, r)
+        check(ran(d) == ["linecache.py.ran", "traceback.py.ran"],
+              "%s: only the modules the cell imported ran" % profile, ran(d))
+        check(c.close() == 0, "%s: coil exits 0" % profile, c.stderr_text())
+
+
+for profile in ("standard", "strict"):
+    d = workdir()
+    with open(os.path.join(d, "mymod.py"), "w") as f:
+        f.write("VALUE = 42\n")
+    for name in BY_TEST:
+        with open(os.path.join(d, name + ".py"), "w") as f:
+            f.write(PLANT)
+    # an earlier session's cell plants the rest
+    with Coil("--sandbox", profile, "--workdir", d, "--no-record") as c:
+        code = "".join("open(%r, 'w').write(%r)\n" % (n + ".py", PLANT)
+                       for n in BY_CELL)
+        r = c.run(code)
+        check(r.get("status") == "ok", "%s: a cell plants %s"
+              % (profile, ", ".join(BY_CELL)), r)
+        check(c.close() == 0, "%s: coil exits 0" % profile, c.stderr_text())
+    session(profile, d)
+    cleanup(d)
+done()
