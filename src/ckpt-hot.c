@@ -103,6 +103,8 @@ ckpt_hot_scan(struct ckpt_hot *h, size_t max_pages)
 	h->seen = NULL;
 	h->age = NULL;
 	h->nseen = h->seencap = 0;
+	/* fs(proc): the process's own /proc/self, in the worker or its
+	 * checkpoint */
 	maps = fopen("/proc/self/maps", "re");
 	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	if (maps == NULL || fd == -1) {
@@ -158,6 +160,8 @@ ckpt_threads(void)
 	char buf[1024], *p;
 	ssize_t n;
 	long v = 0;
+	/* fs(proc): the process's own /proc/self, in the worker or its
+	 * checkpoint */
 	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC), i;
 
 	if (fd == -1)

@@ -401,6 +401,8 @@ ckpt_pid_of(int pidfd)
 	long pid = 0;
 
 	snprintf(path, sizeof path, "/proc/self/fdinfo/%d", pidfd);
+	/* fs(proc): the kernel's: /proc/self/fdinfo of a pidfd,
+	 * /proc/PID/smaps_rollup of a checkpoint of the session's */
 	if ((f = fopen(path, "re")) == NULL)
 		return 0;
 	while (fgets(line, sizeof line, f) != NULL)
@@ -423,6 +425,8 @@ ckpt_mem_read(int pidfd, pid_t fallback_pid, struct ckpt_mem *m)
 	if (pid <= 0)
 		return -1;
 	snprintf(path, sizeof path, "/proc/%ld/smaps_rollup", (long)pid);
+	/* fs(proc): the kernel's: /proc/self/fdinfo of a pidfd,
+	 * /proc/PID/smaps_rollup of a checkpoint of the session's */
 	if ((f = fopen(path, "re")) == NULL)
 		return -1;
 	while (fgets(line, sizeof line, f) != NULL) {

@@ -177,6 +177,8 @@ link_fd_is(int fd, const char *what)
 	ssize_t n;
 
 	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+	/* fs(proc): the kernel's: /proc/self/fd, /proc/self/fdinfo and
+	 * /proc/PID of the worker, read as data */
 	n = readlink(path, target, sizeof target - 1);
 	if (n < 0)
 		return false;
@@ -195,6 +197,8 @@ link_pidfd_pids(int fd, pid_t *inner, pid_t *outer)
 	if (!link_fd_is(fd, "anon_inode:[pidfd]"))
 		return -1;
 	snprintf(path, sizeof path, "/proc/self/fdinfo/%d", fd);
+	/* fs(proc): the kernel's: /proc/self/fd, /proc/self/fdinfo and
+	 * /proc/PID of the worker, read as data */
 	if ((f = fopen(path, "re")) == NULL)
 		return -1;
 	while (fgets(line, sizeof line, f) != NULL) {
@@ -233,6 +237,8 @@ link_ppid_state(pid_t pid, bool *zombie)
 	FILE *f;
 
 	snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
+	/* fs(proc): the kernel's: /proc/self/fd, /proc/self/fdinfo and
+	 * /proc/PID of the worker, read as data */
 	if ((f = fopen(path, "re")) == NULL)
 		return 0;
 	while (fgets(line, sizeof line, f) != NULL) {
@@ -262,6 +268,8 @@ link_children(pid_t pid, pid_t *kids, int max)
 	int n = 0;
 
 	snprintf(path, sizeof path, "/proc/%ld/task", (long)pid);
+	/* fs(proc): the kernel's: /proc/self/fd, /proc/self/fdinfo and
+	 * /proc/PID of the worker, read as data */
 	if ((d = opendir(path)) == NULL)
 		return -1;
 	while ((e = readdir(d)) != NULL) {
@@ -272,6 +280,8 @@ link_children(pid_t pid, pid_t *kids, int max)
 			continue;
 		snprintf(path, sizeof path, "/proc/%ld/task/%.20s/children",
 		    (long)pid, e->d_name);
+		/* fs(proc): the kernel's: /proc/self/fd, /proc/self/fdinfo
+		 * and /proc/PID of the worker, read as data */
 		if ((f = fopen(path, "re")) == NULL) {
 			n = -1;
 			break;

@@ -254,6 +254,8 @@ worker_init_python(json_t *conf, const struct sandbox_conf *sbx,
 	st = PyConfig_SetString(&config, &config.program_name, L"coil");
 	/* sys.executable: the python3.X beside this libpython, not a search
 	 * of PATH for "coil" (which finds nothing, or coil itself). */
+	/* fs(worker): in the worker, before Python starts: the
+	 * interpreter's own path, fixed at build time */
 	if (!PyStatus_Exception(st) && access(PYTHON_EXECUTABLE, X_OK) == 0)
 		st = PyConfig_SetBytesString(&config, &config.executable,
 		    PYTHON_EXECUTABLE);
@@ -408,6 +410,7 @@ worker_become_checkpoint(int sock)
 	if (setpgid(0, 0) == -1 && getpgrp() != getpid())
 		_exit(EXIT_SETUP);
 	close(worker_ctl.fd);
+	/* fs(dev): /dev/null */
 	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (devnull >= 0) {
 		worker_aim_fds(devnull, devnull);
@@ -639,6 +642,8 @@ worker_figures(json_t *reply, int *fds)
 			continue;
 		/* O_NONBLOCK: a FIFO named as a figure does not wait for a
 		 * writer; it is no regular file and goes back closed. */
+		/* fs(worker): the worker opens a figure a cell named, under
+		 * the sandbox, with the cell's rights (figure.h) */
 		fd = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 		if (fd == -1)
 			continue;
