@@ -54,7 +54,10 @@ hostfs_roots(const struct sandbox_conf *c)
 	hostfs_nroots = 0;
 	if (c->profile == SANDBOX_NONE)
 		return;
-	hostfs_add_root(c->workdir != NULL ? c->workdir : ".");
+	/* A work dir of "/" is refused when the sandbox starts
+	 * (sandbox.c): no session, so nothing for cells to write. */
+	if (c->workdir == NULL || strcmp(c->workdir, "/") != 0)
+		hostfs_add_root(c->workdir != NULL ? c->workdir : ".");
 	for (i = 0; i < c->n_allow_write; i++)
 		hostfs_add_root(c->allow_write[i]);
 }

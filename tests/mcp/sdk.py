@@ -69,7 +69,9 @@ def install():
 
 def session(d, sdk, mode):
     w = workdir()
-    state = os.path.join(w, "state")
+    # coil's state beside the work dir: in it, coil would say on stderr
+    # that the sandbox hides it, and stderr is to stay empty here
+    state = workdir("coil-state-")
     env = dict(os.environ, XDG_STATE_HOME=state)
     r = subprocess.run(["node", os.path.join(d, "client.mjs"), sdk, mode,
                         COIL, w], capture_output=True, text=True, env=env,
@@ -193,4 +195,5 @@ for sdk, mode, version in RUNS:
     w, state, out = session(d, sdk, mode)
     checks(name, version, w, state, out)
     cleanup(w)
+    cleanup(state)
 done()
