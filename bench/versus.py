@@ -39,6 +39,7 @@ ROUND = {
     "rt_fig": ((10, 10, 10), (5, 3, 10)),
     "tput_10": ((1, 5, 1), (1, 3, 1)),
     "tput_100": ((1, 3, 1), (1, 2, 1)),
+    "cold": ((0, 10, 2), (0, 4, 2)),
 }
 
 
@@ -87,6 +88,31 @@ def fig_slice(peer, count):
     return out
 
 
+def cold_slice(coil, count):
+    """Milliseconds from spawn to the first answer's line, count fresh
+    coils, each with its cell waiting on stdin (bench.py's cold_coil)."""
+    out = []
+    for _ in range(count):
+        t0 = bench.time.perf_counter_ns()
+        p = bench.subprocess.Popen([coil, "--agent", "--no-record"],
+                                   stdin=bench.subprocess.PIPE,
+                                   stdout=bench.subprocess.PIPE,
+                                   stderr=bench.subprocess.DEVNULL,
+                                   cwd=bench.tempfile.gettempdir())
+        p.stdin.write(b'{"code":"1+1"}\n')
+        p.stdin.close()
+        line = p.stdout.readline()
+        out.append((bench.time.perf_counter_ns() - t0) / 1e6)
+        p.stdout.read()
+        if p.wait() != 0 or not line:
+            raise NA(f"{os.path.basename(coil)}: rc {p.returncode}")
+        check_two(json.loads(line))
+    return out
+
+
+cold_slice.spawns = True        # takes the binary, not a running coil
+
+
 def tput_slice(mb):
     return lambda peer, count: [bench.tput_cell(peer, mb)
                                 for _ in range(count)]
@@ -107,6 +133,8 @@ MEASURES = {
     "tput_100": ("100 MB output (1M `write`)", "MB/s", "higher", (),
                  tput_slice(100), "`for i in range(1000000): "
                  "sys.stdout.write(\"y\"*99+\"\\n\")`"),
+    "cold": ("cold start to the first answer", "ms", "lower", (),
+             cold_slice, "`coil --agent --no-record`, `1+1` on stdin"),
 }
 
 
@@ -115,16 +143,19 @@ def one_round(key, sides, order):
     _, _, _, args, take, _ = MEASURES[key]
     warm, slices, count = plan(key)
     peers = {}
+    spawns = getattr(take, "spawns", False)
     try:
         for side in order:
-            peers[side] = start(sides[side], args, warm)
+            peers[side] = (sides[side] if spawns else
+                           start(sides[side], args, warm))
         values = {side: [] for side in order}
         for i in range(slices):
             for side in (order if i % 2 == 0 else order[::-1]):
                 values[side] += take(peers[side], count)
     finally:
         for peer in peers.values():
-            peer.close()
+            if not spawns:
+                peer.close()
     return {side: statistics.median(v) for side, v in values.items()}
 
 

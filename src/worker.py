@@ -934,11 +934,12 @@ _OPS = {"exec": op_exec, "vars": op_vars, "inspect": op_inspect,
 
 def handle(req):
     try:
+        op = _OPS[req["op"]]
         if req["op"] == "exec":
-            return op_exec(req)
+            return op(req)
         # the other ops run coil's code only (the cells' objects aside)
         with _std_guard():
-            return _OPS[req["op"]](req)
+            return op(req)
     except KeyboardInterrupt as e:
         # A deadline's interrupt that landed in coil's own code, after
         # the cell or before it: told as the cell's, without coil's
