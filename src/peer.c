@@ -5,6 +5,10 @@
  * Every path here is reached through a descriptor: KEYDIR's base (the
  * user's own $XDG_RUNTIME_DIR or /tmp) is resolved once, KEYDIR itself
  * without following a link, and the key inside it with O_NOFOLLOW.
+ * fs(private): KEYDIR, the file-system inventory's mark for these
+ * calls (tests/unit/fs-inventory.py): $XDG_RUNTIME_DIR/coil or
+ * /tmp/coil-UID, the user's alone (0700, checked), never where cells
+ * reach.
  */
 #include "config.h"
 
@@ -44,8 +48,7 @@ peer_start_time(long pid, unsigned long long *out)
 	int fd, i;
 
 	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-	/* fs(private): the key dir: $XDG_RUNTIME_DIR/coil or /tmp/coil-UID,
-	 * the user's alone (0700, checked), never where cells reach */
+	/* fs(proc): the kernel's */
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		return -1;
 	n = read(fd, buf, sizeof buf - 1);
@@ -93,19 +96,16 @@ peer_keydir(struct peer_key *k, bool make, char *err, size_t len)
 
 	peer_keydir_where(&base, name, sizeof name);
 	snprintf(k->dir, sizeof k->dir, "%s/%s", base, name);
-	/* fs(private): the key dir: $XDG_RUNTIME_DIR/coil or /tmp/coil-UID,
-	 * the user's alone (0700, checked), never where cells reach */
+	/* fs(private): KEYDIR */
 	bfd = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (bfd == -1)
 		return err_set(err, len, "cannot open '%s' for the attach "
 		    "key: %s", base, strerror(errno));
-	/* fs(private): the key dir: $XDG_RUNTIME_DIR/coil or /tmp/coil-UID,
-	 * the user's alone (0700, checked), never where cells reach */
+	/* fs(private): KEYDIR */
 	if (make && mkdirat(bfd, name, 0700) == -1 && errno != EEXIST)
 		rc = err_set(err, len, "cannot make '%s' for the attach key: "
 		    "%s", k->dir, strerror(errno));
-	/* fs(private): the key dir: $XDG_RUNTIME_DIR/coil or /tmp/coil-UID,
-	 * the user's alone (0700, checked), never where cells reach */
+	/* fs(private): KEYDIR */
 	if (rc == 0 && (k->dirfd = openat(bfd, name, O_RDONLY | O_DIRECTORY |
 	    O_NOFOLLOW | O_CLOEXEC)) == -1)
 		rc = err_set(err, len, "cannot open '%s': %s", k->dir,
@@ -119,9 +119,7 @@ peer_keydir(struct peer_key *k, bool make, char *err, size_t len)
 		    k->dir, (unsigned)(st.st_mode & 07777), (long)st.st_uid);
 	if (rc == 0) {
 		snprintf(link, sizeof link, "/proc/self/fd/%d", k->dirfd);
-		/* fs(private): the key dir: $XDG_RUNTIME_DIR/coil or
-		 * /tmp/coil-UID, the user's alone (0700, checked), never
-		 * where cells reach */
+		/* fs(proc): the held directory's name, through /proc/self/fd */
 		n = readlink(link, k->dir, sizeof k->dir - 1);
 		if (n > 0)
 			k->dir[n] = '\0';
@@ -152,8 +150,7 @@ peer_key_read(int dirfd, const char *name, char *err, size_t len)
 	ssize_t n;
 	int fd;
 
-	/* fs(private): the key dir: $XDG_RUNTIME_DIR/coil or /tmp/coil-UID,
-	 * the user's alone (0700, checked), never where cells reach */
+	/* fs(private): KEYDIR */
 	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
 	    O_CLOEXEC);
 	if (fd == -1) {
@@ -204,8 +201,7 @@ peer_key_live(const json_t *key)
 static void
 peer_key_sweep(int dirfd)
 {
-	/* fs(private): the key dir: $XDG_RUNTIME_DIR/coil or /tmp/coil-UID,
-	 * the user's alone (0700, checked), never where cells reach */
+	/* fs(private): KEYDIR */
 	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 	struct dirent *e;
@@ -240,8 +236,7 @@ peer_key_make(struct peer_key *k, int sockdirfd, const char *name,
 	size_t i;
 	int fd = -1, tries, rc = -1;
 
-	/* fs(private): the key dir: $XDG_RUNTIME_DIR/coil or /tmp/coil-UID,
-	 * the user's alone (0700, checked), never where cells reach */
+	/* fs(walked): the socket's directory, held by listen.c */
 	if (fstatat(sockdirfd, name, &st, AT_SYMLINK_NOFOLLOW) == -1 ||
 	    !S_ISSOCK(st.st_mode))
 		return err_set(err, len, "the socket to make a key for is "
@@ -261,17 +256,13 @@ peer_key_make(struct peer_key *k, int sockdirfd, const char *name,
 	 * KEYDIR gone (ENOENT): a session that ended removed it as we
 	 * opened it; made again. */
 	for (tries = 0; fd == -1 && tries < 3; tries++) {
-		/* fs(private): the key dir: $XDG_RUNTIME_DIR/coil or
-		 * /tmp/coil-UID, the user's alone (0700, checked), never
-		 * where cells reach */
+		/* fs(private): KEYDIR */
 		fd = openat(k->dirfd, k->name, O_WRONLY | O_CREAT | O_EXCL |
 		    O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd >= 0 || tries == 2)
 			break;
 		if (errno == EEXIST) {
-			/* fs(private): the key dir: $XDG_RUNTIME_DIR/coil
-			 * or /tmp/coil-UID, the user's alone (0700,
-			 * checked), never where cells reach */
+			/* fs(private): KEYDIR */
 			unlinkat(k->dirfd, k->name, 0);
 			continue;
 		}
@@ -304,9 +295,7 @@ peer_key_make(struct peer_key *k, int sockdirfd, const char *name,
 		rc = err_set(err, len, "cannot write the attach key '%s/%s': "
 		    "%s", k->dir, k->name, strerror(errno));
 	if (rc == -1) {
-		/* fs(private): the key dir: $XDG_RUNTIME_DIR/coil or
-		 * /tmp/coil-UID, the user's alone (0700, checked), never
-		 * where cells reach */
+		/* fs(private): KEYDIR */
 		unlinkat(k->dirfd, k->name, 0);
 		k->name[0] = '\0';
 	}
@@ -328,8 +317,7 @@ peer_keydir_drop(const struct peer_key *k)
 	int bfd;
 
 	peer_keydir_where(&base, name, sizeof name);
-	/* fs(private): the key dir: $XDG_RUNTIME_DIR/coil or /tmp/coil-UID,
-	 * the user's alone (0700, checked), never where cells reach */
+	/* fs(private): KEYDIR */
 	bfd = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (bfd == -1)
 		return;
@@ -343,8 +331,7 @@ peer_keydir_drop(const struct peer_key *k)
 void
 peer_key_remove(struct peer_key *k)
 {
-	/* fs(private): the key dir: $XDG_RUNTIME_DIR/coil or /tmp/coil-UID,
-	 * the user's alone (0700, checked), never where cells reach */
+	/* fs(private): KEYDIR */
 	if (k->dirfd >= 0 && k->name[0] != '\0')
 		unlinkat(k->dirfd, k->name, 0);
 	if (k->dirfd >= 0) {
@@ -471,8 +458,7 @@ peer_dial(int dfd, const char *dir, const char *name, const char *path,
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd == -1)
 		return err_set(err, len, "socket: %s", strerror(errno));
-	/* fs(private): the key dir: $XDG_RUNTIME_DIR/coil or /tmp/coil-UID,
-	 * the user's alone (0700, checked), never where cells reach */
+	/* fs(held): the socket, through the directory held (dfd) */
 	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) == -1) {
 		err_set(err, len, "cannot attach to '%s': %s (is a coil "
 		    "--agent --listen serving it?)", path, strerror(errno));
@@ -520,16 +506,15 @@ peer_connect(const char *path, char *err, size_t len)
 	int dfd, fd = -1, rc = -1;
 
 	peer_key_init(&k);
-	/* fs(private): the key dir: $XDG_RUNTIME_DIR/coil or /tmp/coil-UID,
-	 * the user's alone (0700, checked), never where cells reach */
+	/* fs(user): the socket's directory as the user named it; what
+	 * serves there is checked against its key below */
 	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dfd == -1) {
 		err_set(err, len, "cannot attach to '%s': %s", path,
 		    strerror(errno));
 		goto out;
 	}
-	/* fs(private): the key dir: $XDG_RUNTIME_DIR/coil or /tmp/coil-UID,
-	 * the user's alone (0700, checked), never where cells reach */
+	/* fs(held): in that directory, held */
 	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == -1) {
 		err_set(err, len, "cannot attach to '%s': %s (is a coil "
 		    "--agent --listen serving it?)", path, strerror(errno));
