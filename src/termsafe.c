@@ -192,6 +192,7 @@ termsafe_feed(struct termsafe *t, const char *p, size_t n, struct buf *out)
 	size_t i, run;
 
 	buf_reserve(out, n);
+	out->p[out->len] = '\0';	/* a text as buf_add leaves one */
 	for (i = 0; i < n; i += run) {
 		/* the common case, a run of plain ASCII text, in one go */
 		run = 0;
