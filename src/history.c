@@ -12,10 +12,13 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,12 +28,16 @@
 #include "hostfs.h"
 #include "util.h"
 
-/* The file, as history_start found it: held for the whole session. */
+/* The file's directory and name, as history_start found them: held for
+ * the whole session.  The file itself is opened anew by name in that
+ * directory for each append and for the trim, so that two coils sharing
+ * it see each other's trims (the trim renames a new file over it). */
 static struct {
 	struct hostfs_dir dir;
-	char *name, *path;
-	int fd;			/* O_RDWR | O_APPEND; -1: no file */
-} history = { { -1, false, false }, NULL, NULL, -1 };
+	char *name;
+} history = { { -1, false, false }, NULL };
+
+#define HISTORY_LOCK_TRIES 20	/* of 10 ms: another coil's trim */
 
 static bool
 history_stamp(const char *line)
@@ -38,12 +45,50 @@ history_stamp(const char *line)
 	return line[0] == '#' && isdigit((unsigned char)line[1]);
 }
 
+/* The file as it is at its name now, opened as mode says, and locked
+ * against another coil's trim (flock): the descriptor, or -1.  A lock
+ * held too long (a coil stuck mid-trim, or whoever else) is not waited
+ * for: *locked says whether it was had. */
+static int
+history_open(enum hostfs_mode mode, bool *locked)
+{
+	struct stat a, b;
+	char err[256];
+	int fd, tries;
+
+	*locked = false;
+	fd = hostfs_open(&history.dir, history.name, mode, err, sizeof err);
+	if (fd == -1)
+		return -1;
+	for (tries = 0; tries < HISTORY_LOCK_TRIES; tries++) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			*locked = true;
+			break;
+		}
+		if (errno != EWOULDBLOCK)
+			break;
+		usleep(10000);
+	}
+	/* fs(walked): trimmed while we waited: the name is a new file now */
+	if (*locked && fstat(fd, &a) == 0 && fstatat(history.dir.fd,
+	    history.name, &b, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    (a.st_dev != b.st_dev || a.st_ino != b.st_ino)) {
+		close(fd);
+		return history_open(mode, locked);
+	}
+	return fd;
+}
+
 static void
 history_append(const char *entry)
 {
 	struct buf b;
 	const char *p = entry, *nl;
+	bool locked;
+	int fd;
 
+	if ((fd = history_open(HOSTFS_APPEND, &locked)) == -1)
+		return;
 	buf_init(&b);
 	buf_printf(&b, "#%lld\n", (long long)time(NULL));
 	do {
@@ -55,8 +100,9 @@ history_append(const char *entry)
 		p = nl + 1;
 	} while (nl != NULL);
 	/* One write: O_APPEND puts it whole at the end. */
-	(void)write_all(history.fd, b.p, b.len);
+	(void)write_all(fd, b.p, b.len);
 	buf_free(&b);
+	close(fd);
 }
 
 static void
@@ -106,29 +152,12 @@ history_read(FILE *f)
 	free(line);
 }
 
-/* A FILE reading the held file from its start (the descriptor's offset
- * is shared, and appends go to the end whatever it is); NULL with
- * errno. */
-static FILE *
-history_reader(void)
-{
-	int fd = dup(history.fd);
-	FILE *f;
-
-	if (fd == -1)
-		return NULL;
-	if (lseek(fd, 0, SEEK_SET) == -1 || (f = fdopen(fd, "r")) == NULL) {
-		close(fd);
-		return NULL;
-	}
-	return f;
-}
-
 int
 history_start(const char *path, char *err, size_t errlen)
 {
 	char why[256];
 	FILE *f;
+	int fd;
 
 	using_history();
 	/* Entries are written after a "#<time>" line, and the lines up to
@@ -141,19 +170,24 @@ history_start(const char *path, char *err, size_t errlen)
 	if (hostfs_walk(path, HOSTFS_PARENT, &history.dir, &history.name,
 	    why, sizeof why) == -1)
 		return err_set(err, errlen, "'%s': %s", path, why);
-	history.fd = hostfs_open(&history.dir, history.name, HOSTFS_APPEND,
-	    why, sizeof why);
-	if (history.fd == -1) {
-		err_set(err, errlen, "'%s': %s", path, why);
+	/* made if missing, and checked, before anything is kept there */
+	if ((fd = hostfs_open(&history.dir, history.name, HOSTFS_APPEND, why,
+	    sizeof why)) != -1) {
+		close(fd);
+		fd = hostfs_open(&history.dir, history.name, HOSTFS_READ, why,
+		    sizeof why);
+	}
+	if (fd == -1) {
 		hostfs_close(&history.dir);
 		free(history.name);
 		history.name = NULL;
-		return -1;
+		return err_set(err, errlen, "'%s': %s", path, why);
 	}
-	history.path = xstrdup(path);
-	if ((f = history_reader()) != NULL) {
+	if ((f = fdopen(fd, "r")) != NULL) {
 		history_read(f);
 		fclose(f);
+	} else {
+		close(fd);
 	}
 	return 0;
 }
@@ -176,7 +210,7 @@ history_keep(const char *cell)
 	/* kept after the line was read (the UI keeps a cell once it is
 	 * answered): Up starts from the newest again */
 	using_history();
-	if (history.fd != -1)
+	if (history.name != NULL)
 		history_append(entry);
 	free(entry);
 }
@@ -191,54 +225,58 @@ history_trim(void)
 	struct buf all;
 	char chunk[65536], err[512];
 	size_t lines = 0, i, from = 0, cut, skip;
+	bool locked;
 	ssize_t n;
-	FILE *f;
+	int fd;
 
-	if ((f = history_reader()) == NULL)
+	/* read and replaced under the lock, so no coil's append in between
+	 * is lost; without it, left for a later trim */
+	if ((fd = history_open(HOSTFS_READ, &locked)) == -1)
 		return;
+	if (!locked) {
+		close(fd);
+		return;
+	}
 	buf_init(&all);
-	while ((n = (ssize_t)fread(chunk, 1, sizeof chunk, f)) > 0)
+	while ((n = read(fd, chunk, sizeof chunk)) > 0)
 		buf_add(&all, chunk, (size_t)n);
-	fclose(f);
 	for (i = 0; i < all.len; i++)
 		lines += all.p[i] == '\n';
-	if (lines <= HISTORY_LINES) {
-		buf_free(&all);
-		return;
-	}
-	/* Past the first lines - HISTORY_LINES lines, then on to a
-	 * timestamp, so no entry is kept in part. */
-	for (skip = lines - HISTORY_LINES; from < all.len && skip > 0; from++)
-		skip -= all.p[from] == '\n';
-	cut = from;
-	while (from < all.len && !(history_stamp(all.p + from) &&
-	    all.p[from - 1] == '\n'))
-		from++;
-	if (from == all.len)	/* a file without timestamps: by lines */
-		from = cut;
-	if (hostfs_new_open(&nf, &history.dir, history.name, err,
-	    sizeof err) == 0) {
-		bool ok = write_all(nf.fd, all.p + from, all.len - from) == 0;
+	if (lines > HISTORY_LINES) {
+		/* Past the first lines - HISTORY_LINES lines, then on to a
+		 * timestamp, so no entry is kept in part. */
+		for (skip = lines - HISTORY_LINES; from < all.len && skip > 0;
+		    from++)
+			skip -= all.p[from] == '\n';
+		cut = from;
+		while (from < all.len && !(history_stamp(all.p + from) &&
+		    all.p[from - 1] == '\n'))
+			from++;
+		if (from == all.len)	/* no timestamps: by lines */
+			from = cut;
+		if (hostfs_new_open(&nf, &history.dir, history.name, err,
+		    sizeof err) == 0) {
+			bool ok = write_all(nf.fd, all.p + from,
+			    all.len - from) == 0;
 
-		ok = close(nf.fd) == 0 && ok;
-		hostfs_new_commit(&nf, &history.dir, history.name, ok, err,
-		    sizeof err);
+			ok = close(nf.fd) == 0 && ok;
+			hostfs_new_commit(&nf, &history.dir, history.name, ok,
+			    err, sizeof err);
+		}
 	}
 	buf_free(&all);
+	close(fd);
 }
 
 void
 history_end(void)
 {
-	if (history.fd == -1)
+	if (history.name == NULL)
 		return;
 	history_trim();
-	close(history.fd);
-	history.fd = -1;
 	hostfs_close(&history.dir);
 	free(history.name);
-	free(history.path);
-	history.name = history.path = NULL;
+	history.name = NULL;
 }
 
 char *

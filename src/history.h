@@ -4,10 +4,11 @@
  * else $XDG_STATE_HOME/coil/history, or ~/.local/state/coil/history).
  * Shared by the plain REPL and the curses UI.  Supervisor only.
  *
- * The file is walked and opened once, at the start, before any cell
- * runs (hostfs.h: no link is followed where cells may write), and
- * appended to through that descriptor only; its trimming at the end
- * writes a new file renamed over it in the directory held since then.
+ * The file's directory is walked once, at the start, before any cell
+ * runs (hostfs.h: no link is followed where cells may write), and held;
+ * the file is opened by name in it, O_NOFOLLOW and checked, for each
+ * append, and locked (flock) against another coil's trim, which writes
+ * a new file renamed over it.
  * Each entry follows a "#<seconds>" line, so that the lines up to the
  * next one are one entry and a multi-line cell stays whole.
  */

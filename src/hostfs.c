@@ -271,11 +271,21 @@ hostfs_walk(const char *path, enum hostfs_last last, struct hostfs_dir *dir,
 		free(cwd);
 	}
 	rest = buf;
+	/* "file/" names a directory, as the kernel reads it: no file */
+	if (last == HOSTFS_PARENT && buf[strlen(buf) - 1] == '/') {
+		errno = EISDIR;
+		goto fail;
+	}
 	/* fs(walked): the walk itself: a component at a time, O_NOFOLLOW,
 	 * from a descriptor */
-	if ((fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1 ||
-	    fstat(fd, &st) == -1)
+	if ((fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
 		goto fail;
+	if (fstat(fd, &st) == -1) {
+		e = errno;
+		close(fd);
+		errno = e;
+		goto fail;
+	}
 	hostfs_push(&s, fd, hostfs_is_root(&st));
 	while (got == NULL) {
 		c = hostfs_next(&rest);
@@ -315,6 +325,7 @@ fail:
 	hostfs_pop(&s, 0);
 	free(s.d);
 	free(buf);
+	errno = e;		/* ELOOP for a link the cells could have made */
 	if (planted == 2)
 		return err_set(err, errlen, "a symbolic link where cells may "
 		    "write: coil does not follow it; give the real path");
@@ -327,8 +338,8 @@ fail:
 
 /* ---- files ------------------------------------------------------------- */
 
-/* Check what fd (opened O_NOFOLLOW | O_NONBLOCK) is: 0, and blocking
- * again; or -1 with err, fd closed. */
+/* Check what fd (opened O_NOFOLLOW, and O_NONBLOCK where cells write)
+ * is: 0, and blocking; or -1 with err, fd closed. */
 static int
 hostfs_check(int fd, const struct hostfs_dir *dir, char *err, size_t errlen)
 {
@@ -366,7 +377,7 @@ hostfs_open(const struct hostfs_dir *dir, const char *name,
 {
 	static const int how[] = {
 		[HOSTFS_READ] = O_RDONLY,
-		[HOSTFS_APPEND] = O_RDWR | O_APPEND | O_CREAT,
+		[HOSTFS_APPEND] = O_WRONLY | O_APPEND | O_CREAT,
 		[HOSTFS_CREATE] = O_WRONLY | O_CREAT | O_EXCL,
 	};
 	int fd;
@@ -374,11 +385,21 @@ hostfs_open(const struct hostfs_dir *dir, const char *name,
 	/* O_NONBLOCK: a FIFO planted at name cannot hold us up. */
 	/* fs(walked): the walk itself: a component at a time, O_NOFOLLOW,
 	 * from a descriptor */
+	/* fs(walked): name in a directory hostfs_walk gave.  O_NONBLOCK
+	 * where cells write: a FIFO planted at name cannot hold us up (the
+	 * user's own FIFO is theirs to wait on). */
 	fd = openat(dir->fd, name, how[mode] | (dir->magic ? 0 : O_NOFOLLOW) |
-	    O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0600);
-	if (fd == -1 && errno == ELOOP)
+	    (dir->cells ? O_NONBLOCK : 0) | O_NOCTTY | O_CLOEXEC, 0600);
+	if (fd == -1 && errno == ELOOP && dir->cells)
 		return err_set(err, errlen, "a symbolic link where cells may "
 		    "write: coil does not follow it; give the real path");
+	if (fd == -1 && errno == ELOOP)
+		return err_set(err, errlen, "it became a symbolic link since "
+		    "coil looked: give the real path");
+	/* a FIFO with no reader, opened to write without blocking */
+	if (fd == -1 && errno == ENXIO && dir->cells)
+		return err_set(err, errlen, "not a regular file, where cells "
+		    "may write: coil does not use it; give another path");
 	if (fd == -1)
 		return err_set(err, errlen, "%s", strerror(errno));
 	return hostfs_check(fd, dir, err, errlen) == -1 ? -1 : fd;
@@ -432,7 +453,7 @@ hostfs_new_open(struct hostfs_new *n, const struct hostfs_dir *dir,
 	 * from a descriptor */
 	if (fstatat(dir->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    S_ISREG(st.st_mode))
-		(void)fchmod(n->fd, st.st_mode & 07777);
+		(void)fchmod(n->fd, st.st_mode & 0777);
 	return 0;
 }
 
@@ -481,4 +502,19 @@ hostfs_state_dir(void)
 	else
 		return NULL;
 	return dir;
+}
+
+bool
+hostfs_cells_reach(const char *path)
+{
+	struct hostfs_dir d;
+	char err[256];
+
+	if (path == NULL || *path != '/')
+		return false;
+	/* refused: a link of the cells' own on the way, so theirs too */
+	if (hostfs_walk(path, HOSTFS_DIR, &d, NULL, err, sizeof err) == -1)
+		return errno != ENOENT && errno != ENOTDIR && errno != EACCES;
+	hostfs_close(&d);
+	return d.cells;
 }

@@ -18,8 +18,8 @@
  *    the caller opens, makes, renames and removes names in it with the
  *    *at calls, never by path again, so a directory swapped later is
  *    still the one that was walked.
- *  - A file is opened with O_NOFOLLOW | O_NONBLOCK (a FIFO cannot block
- *    us) and checked with fstat: where cells may write, a regular file
+ *  - A file is opened with O_NOFOLLOW, and O_NONBLOCK where cells write
+ *    (a FIFO they planted cannot block us), and checked with fstat: where cells may write, a regular file
  *    with a single link (not a hard link to a file made elsewhere).  New files are made O_EXCL.  A file is never
  *    truncated in place: hostfs_new_open makes a new file beside it and
  *    hostfs_new_commit renames it over the name (which replaces a link,
@@ -77,7 +77,8 @@ int hostfs_walk(const char *path, enum hostfs_last last,
 /* How hostfs_open opens a file. */
 enum hostfs_mode {
 	HOSTFS_READ,		/* O_RDONLY */
-	HOSTFS_APPEND,		/* O_RDWR | O_APPEND, made 0600 if missing */
+	HOSTFS_APPEND,		/* O_WRONLY | O_APPEND, made 0600 if
+				   missing */
 	HOSTFS_CREATE		/* O_WRONLY, made 0600; EEXIST if there */
 };
 
@@ -112,6 +113,11 @@ int hostfs_new_commit(struct hostfs_new *n, const struct hostfs_dir *dir,
 int hostfs_remove(const struct hostfs_dir *dir, const char *name);
 
 void hostfs_close(struct hostfs_dir *dir);
+
+/* Whether cells may write the directory path, or a link on the way to
+ * it (so that it could be theirs).  False for a path that is not
+ * there. */
+bool hostfs_cells_reach(const char *path);
 
 /* coil's own state dir, for history and transcripts: $XDG_STATE_HOME/coil,
  * else ~/.local/state/coil.  A new string, or NULL when neither variable

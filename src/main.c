@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,25 +40,61 @@ main_teardown(void)
 		sandbox_cleanup(main_sbx);
 }
 
-/* coil's state dir (history, transcripts), made now so that, when it
- * lies where cells may write, the sandbox has it to hide (sandbox.h:
- * state_dir). */
+/* coil's state dir (history, transcripts), made now so that the sandbox
+ * has it to hide (sandbox.h: state_dir) wherever cells would see it: in
+ * the work dir, an --allow-* dir, or on the way to one of them through
+ * a link.  Its real path, as the binds have theirs. */
 static void
 main_state(struct coil_opts *o)
 {
 	struct hostfs_dir d;
-	char err[512], *dir = hostfs_state_dir();
+	char err[512], link[64], real[PATH_MAX], *dir = hostfs_state_dir();
+	ssize_t n;
 
-	if (dir == NULL || hostfs_walk(dir, HOSTFS_MKDIRS, &d, NULL, err,
+	if (dir == NULL || o->sbx.profile == SANDBOX_NONE ||
+	    hostfs_walk(dir, HOSTFS_MKDIRS, &d, NULL, err,
 	    sizeof err) == -1) {
 		free(dir);	/* history and transcripts say why */
 		return;
 	}
-	if (d.cells)
-		o->sbx.state_dir = dir;
-	else
-		free(dir);
+	snprintf(link, sizeof link, "/proc/self/fd/%d", d.fd);
+	/* fs(proc): the held directory's name, through /proc/self/fd */
+	n = readlink(link, real, sizeof real - 1);
+	if (n > 0 && real[0] == '/') {
+		real[n] = '\0';
+		o->sbx.state_dir = xstrdup(real);
+		o->state_exposed = d.cells;
+	}
 	hostfs_close(&d);
+	free(dir);
+}
+
+/*
+ * A home (or $XDG_CONFIG_HOME) where cells may write: what the libraries
+ * and programs the supervisor runs read there, with the user's rights,
+ * would be the cells' to plant (a ~/.lesskey's LESSOPEN runs a command,
+ * a pager's config names one, ~/.inputrc rebinds the keys, ~/.terminfo
+ * writes to the terminal).  So readline reads /etc/inputrc only, help()
+ * pages with less in its secure mode with no lesskey file and no input
+ * preprocessor, whatever $PAGER says, and the curses UI looks for no
+ * ~/.terminfo (ui.c).  Said once, in a person's session.
+ */
+static void
+main_home(struct coil_opts *o)
+{
+	if (o->sbx.profile == SANDBOX_NONE ||
+	    (!hostfs_cells_reach(getenv("HOME")) &&
+	    !hostfs_cells_reach(getenv("XDG_CONFIG_HOME"))))
+		return;
+	o->home_exposed = true;
+	setenv("INPUTRC", "/etc/inputrc", 1);
+	setenv("LESSSECURE", "1", 1);
+	setenv("LESSKEYIN", "/dev/null", 1);
+	setenv("LESSKEY", "/dev/null", 1);
+	setenv("LESSHISTFILE", "-", 1);
+	unsetenv("LESSOPEN");
+	unsetenv("LESSCLOSE");
+	unsetenv("PAGER");
 }
 
 /* Said once, when this session keeps something there: a default
@@ -65,12 +102,18 @@ main_state(struct coil_opts *o)
 static void
 main_state_note(const struct coil_opts *o)
 {
-	if (o->sbx.state_dir != NULL && (o->record_default ||
-	    (o->history == NULL && isatty(0) && o->mode != MODE_AGENT &&
-	    o->mode != MODE_MCP)))
+	bool person = isatty(0) && o->mode != MODE_AGENT &&
+	    o->mode != MODE_MCP;
+
+	if (o->state_exposed && (o->record_default || (o->history == NULL &&
+	    person)))
 		fprintf(stderr, "coil: note: coil's state dir '%s' lies where "
 		    "cells may write: the sandbox hides it from them\n",
 		    o->sbx.state_dir);
+	if (o->home_exposed && person)
+		fprintf(stderr, "coil: note: your home lies where cells may "
+		    "write: coil reads no ~/.inputrc or ~/.terminfo, and pages "
+		    "help with less in its secure mode\n");
 }
 
 /*
@@ -101,10 +144,10 @@ main_figure_dir(struct coil_opts *o)
 	return 0;
 }
 
-/* --allow-read and --allow-write dirs as the user named them: the
- * sandbox binds what their path resolves to, so one reached through a
- * link where cells may write (an earlier session's cell may have put
- * it there) would hand cells whatever it points at.  0, or the exit
+/* --workdir, --allow-read and --allow-write dirs as the user named
+ * them: the sandbox binds what their path resolves to, so one reached
+ * through a link where cells may write (an earlier session's cell may
+ * have put it there) would hand cells whatever it points at.  0, or the exit
  * status of a usage error. */
 static int
 main_named_dirs(const struct coil_opts *o)
@@ -147,6 +190,7 @@ main_enter(struct coil_opts *o)
 	if ((rc = main_named_dirs(o)) != 0)
 		return rc;
 	main_state(o);
+	main_home(o);
 	return 0;
 }
 

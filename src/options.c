@@ -269,6 +269,20 @@ options_add_dir(const char ***list, size_t *n, const char *dir, char *err,
 	return 0;
 }
 
+/* Keep "--NAME ABSPATH" as the user named it, for main_enter's walk. */
+static void
+opt_named(struct coil_opts *o, const struct options_entry *e,
+    const char *arg)
+{
+	char *cwd = *arg == '/' ? NULL : getcwd(NULL, 0);
+
+	o->dirs_named = xrealloc(o->dirs_named, (o->n_dirs_named + 1) *
+	    sizeof *o->dirs_named);
+	xasprintf(&o->dirs_named[o->n_dirs_named++], "--%s %s%s%s", e->name,
+	    cwd != NULL ? cwd : "", cwd != NULL ? "/" : "", arg);
+	free(cwd);
+}
+
 static int
 opt_dir(struct coil_opts *o, const struct options_entry *e,
     const char *arg, char *err, size_t errlen)
@@ -277,6 +291,7 @@ opt_dir(struct coil_opts *o, const struct options_entry *e,
 
 	if (abs == NULL)
 		return -1;
+	opt_named(o, e, arg);
 	free((char *)*AT(o, e, const char *));
 	*AT(o, e, const char *) = abs;
 	return 0;
@@ -412,20 +427,6 @@ opt_ignore(struct coil_opts *o, const struct options_entry *e,
 	return 0;
 }
 
-/* Keep "--NAME ABSPATH" as the user named it, for main_enter's walk. */
-static void
-opt_named(struct coil_opts *o, const struct options_entry *e,
-    const char *arg)
-{
-	char *cwd = *arg == '/' ? NULL : getcwd(NULL, 0);
-
-	o->dirs_named = xrealloc(o->dirs_named, (o->n_dirs_named + 1) *
-	    sizeof *o->dirs_named);
-	xasprintf(&o->dirs_named[o->n_dirs_named++], "--%s %s%s%s", e->name,
-	    cwd != NULL ? cwd : "", cwd != NULL ? "/" : "", arg);
-	free(cwd);
-}
-
 static int
 opt_allow_read(struct coil_opts *o, const struct options_entry *e,
     const char *arg, char *err, size_t errlen)
@@ -453,8 +454,9 @@ opt_allow_write(struct coil_opts *o, const struct options_entry *e,
 
 	for (i = 0; abs != NULL && i < nitems(kernel); i++) {
 		k = strlen(kernel[i]);
-		if (strncmp(abs, kernel[i], k) == 0 &&
-		    (abs[k] == '\0' || abs[k] == '/')) {
+		/* "/" holds them all */
+		if (strcmp(abs, "/") == 0 || (strncmp(abs, kernel[i], k) == 0 &&
+		    (abs[k] == '\0' || abs[k] == '/'))) {
 			err_set(err, errlen, "--allow-write '%s': the kernel's "
 			    "files under '%s' are not the cells' to write; "
 			    "--memory and --max-procs set the session's limits, "

@@ -30,12 +30,17 @@ struct coil_opts {
 	size_t max_request;		/* bytes of one request line */
 	const char *workdir;		/* absolute */
 	const char *figure_dir;		/* absolute */
-	char **dirs_named;		/* --allow-read and --allow-write as
+	char **dirs_named;		/* --workdir, --allow-read and
+					   --allow-write as
 					   named ("--allow-read /abs/path",
 					   before realpath): main_enter walks
 					   them once the places cells write
 					   are known (hostfs.h) */
 	size_t n_dirs_named;
+	bool state_exposed;		/* coil's state dir lies where cells
+					   may write (main_state) */
+	bool home_exposed;		/* so does $HOME or $XDG_CONFIG_HOME
+					   (main_home) */
 	const char *history;		/* plain mode's history file, or NULL */
 	const char **preload;		/* modules imported at start, NULL-ended */
 	size_t npreload;

@@ -26,6 +26,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "hostfs.h"
 #include "peer.h"
 #include "util.h"
 
@@ -84,23 +85,35 @@ peer_keydir_where(const char **base, char *name, size_t len)
 	}
 }
 
+/* KEYDIR's base ($XDG_RUNTIME_DIR or /tmp), walked (hostfs.h): its
+ * descriptor, or -1 with why. */
+static int
+peer_base(const char *base, char *why, size_t len)
+{
+	struct hostfs_dir d;
+
+	if (hostfs_walk(base, HOSTFS_DIR, &d, NULL, why, len) == -1)
+		return -1;
+	return d.fd;
+}
+
 /* Open KEYDIR, made when make and absent, and check it: 0 or -1. */
 static int
 peer_keydir(struct peer_key *k, bool make, char *err, size_t len)
 {
 	const char *base;
-	char name[64], link[64];
+	char name[64], link[64], why[256];
 	struct stat st;
 	ssize_t n;
 	int bfd, rc = 0;
 
 	peer_keydir_where(&base, name, sizeof name);
 	snprintf(k->dir, sizeof k->dir, "%s/%s", base, name);
-	/* fs(private): KEYDIR */
-	bfd = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (bfd == -1)
+	/* KEYDIR's base through hostfs's walk: no link a cell may have
+	 * planted on the way is followed */
+	if ((bfd = peer_base(base, why, sizeof why)) == -1)
 		return err_set(err, len, "cannot open '%s' for the attach "
-		    "key: %s", base, strerror(errno));
+		    "key: %s", base, why);
 	/* fs(private): KEYDIR */
 	if (make && mkdirat(bfd, name, 0700) == -1 && errno != EEXIST)
 		rc = err_set(err, len, "cannot make '%s' for the attach key: "
@@ -312,14 +325,12 @@ static void
 peer_keydir_drop(const struct peer_key *k)
 {
 	const char *base;
-	char name[64];
+	char name[64], why[256];
 	struct stat held, now;
 	int bfd;
 
 	peer_keydir_where(&base, name, sizeof name);
-	/* fs(private): KEYDIR */
-	bfd = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (bfd == -1)
+	if ((bfd = peer_base(base, why, sizeof why)) == -1)
 		return;
 	if (fstat(k->dirfd, &held) == 0 && fstatat(bfd, name, &now,
 	    AT_SYMLINK_NOFOLLOW) == 0 && held.st_dev == now.st_dev &&

@@ -332,6 +332,8 @@ plain_page(const char *text)
 	fflush(stdout);
 	sigemptyset(&ign.sa_mask);
 	sigaction(SIGPIPE, &ign, &old);
+	/* fs(exec): $PAGER, the user's; with a home cells may write, less
+	 * in its secure mode and no lesskey file (main.c's main_home) */
 	f = popen(pager, "w");
 	status = -1;
 	if (f != NULL) {

@@ -260,8 +260,10 @@ mask_credentials(struct sbx_state *st)
  * bind it is in are kept), which a cell can neither rename nor remove
  * (EBUSY; mount and umount are not the worker's to call), so that no cell
  * can move the real one away and put one of its making where the next
- * coil looks.  A link on the way is left alone: the supervisor's walk
- * refuses it (hostfs.h).
+ * coil looks.  state is the dir's real path (main_state), as the binds'
+ * are: it lies in a bind the cells read or write, or they never see it.
+ * Anything but a dir on the way (changed since the supervisor walked
+ * it) fails the sandbox closed.
  */
 static int
 mask_state(struct sbx_state *st, const char *state)
@@ -285,9 +287,12 @@ mask_state(struct sbx_state *st, const char *state)
 	for (q = state + best + 1; (q = strchr(q, '/')) != NULL; q++) {
 		snprintf(dst, sizeof dst, NEWROOT "%.*s", (int)(q - state),
 		    state);
-		/* fs(newroot) */
-		if (lstat(dst, &lst) < 0 || !S_ISDIR(lst.st_mode))
-			return 0;
+		/* fs(newroot); swapped since the supervisor walked it:
+		 * fail closed */
+		if (lstat(dst, &lst) < 0 || !S_ISDIR(lst.st_mode)) {
+			errno = ENOTDIR;
+			return -1;
+		}
 		/* fs(newroot) */
 		if (mount(dst, dst, NULL, MS_BIND, NULL) < 0)
 			return -1;

@@ -117,11 +117,23 @@ ui_signals(void)
 static void
 ui_term_start(struct ui *u)
 {
+	char *home = NULL;
+
 	setlocale(LC_ALL, "");
 	if (strcmp(nl_langinfo(CODESET), "UTF-8") != 0)
 		setlocale(LC_CTYPE, "C.UTF-8");
 	tcgetattr(0, &ui_tio);
+	/* ncurses reads ~/.terminfo while HOME is set: in a home cells may
+	 * write (main.c's main_home) it would be theirs to plant */
+	if (u->opts->home_exposed && (home = getenv("HOME")) != NULL) {
+		home = xstrdup(home);
+		unsetenv("HOME");
+	}
 	initscr();
+	if (home != NULL) {
+		setenv("HOME", home, 1);
+		free(home);
+	}
 	ui_up = 1;
 	atexit(ui_restore);
 	raw();

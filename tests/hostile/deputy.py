@@ -222,6 +222,28 @@ for prof in ("standard", "strict"):
           "said and not followed", out)
     intact(D, prof + " history")
 
+    # A home cells may write: what the pager would read there is theirs.
+    # A cell plants a ~/.lesskey whose LESSOPEN runs a command, and
+    # help() pages (with PAGER naming a program of the cell's, too):
+    # neither runs.
+    mark = os.path.join(W, "pager-ran")
+    with open(os.path.join(home, ".lesskey"), "w") as f:
+        f.write("#env\nLESSOPEN=|touch %s; cat %%s\n" % mark)
+    os.makedirs(os.path.join(home, ".config"), exist_ok=True)
+    with open(os.path.join(home, ".config", "lesskey"), "w") as f:
+        f.write("#env\nLESSOPEN=|touch %s; cat %%s\n" % mark)
+    evil = os.path.join(W, "evilpager")
+    with open(evil, "w") as f:
+        f.write("#!/bin/sh\ntouch %s\ncat\n" % mark)
+    os.chmod(evil, 0o755)
+    out, st = plain_tty(base, ["help(len)", "q"],
+                        dict(env, PAGER=evil, LESSOPEN="|touch %s; cat %%s"
+                             % mark))
+    check("your home lies where cells may write" in out and
+          not os.path.exists(mark), prof + ": a home cells may write: "
+          "said, and no pager config of theirs runs", out)
+    os.unlink(os.path.join(home, ".lesskey"))
+
     # An older coil's state dir a cell replaced with a link (before the
     # sandbox hid it): the next coil follows none of it.
     cleanup(os.path.join(home, ".local"))
@@ -238,6 +260,54 @@ for prof in ("standard", "strict"):
     intact(D, prof + " planted state dir")
     cleanup(W)
     cleanup(D)
+
+# The state dir is hidden wherever cells would see it: in a home reached
+# through a link (the binds have real paths), and in an --allow-read dir.
+D = decoys()
+for prof in ("standard", "strict"):
+    W = workdir()
+    real = os.path.join(W, "realhome")
+    os.makedirs(real)
+    link = os.path.join(D, "homelink")          # the user's, outside
+    os.symlink(real, link)
+    env = dict(os.environ, HOME=link, XDG_STATE_HOME="")
+    state = os.path.join(real, ".local", "state", "coil")
+    with Coil("--sandbox", prof, "--workdir", W, env=env) as c:
+        r = c.run("import os\ntry:\n    os.listdir(%r)\nexcept OSError as e:"
+                  "\n    print(type(e).__name__)" % state)
+        check("PermissionError" in r.get("output", "") or
+              "FileNotFoundError" in r.get("output", ""), prof + ": a home "
+              "reached through a link: its state dir is hidden", r)
+        check(c.close() == 0, prof + ": coil exits 0", c.stderr_text())
+    os.unlink(link)
+    # --allow-read of a home outside the work dir: its state hidden too
+    H = workdir("coil-home-")
+    env = dict(os.environ, HOME=H, XDG_STATE_HOME="")
+    state = os.path.join(H, ".local", "state", "coil")
+    os.makedirs(state)
+    with open(os.path.join(state, "history"), "w") as f:
+        f.write("#1\n" + SECRET + "\n")
+    with Coil("--sandbox", prof, "--workdir", W, "--allow-read", H,
+              env=env) as c:
+        r = c.run("import os\ntry:\n    print(open(%r).read())\n"
+                  "except OSError as e:\n    print(type(e).__name__)"
+                  % os.path.join(state, "history"))
+        check(SECRET not in json.dumps(r), prof + ": --allow-read of a "
+              "home: coil's history in it is hidden", r)
+        check(c.close() == 0, prof + ": coil exits 0", c.stderr_text())
+    # --workdir through a link in an --allow-write dir: refused
+    A = workdir("coil-aw-")
+    os.symlink(D, os.path.join(A, "proj"))
+    p = run(["--agent", "--no-record", "--sandbox", prof, "--allow-write",
+             A, "--workdir", os.path.join(A, "proj")], '{"code":"1"}')
+    check(p.returncode == 2 and "--workdir" in p.stderr and
+          "symbolic link" in p.stderr, prof + ": --workdir through a "
+          "planted link is refused", [p.returncode, p.stderr])
+    cleanup(A)
+    cleanup(H)
+    cleanup(W)
+intact(D, "homes and work dirs through links")
+cleanup(D)
 
 # Pruning old transcripts removes names in the transcripts dir only: a
 # link there goes, what it points at stays.

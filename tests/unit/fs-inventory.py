@@ -18,6 +18,8 @@ planted what it touches.  coil(1), FILES, summarises the classes.
                  namespace before the worker exists
     fs(worker)   runs in the worker, under the sandbox: the cell's rights
     fs(dev)      /dev/null and the terminal
+    fs(exec)     a program coil runs: which one, and why no file a cell
+                 planted decides what it does
     fs(build)    a build-time tool, not part of coil's processes
 """
 import os
@@ -29,7 +31,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 from coiltest import check, done  # noqa: E402
 
 CLASSES = {"proc", "cgroup", "walked", "held", "private", "user", "newroot",
-           "worker", "dev", "build"}
+           "worker", "dev", "build", "exec"}
 CALLS = (r"fopen|open|openat|creat|unlink|unlinkat|rename|renameat|"
          r"renameat2|mkdir|mkdirat|rmdir|opendir|symlink|symlinkat|link|"
          r"linkat|chmod|fchmodat|chown|fchownat|lchown|truncate|bind|"
@@ -37,7 +39,9 @@ CALLS = (r"fopen|open|openat|creat|unlink|unlinkat|rename|renameat|"
          r"mkstemp|mkdtemp|tmpfile|readlink|readlinkat|chdir|scandir|"
          r"mount|umount2|open_tree|move_mount|pivot_root|json_dump_file|"
          r"json_load_file|history_truncate_file|read_history|"
-         r"write_history|append_history|memfd_create")
+         r"write_history|append_history|memfd_create|popen|system|execv|"
+         r"execve|execvp|execvpe|execl|execlp|execle|fexecve|posix_spawn|"
+         r"posix_spawnp|dlopen|freopen|mknod|mknodat|utimensat|statfs")
 CALL = re.compile(r"(?<![\w.>])(%s)\s*\(|SYS_openat2" % CALLS)
 TAG = re.compile(r"fs\((\w+)\)")
 SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
