@@ -166,6 +166,8 @@ class Policy:
         self.may_exec = bool(conf.get("exec", True))
         self.may_fork = bool(conf.get("fork", True))
         self.may_socket = bool(conf.get("socket", True))
+        # seccomp refuses set-uid and set-gid modes (sbx-seccomp.c)
+        self.may_setid = bool(conf.get("setid", True))
         self.scoped = bool(conf.get("signals_scoped"))
         # what every profile lets cells read, in the words of a denial
         self.system_files = ("Python's own files" if self.profile == "strict"
@@ -418,6 +420,26 @@ class Policy:
                              % self.workdir, shown, "--allow-write DIR")
         return None
 
+    def setid_denial(self, path, mode, what):
+        """May a file's mode become `mode`?  Not with a set-uid or set-gid
+        bit: the binds are id-mapped, so the file is the host's, owned by
+        the user who started coil, and the host's mount of it is not
+        nosuid.  Only os.chmod (and os.fchmod) show their mode to the
+        hook; os.open and os.mknod get the kernel's plain EPERM."""
+        if self.may_setid or not isinstance(mode, int) or \
+                not mode & 0o6000:
+            return None
+        p = _fspath(path)
+        shown = "%s '%s'" % (what, p) if p is not None else \
+            "%s of descriptor %s" % (what, path)
+        return self.deny("set-uid and set-gid bits", "%s to %s"
+                         % (shown, oct(mode)), None, are=True, how=(
+                             "they are not the cells' to set: files in the "
+                             "work directory are the host's, owned by the "
+                             "user who started coil, and a set-uid one "
+                             "would run as that user for anyone who can "
+                             "reach it; no option lifts it in a sandbox"))
+
     # -- processes ------------------------------------------------------------
     def process_denial(self, what):
         """May a process be started?"""
@@ -618,8 +640,13 @@ def _two_paths(what):
 
 
 def _mode(what):
-    """os.chmod, os.chown: path, ..., dir_fd."""
+    """os.chmod, os.chown: path, ..., dir_fd (os.chmod: path, mode,
+    dir_fd; os.fchmod raises it with the descriptor as path)."""
     def handler(args, policy):
+        if what == "os.chmod":
+            e = policy.setid_denial(args[0], args[1], what)
+            if e is not None:
+                return e
         if not (policy.files and policy.mount_root):
             return None
         return policy.mode_denial(policy.resolve(args[0],

@@ -449,6 +449,9 @@ hostfs_new_open(struct hostfs_new *n, const struct hostfs_dir *dir,
 		n->tmp = NULL;
 		return err_set(err, errlen, "%s", strerror(errno));
 	}
+	/* the old file's permissions, never its set-id bits: the new file
+	 * is the supervisor's (root's, on servers), and a set-uid one would
+	 * be set-uid on the host */
 	/* fs(walked): the walk itself: a component at a time, O_NOFOLLOW,
 	 * from a descriptor */
 	if (fstatat(dir->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&

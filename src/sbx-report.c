@@ -159,6 +159,12 @@ r_kernel(const struct sandbox_report *r)
 }
 
 static bool
+r_setid(const struct sandbox_report *r)
+{
+	return sbx_is_on(r, SANDBOX_M_SECCOMP);
+}
+
+static bool
 r_strict(const struct sandbox_report *r)
 {
 	return sbx_is_on(r, SANDBOX_M_SECCOMP_STRICT);
@@ -205,6 +211,8 @@ static const struct rule {
 	  r_env },
 	{ "no ptrace, mount, namespace, bpf, io_uring or module calls",
 	  "seccomp, no_new_privs", NULL, P_BOTH, false, r_kernel },
+	{ "no set-uid or set-gid files (the work dir's files are the host's)",
+	  "seccomp", NULL, P_BOTH, false, r_setid },
 	{ "no new processes or programs; no socket but socketpair",
 	  "seccomp strict", "--sandbox standard", P_STRICT, false, r_strict },
 };
@@ -354,8 +362,8 @@ rep_audit_conf(const struct sandbox_conf *c, const struct sandbox_report *r,
 	 * uid of its own whose binds are id-mapped to their owners), so an
 	 * --allow-read of a root-owned dir gives its files to the worker;
 	 * the hook's words say which option lifts a denial from that */
-	o = json_pack("{s:s,s:s,s:s,s:b,s:b,s:b,s:b,s:b,s:b,s:b,s:b,s:b,s:o,"
-	    "s:o,s:o,s:b,s:I,s:I,s:I,s:I}",
+	o = json_pack("{s:s,s:s,s:s,s:b,s:b,s:b,s:b,s:b,s:b,s:b,s:b,s:b,s:b,"
+	    "s:o,s:o,s:o,s:b,s:I,s:I,s:I,s:I}",
 	    "profile", sandbox_profile_name(c->profile),
 	    "workdir", st->paths.workdir,
 	    "tmpdir", st->paths.tmpdir,
@@ -370,6 +378,7 @@ rep_audit_conf(const struct sandbox_conf *c, const struct sandbox_report *r,
 	    "exec", !(strict && sbx_is_on(r, SANDBOX_M_SECCOMP_STRICT)),
 	    "fork", !(strict && sbx_is_on(r, SANDBOX_M_SECCOMP_STRICT)),
 	    "socket", !(strict && sbx_is_on(r, SANDBOX_M_SECCOMP_STRICT)),
+	    "setid", !r_setid(r),
 	    "rules", rl, "hidden", hid, "masked", masked,
 	    "root", r->worker_uid == 0 || r->worker_uid >= WORKER_UID_BASE,
 	    "memory", (json_int_t)c->memory,

@@ -5,6 +5,18 @@
  * filter: no exec, no fork, no sockets but socketpair, and the checkpoint
  * gate, which sends each fork to the supervisor (sandbox_gate_answer)
  * instead of running it.  Filters are built with libseccomp.
+ *
+ * Set-uid and set-gid bits, under standard and strict alike: the work dir
+ * and --allow-write dirs are id-mapped binds, so a file a cell makes there
+ * is, on the host, the file of whoever started coil (root, on servers).
+ * The binds are nosuid, the host's mounts of the same files are not: a
+ * cell that copies a shell and sets its set-uid bit would leave a root
+ * shell for any local user who can reach the work dir.  So every call
+ * that sets a mode (chmod, fchmod, fchmodat, fchmodat2, creat, open and
+ * openat with O_CREAT or O_TMPFILE, mknod, mknodat) is refused with EPERM
+ * when the mode has S_ISUID or S_ISGID; openat2 carries its mode in a
+ * struct a filter cannot read: ENOSYS (glibc's open() never uses it).
+ * No option lifts this.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -12,12 +24,14 @@
 #include "sbx.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <seccomp.h>
 
@@ -51,6 +65,10 @@ struct sc_raw { const char *name; int nr; };
 static const struct sc_raw sc_raw[] = {
 #ifdef __x86_64__
 	{ "open_tree_attr", 467 },
+#endif
+	/* one number on every architecture since Linux 5.1's unified
+	 * table, but for alpha and mips (not ours) */
+#if defined(__x86_64__) || defined(__aarch64__)
 	{ "fchmodat2", 452 },
 #endif
 };
@@ -141,6 +159,79 @@ sc_families(scmp_filter_ctx ctx, bool net)
 	return 0;
 }
 
+/* Calls that set a file's mode: the argument holding it, and the one
+ * holding open's flags (-1: the mode always counts). */
+struct sc_modecall { const char *name; unsigned mode; int flags; };
+static const struct sc_modecall sc_modecalls[] = {
+	{ "chmod", 1, -1 }, { "fchmod", 1, -1 }, { "fchmodat", 2, -1 },
+	{ "creat", 1, -1 }, { "open", 2, 1 }, { "openat", 3, 2 },
+	{ "mknod", 1, -1 }, { "mknodat", 2, -1 },
+};
+
+/* The kernel reads open's mode only with O_CREAT or __O_TMPFILE (glibc's
+ * O_TMPFILE is that bit with O_DIRECTORY, which it needs as well). */
+#define SC_O_TMPFILE_BIT ((scmp_datum_t)(O_TMPFILE & ~O_DIRECTORY))
+
+/* EPERM for call m when its mode has a set-id bit (and, for open, its
+ * flags create a file).  Only the mode's and the flags' low bits are
+ * compared, as the kernel reads them. */
+static int
+sc_setid_call(scmp_filter_ctx ctx, const struct sc_modecall *m)
+{
+	static const scmp_datum_t bits[] = { S_ISUID, S_ISGID };
+	const scmp_datum_t creates[] = { O_CREAT, SC_O_TMPFILE_BIT };
+	struct scmp_arg_cmp cmp[2];
+	size_t b, f;
+	int rc;
+
+	for (b = 0; b < 2; b++) {
+		cmp[0] = SCMP_CMP(m->mode, SCMP_CMP_MASKED_EQ, bits[b],
+		    bits[b]);
+		if (m->flags < 0) {
+			if ((rc = sc_rule(ctx, SCMP_ACT_ERRNO(EPERM), m->name,
+			    1, cmp)) < 0)
+				return rc;
+			continue;
+		}
+		for (f = 0; f < 2; f++) {
+			cmp[1] = SCMP_CMP((unsigned)m->flags,
+			    SCMP_CMP_MASKED_EQ, creates[f], creates[f]);
+			if ((rc = sc_rule(ctx, SCMP_ACT_ERRNO(EPERM), m->name,
+			    2, cmp)) < 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/* No set-uid or set-gid file (see the top of the file). */
+static int
+sc_setid(scmp_filter_ctx ctx)
+{
+	static const scmp_datum_t bits[] = { S_ISUID, S_ISGID };
+	struct scmp_arg_cmp cmp;
+	size_t i;
+	int nr, rc;
+
+	for (i = 0; i < sizeof sc_modecalls / sizeof *sc_modecalls; i++)
+		if ((rc = sc_setid_call(ctx, &sc_modecalls[i])) < 0)
+			return rc;
+	/* fchmodat2 (Linux 6.6) by its mode if libseccomp can filter it
+	 * here; if not, ENOSYS, and glibc falls back to fchmodat */
+	if ((nr = sc_nr("fchmodat2")) != __NR_SCMP_ERROR)
+		for (i = 0; i < 2; i++) {
+			cmp = SCMP_CMP(2, SCMP_CMP_MASKED_EQ, bits[i], bits[i]);
+			if (seccomp_rule_add_array(ctx, SCMP_ACT_ERRNO(EPERM),
+			    nr, 1, &cmp) == 0)
+				continue;
+			if ((rc = seccomp_rule_add(ctx,
+			    SCMP_ACT_ERRNO(ENOSYS), nr, 0)) < 0)
+				return rc;
+			break;
+		}
+	return sc_rule(ctx, SCMP_ACT_ERRNO(ENOSYS), "openat2", 0, NULL);
+}
+
 /* The filter of standard and strict alike; *chown_denied: whether it
  * denies chmod and chown too. */
 static int
@@ -180,6 +271,8 @@ sc_base(const struct sandbox_conf *c, const struct sandbox_report *r,
 	if ((rc = sc_rule(ctx, SCMP_ACT_ERRNO(EPERM), "ioctl", 1, cmp)) < 0)
 		return rc;
 	if ((rc = sc_families(ctx, net)) < 0)
+		return rc;
+	if ((rc = sc_setid(ctx)) < 0)
 		return rc;
 	*chown_denied = false;
 	if (r->worker_uid == 0 && !sbx_is_on(r, SANDBOX_M_USERNS) &&
@@ -272,7 +365,8 @@ sc_load_base(struct sbx *sb)
 	seccomp_release(ctx);
 	sbx_mark(sb->r, SANDBOX_M_SECCOMP, SANDBOX_ON, 0, "ptrace, mount, "
 	    "namespaces, bpf, io_uring, keyrings, modules denied; clone3 "
-	    "ENOSYS; sockets: %s%s", c->allow_net &&
+	    "ENOSYS; set-uid and set-gid modes denied, openat2 ENOSYS; "
+	    "sockets: %s%s", c->allow_net &&
 	    c->profile != SANDBOX_STRICT ? "unix, inet" : "unix only",
 	    chown_denied ? "; chmod and chown denied (root without a user "
 	    "namespace)" : "");

@@ -457,6 +457,126 @@ k("chown-giveaway-kernel", lambda c: c.chown(b"mine", 1000, 1000))
     check=chmod_check))
 
 
+# Every file the setid row's cells make, and whether the attempt that made
+# or changed it means a set-id bit (under none it lands: the row is known
+# to exercise each call).
+SETID_FILES = {"plain": False, "f": True, "g": True, "fd": True, "o": True,
+               "n": True, "k": True, "k2": True, "c": True, "at2": True,
+               "o2": True, "tf": True}
+
+
+def setid_clean(wd):
+    """Strip every set-id bit and remove every file in the work dir: a
+    set-uid file of the test's must not outlive it, however it ends."""
+    for n in os.listdir(wd):
+        f = os.path.join(wd, n)
+        try:
+            st = os.lstat(f)
+            if stat.S_ISREG(st.st_mode):
+                os.chmod(f, 0o600)
+            if stat.S_ISDIR(st.st_mode):
+                import shutil
+                shutil.rmtree(f, ignore_errors=True)
+            else:
+                os.remove(f)
+        except OSError:
+            pass
+
+
+def setid_setup(ctx):
+    import atexit
+    atexit.register(setid_clean, ctx["wd"])   # runs before sbxlib's rmtree
+
+
+def setid_check(tap, r, ctx, p):
+    wd = ctx["wd"]
+    try:
+        made = {}
+        for n in SETID_FILES:
+            f = os.path.join(wd, n)
+            if os.path.lexists(f):
+                made[n] = os.lstat(f).st_mode
+        setid = sorted(n for n, m in made.items()
+                       if m & (stat.S_ISUID | stat.S_ISGID))
+        if p == "none":
+            want = sorted(n for n, s in SETID_FILES.items() if s)
+            tap.ok(setid == want, "none: every call made its file set-id "
+                   "(%s)" % " ".join(setid), r)
+        else:
+            tap.ok(not setid, "%s: no file on the host is set-uid or "
+                   "set-gid (%s)" % (p, " ".join("%s %o" % (n, m) for n, m
+                                                 in sorted(made.items()))), r)
+        tap.ok(stat.S_IMODE(made.get("plain", 0)) == 0o755,
+               "%s: a plain chmod 0755 took effect (%o)"
+               % (p, made.get("plain", 0)))
+    finally:
+        setid_clean(wd)
+    tap.ok(not os.listdir(wd), "%s: the test's files are gone" % p)
+
+
+add(Row(
+    "setid", "files",
+    "set-uid and set-gid bits: the work dir is an id-mapped bind, so a "
+    "file a cell makes there belongs on the host to whoever started coil "
+    "(root here), on a mount that is not nosuid; every call that sets a "
+    "mode refuses a set-id bit (EPERM), openat2 is ENOSYS; a plain chmod "
+    "still works",
+    [r'''
+import ctypes, shutil, stat
+with open("plain", "w") as _f:
+    _f.write("#!/bin/sh\necho a harmless file of the test's\n")
+for _n in ("f", "g", "fd", "k", "k2", "at2"):
+    shutil.copyfile("plain", _n)
+t("chmod-suid", lambda: os.chmod("f", 0o4755))
+t("chmod-sgid", lambda: os.chmod("g", 0o2755))
+def _fchmod():
+    fd = os.open("fd", os.O_RDONLY)
+    try:
+        os.fchmod(fd, 0o4755)
+    finally:
+        os.close(fd)
+t("fchmod", _fchmod)
+t("open-creat", lambda: os.close(os.open("o", os.O_CREAT | os.O_WRONLY,
+                                         0o4755)))
+t("mknod", lambda: os.mknod("n", stat.S_IFREG | 0o4755))
+def _closed(fd):
+    if fd >= 0:
+        os.close(fd)
+    return fd
+k("chmod-kernel", lambda c: c.chmod(b"k", 0o4755))
+k("chmod-sgid-kernel", lambda c: c.chmod(b"k2", 0o2755))
+k("creat-kernel", lambda c: _closed(c.creat(b"c", 0o6755)))
+k("fchmodat2-kernel", lambda c: c.syscall(452, -100, b"at2", 0o4755, 0))
+_how = (ctypes.c_uint64 * 3)(os.O_CREAT | os.O_WRONLY, 0o4755, 0)
+k("openat2-kernel", lambda c: _closed(c.syscall(437, -100, b"o2",
+                                                ctypes.byref(_how), 24)))
+def _tmpfile(c):
+    fd = c.open(b".", os.O_TMPFILE | os.O_WRONLY, 0o4755)
+    if fd >= 0 and c.linkat(fd, b"", -100, b"tf", 0x1000) < 0:  # AT_EMPTY_PATH
+        print("linkat: %s" % os.strerror(ctypes.get_errno()), flush=True)
+    return _closed(fd)
+k("tmpfile-kernel", _tmpfile)
+t("chmod-plain", lambda: os.chmod("plain", 0o755))
+'''],
+    expect=[(NONE, "allowed", ["chmod-suid", "chmod-sgid", "fchmod",
+                               "open-creat", "mknod", "chmod-kernel",
+                               "chmod-sgid-kernel", "creat-kernel",
+                               "fchmodat2-kernel", "openat2-kernel",
+                               "tmpfile-kernel"]),
+            (SBX, "denied", ["chmod-suid", "chmod-sgid", "fchmod"]),
+            (SBX, ("words", "not the cells' to set.*no option lifts it"),
+             ["chmod-suid", "chmod-sgid", "fchmod"]),
+            (SBX, ("words", r"Errno 1\] Operation not permitted"),
+             ["open-creat", "mknod"]),
+            (SBX, ("errno", "EPERM"), ["chmod-kernel", "chmod-sgid-kernel",
+                                       "creat-kernel", "fchmodat2-kernel",
+                                       "tmpfile-kernel"]),
+            (SBX, ("errno", "ENOSYS"), ["openat2-kernel"]),
+            (ALL, "allowed", ["chmod-plain"])],
+    setup=setid_setup, before=lambda ctx, p: setid_clean(ctx["wd"]),
+    check=setid_check))
+
+
 def links_setup(ctx):
     ctx["secret"] = os.path.join(outside_dir("sbx-secret-"), "secret")
     with open(ctx["secret"], "w") as f:

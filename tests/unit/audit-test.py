@@ -68,7 +68,8 @@ def conf(profile="standard", allow_read=(), allow_write=(), allow_net=False,
          "allow_net": allow_net and not strict, "net_enforced": True,
          "landlock_fs": True, "mount_root": True, "idmap": True,
          "signals_scoped": True, "exec": not strict, "fork": not strict,
-         "socket": not strict, "rules": [list(r) for r in rules],
+         "socket": not strict, "setid": False,
+         "rules": [list(r) for r in rules],
          "hidden": list(hidden) + list(etc_hidden), "masked": list(hidden),
          "root": True, "memory": 4 << 30, "max_procs": 256,
          "max_file_size": 1 << 30, "max_files": 1024}
@@ -163,6 +164,9 @@ P = {
     "no-idmap": audit.Policy(conf(idmap=False), HOST),
     "no-pidns": audit.Policy(conf(signals_scoped=False), HOST),
     "no-root": audit.Policy(conf(mount_root=False), HOST),
+    # seccomp off (skipped, or no CONFIG_SECCOMP_FILTER): the kernel
+    # lets set-id modes through, so the hook says nothing of them
+    "no-seccomp": audit.Policy(conf(setid=True), HOST),
     # Landlock left /etc's secrets out (the worker is uid 0 outside, or
     # the user has groups): as root, and as a user who may not read them
     "etc": audit.Policy(conf(etc_hidden=["/etc/gshadow", "/etc/ssh/"
@@ -238,6 +242,11 @@ CONNECT = ("network access is off in the standard sandbox (socket.connect "
 CHMOD = ("changing files outside the work directory '/home/ann' is off in "
          "the standard sandbox (os.chmod '/usr/bin'); start coil with "
          "--allow-write DIR to allow it")
+SETID = ("set-uid and set-gid bits are off in the %s sandbox (%s); they are "
+         "not the cells' to set: files in the work directory are the "
+         "host's, owned by the user who started coil, and a set-uid one "
+         "would run as that user for anyone who can reach it; no option "
+         "lifts it in a sandbox")
 SYSTEM = ("starting processes is off in the strict sandbox (os.system "
           "'true'); start coil with --sandbox standard to allow it")
 
@@ -426,6 +435,20 @@ CASES = [
          "os.chown '/etc/passwd'", "--allow-write DIR")),
     ("std", "os.chmod", (WD + "/data.csv", 0o600, -1), None),
     ("no-root", "os.chmod", ("/usr/bin", 0o755, -1), None),
+    # set-uid and set-gid bits: the work dir's files are the host's
+    ("std", "os.chmod", ("data.csv", 0o4755, -1),
+     SETID % ("standard", "os.chmod 'data.csv' to 0o4755")),
+    ("strict", "os.chmod", (WD + "/data.csv", 0o2750, -1),
+     SETID % ("strict", "os.chmod '/home/ann/data.csv' to 0o2750")),
+    ("std", "os.chmod", (3, 0o6755, -1),
+     SETID % ("standard", "os.chmod of descriptor 3 to 0o6755")),
+    ("std", "os.chmod", ("/usr/bin", 0o4755, -1),
+     SETID % ("standard", "os.chmod '/usr/bin' to 0o4755")),
+    ("no-landlock", "os.chmod", ("data.csv", 0o4755, -1),
+     SETID % ("standard", "os.chmod 'data.csv' to 0o4755")),
+    ("std", "os.chmod", ("data.csv", 0o1777, -1), None),
+    ("std", "os.chmod", (3, 0o755, -1), None),
+    ("no-seccomp", "os.chmod", ("data.csv", 0o4755, -1), None),
     # relative paths: dir_fd -1 is none, a real one makes them unknowable
     ("std", "os.mkdir", ("../x", 511, -1),
      writing_outside("os.mkdir '../x'", "changing files")),
@@ -643,6 +666,9 @@ def check_policy():
     e = fire(P["strict"], "os.system", (b"true",))
     check(e is not None and e.lift == "--sandbox standard",
           "lift: strict's processes", e and e.lift)
+    e = fire(std, "os.chmod", ("data.csv", 0o4755, -1))
+    check(e is not None and e.lift is None,
+          "lift: none for a set-uid bit", e and e.lift)
     check(str(fire(std, "os.chmod", ("/usr/bin", 0o755, -1)))
           == "[Errno 13] " + CHMOD, "str(): errno 13 and the words")
     check(audit.SandboxError.__name__ == "PermissionError" and
