@@ -46,6 +46,12 @@ struct options_entry {
 /* An option of the session itself: a transcript's header records it,
  * and a replay takes it from there unless the command line gives it. */
 #define OPT_SESSION 0x01
+/* One that holds cells in (the sandbox, what it lets cells reach, the
+ * limits): a transcript is a file a cell may have written, so a replay
+ * takes it from there only when that makes the session stricter
+ * (options_replay). */
+#define OPT_CONTAIN 0x02
+#define OPT_HOLD (OPT_SESSION | OPT_CONTAIN)
 
 #define FIELD(m) offsetof(struct coil_opts, m), \
 	sizeof(((struct coil_opts *)0)->m)
@@ -96,27 +102,29 @@ static const struct options_entry options[] = {
 	{ "history", 0, "FILE", opt_string, FIELD(history), 0, 0,
 	  "the REPL's and UI's history (\"\" for none)", 0 },
 	{ "sandbox", 0, "PROFILE", opt_profile, NO_FIELD, 0, 0,
-	  "none, standard or strict (default standard)", OPT_SESSION },
+	  "none, standard or strict (default standard)", OPT_HOLD },
 	{ "allow-read", 0, "DIR", opt_allow_read, NO_FIELD, 0, 0,
-	  "let cells read DIR too (repeatable)", OPT_SESSION },
+	  "let cells read DIR too (repeatable)", OPT_HOLD },
 	{ "allow-write", 0, "DIR", opt_allow_write, NO_FIELD, 0, 0,
-	  "let cells write DIR too (repeatable)", OPT_SESSION },
+	  "let cells write DIR too (repeatable)", OPT_HOLD },
 	{ "allow-net", 0, NULL, opt_flag, FIELD(sbx.allow_net), 0, 0,
-	  "let cells use the network", OPT_SESSION },
+	  "let cells use the network", OPT_HOLD },
 	{ "memory", 0, "SIZE", opt_size, FIELD(sbx.memory), 1, MAX_SIZE,
-	  "memory a cell may use (default 4G)", OPT_SESSION },
+	  "memory a cell may use (default 4G)", OPT_HOLD },
 	{ "max-procs", 0, "N", opt_count, FIELD(sbx.max_procs), 1, 1 << 22,
-	  "processes and threads allowed (default 256)", OPT_SESSION },
+	  "processes and threads allowed (default 256)", OPT_HOLD },
 	{ "max-file-size", 0, "SIZE", opt_size, FIELD(sbx.max_file_size), 1,
-	  MAX_SIZE, "largest file a cell may write (default 1G)", OPT_SESSION },
+	  MAX_SIZE, "largest file a cell may write (default 1G)",
+	  OPT_HOLD },
 	{ "sandbox-require", 0, NULL, opt_flag, FIELD(sbx.require), 0, 0,
 	  "refuse to start if a protection is missing", 0 },
 	{ "sandbox-report", 0, NULL, opt_flag, FIELD(sandbox_report), 0, 0,
 	  "print what the sandbox enforces here and exit", 0 },
 	{ "checkpoints", 0, "N", opt_count, FIELD(checkpoints), 0, 1000,
-	  "keep N checkpoints (default 8, 0: none)", OPT_SESSION },
+	  "keep N checkpoints (default 8, 0: none)", OPT_HOLD },
 	{ "checkpoint-memory", 0, "SIZE", opt_size, FIELD(checkpoint_memory),
-	  1, MAX_SIZE, "drop the oldest checkpoints when they hold more", OPT_SESSION },
+	  1, MAX_SIZE, "drop the oldest checkpoints when they hold more",
+	  OPT_HOLD },
 	{ "checkpoint-policy", 0, "WHEN", opt_policy, NO_FIELD, 0, 0,
 	  "when to checkpoint: idle (default) or every", OPT_SESSION },
 	{ "record", 0, "FILE", opt_path, FIELD(record), 0, 0,
@@ -818,6 +826,107 @@ opt_replay_one(struct coil_opts *o, const struct options_entry *e,
 	return err_set(err, errlen, "not a value of --%s", e->name);
 }
 
+/* v as words of a command line ("--allow-write /a --allow-write /b"),
+ * each argument quoted for a shell when it needs it: what a person
+ * would type to get it. */
+static void
+opt_words(struct buf *b, const struct options_entry *e, json_t *v)
+{
+	static const char plain[] = "abcdefghijklmnopqrstuvwxyz"
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=.,:/@%";
+	json_t *one;
+	const char *s, *p;
+	size_t i, n = json_is_array(v) ? json_array_size(v) : 1;
+
+	for (i = 0; i < n; i++) {
+		one = json_is_array(v) ? json_array_get(v, i) : v;
+		buf_printf(b, "%s--%s", i ? " " : "", e->name);
+		if (e->arg == NULL)
+			continue;
+		if ((s = json_string_value(one)) == NULL) {
+			buf_printf(b, " (a value that is not a string)");
+			continue;
+		}
+		if (*s != '\0' && strspn(s, plain) == strlen(s)) {
+			buf_printf(b, " %s", s);
+			continue;
+		}
+		buf_addstr(b, " '");
+		for (p = s; *p != '\0'; p++)
+			if (*p == '\'')
+				buf_addstr(b, "'\\''");
+			else
+				buf_add(b, p, 1);
+		buf_addstr(b, "'");
+	}
+}
+
+/* Say that the recording's e (v) was left out, what ran instead, and
+ * how to get it. */
+static void
+opt_dropped(struct buf *warnings, const struct options_entry *e, json_t *v,
+    const char *instead)
+{
+	struct buf w;
+
+	buf_init(&w);
+	opt_words(&w, e, v);
+	buf_printf(warnings, "the recording ran with %s: replayed %s; pass "
+	    "%s yourself to replay it so\n", w.p, instead, w.p);
+	buf_free(&w);
+}
+
+/*
+ * A recorded option that holds cells in (OPT_CONTAIN): a transcript is a
+ * file a cell may have written, so what it asks is taken only where it
+ * makes the session stricter than it is: a stricter profile, a lower
+ * limit.  A directory to read or write and the network only ever widen
+ * what cells reach, and are never taken.  What is left out is said.
+ */
+static void
+opt_replay_contained(struct coil_opts *o, const struct options_entry *e,
+    json_t *v, struct buf *warnings)
+{
+	struct coil_opts tmp;
+	char err[512], now[64];
+
+	/* --sandbox none was given: none of these does anything there. */
+	if (o->sbx.profile == SANDBOX_NONE)
+		return;
+	/* (--allow-net is the one flag among them) */
+	if (e->set == opt_allow_read || e->set == opt_allow_write ||
+	    e->set == opt_flag) {
+		opt_dropped(warnings, e, v, "without it");
+		return;
+	}
+	/* A profile, a size or a count: the setter checks it and stores it
+	 * in a copy, which shares o's lists but allocates nothing. */
+	tmp = *o;
+	if (opt_replay_one(&tmp, e, v, err, sizeof err) != 0) {
+		buf_printf(warnings, "the recording's --%s: %s: replayed "
+		    "without it\n", e->name, err);
+		return;
+	}
+	if (e->set == opt_profile) {
+		/* none < standard < strict: the stricter of the two */
+		if (tmp.sbx.profile >= o->sbx.profile) {
+			o->sbx.profile = tmp.sbx.profile;
+			return;
+		}
+		snprintf(now, sizeof now, "under %s",
+		    sandbox_profile_name(o->sbx.profile));
+		opt_dropped(warnings, e, v, now);
+		return;
+	}
+	/* A limit: below its least value, none at all (no checkpoint cap) */
+	if (opt_load(o, e) < e->min || opt_load(&tmp, e) <= opt_load(o, e)) {
+		opt_store(o, e, opt_load(&tmp, e));
+		return;
+	}
+	snprintf(now, sizeof now, "with --%s %lld", e->name, opt_load(o, e));
+	opt_dropped(warnings, e, v, now);
+}
+
 void
 options_replay(struct coil_opts *o, json_t *recorded, struct buf *warnings)
 {
@@ -840,7 +949,9 @@ options_replay(struct coil_opts *o, json_t *recorded, struct buf *warnings)
 		if (options[i].set == opt_seconds && json_is_string(v) &&
 		    strtod(json_string_value(v), NULL) < 0)
 			continue;	/* unset, as coil 0.1.0 recorded it */
-		if (opt_replay_one(o, &options[i], v, err, sizeof err) != 0)
+		if (options[i].flags & OPT_CONTAIN)
+			opt_replay_contained(o, &options[i], v, warnings);
+		else if (opt_replay_one(o, &options[i], v, err, sizeof err) != 0)
 			buf_printf(warnings, "the recording's --%s: %s: "
 			    "replayed without it\n", name, err);
 	}

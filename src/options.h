@@ -43,8 +43,14 @@ int options_bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 json_t *options_json(const struct coil_opts *o);
 
 /* A replay's options: each recorded one (options_json's shape) the
- * command line did not give, through the option's own checks.  What
- * this coil lacks or refuses is said, one line each, in warnings; the
+ * command line did not give, through the option's own checks.  The file
+ * is a cell's to write, so it never loosens what holds cells in: a
+ * weaker --sandbox, a higher limit (--memory, --max-procs,
+ * --max-file-size, --checkpoints) and any --allow-read, --allow-write or
+ * --allow-net are left out, and only the command line gives them; a
+ * stricter profile or a lower limit is taken.  What is left out, and
+ * what this coil lacks or refuses, is said, one line each, in warnings
+ * (nothing under --sandbox none, where none of it holds anything); the
  * rest of the replay goes on without it. */
 void options_replay(struct coil_opts *o, json_t *recorded,
     struct buf *warnings);

@@ -1,7 +1,8 @@
 /*
  * replay.h - coil --replay FILE: a transcript, a notebook, a "# %%"
  * file or a chat log run again, cell by cell, in a fresh session (the
- * recorded options unless the command line gives others), each cell
+ * recorded options unless the command line gives others, and never one
+ * that loosens the sandbox: options_replay), each cell
  * printed with its new outcome; with --check, compared with what the
  * file says it gave, a unified diff for each cell that differs.
  *
