@@ -110,11 +110,54 @@ ts_char(struct termsafe *t, struct buf *out)
 	t->state = TS_TEXT;
 }
 
+/*
+ * Whether the SGR held (ESC [ params) leaves one in effect: its
+ * parameters in order, each 0 (or empty) a full reset and every other
+ * one setting something, so "0;31" sets and "31;0" resets.  The numbers
+ * that 38, 48 and 58 take (";5;N", ";2;R;G;B") are arguments, not
+ * resets.  One that undoes an attribute (22, 39, 49...) counts as
+ * setting: the cost of that is one reset more, never one less.
+ */
+static void
+ts_sgr_effect(struct termsafe *t)
+{
+	const unsigned char *s = t->held + 2, *end = t->held + t->nheld;
+	unsigned v, args = 0;
+	bool colon, kind = false;
+
+	for (;;) {
+		v = 0;
+		colon = false;
+		for (; s < end && *s != ';'; s++) {
+			if (*s == ':')
+				colon = true;
+			else if (v < 1000)
+				v = v * 10 + (unsigned)(*s - '0');
+		}
+		if (args > 0) {
+			args--;
+		} else if (kind) {
+			/* 38;5;N and 38;2;R;G;B: what follows are numbers */
+			kind = false;
+			args = v == 5 ? 1 : v == 2 ? 3 : 0;
+		} else if (v == 0 && !colon) {
+			t->sgr = false;
+		} else {
+			t->sgr = true;
+			kind = !colon && (v == 38 || v == 48 || v == 58);
+		}
+		if (s >= end)
+			break;
+		s++;		/* the ';' */
+	}
+}
+
 static void
 ts_sgr(struct termsafe *t, struct buf *out)
 {
 	bool prompt = t->flags & TERMSAFE_PROMPT;
 
+	ts_sgr_effect(t);
 	if (prompt)
 		buf_add(out, "\001", 1);
 	buf_add(out, t->held, t->nheld);
@@ -213,6 +256,13 @@ void
 termsafe_flush(struct termsafe *t, struct buf *out)
 {
 	ts_release(t, out);
+	if (!t->sgr)
+		return;
+	if (t->flags & TERMSAFE_PROMPT)
+		buf_addstr(out, "\001\x1b[m\002");
+	else
+		buf_addstr(out, "\x1b[m");
+	t->sgr = false;
 }
 
 void

@@ -24,6 +24,13 @@
  * TERMSAFE_SGR_MAX) until the next chunk decides them, so the result
  * does not depend on where the chunks were cut.  termsafe_flush ends the
  * stream: held bytes are shown escaped.  One struct per output stream.
+ *
+ * A kept SGR stays in effect after the cell's text: conceal (ESC [ 8 m)
+ * or black on black would hide coil's own words that follow (the prompt,
+ * the echo of what the person types, warnings, tracebacks).  So the
+ * struct knows whether an SGR other than a full reset is in effect, and
+ * termsafe_flush, which ends a cell's text before coil writes, appends
+ * the reset ESC [ m then, and only then.
  */
 #ifndef COIL_TERMSAFE_H
 #define COIL_TERMSAFE_H
@@ -45,13 +52,15 @@ struct termsafe {
 	unsigned need;		/* continuation bytes the character lacks */
 	size_t nheld;
 	unsigned char held[TERMSAFE_SGR_MAX];
+	bool sgr;		/* an SGR other than a reset is in effect */
 };
 
 void termsafe_init(struct termsafe *t, int flags);
 /* Append p[0..n) made safe to out; may hold a few bytes back. */
 void termsafe_feed(struct termsafe *t, const char *p, size_t n,
     struct buf *out);
-/* Append what is held, escaped, to out; the stream starts again. */
+/* Append what is held, escaped, to out, then ESC [ m if an SGR is in
+ * effect; the stream starts again. */
 void termsafe_flush(struct termsafe *t, struct buf *out);
 /* One whole text: init, feed and flush. */
 void termsafe_text(const char *p, size_t n, int flags, struct buf *out);

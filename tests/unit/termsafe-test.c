@@ -79,8 +79,33 @@ static const struct tcase cases[] = {
 	    "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\x8d", 0 },
 	{ "SGR colours pass", "\x1b[31mred\x1b[0m \x1b[1;38;5;208mx\x1b[m",
 	    "\x1b[31mred\x1b[0m \x1b[1;38;5;208mx\x1b[m", 0 },
-	{ "SGR with colons passes", "\x1b[38:2::1:2:3mx",
-	    "\x1b[38:2::1:2:3mx", 0 },
+	{ "SGR with colons passes, reset at the end", "\x1b[38:2::1:2:3mx",
+	    "\x1b[38:2::1:2:3mx\x1b[m", 0 },
+	{ "conceal left set is reset at the end", "\x1b[8mhidden",
+	    "\x1b[8mhidden\x1b[m", 0 },
+	{ "black on black left set is reset at the end", "\x1b[30;40mx",
+	    "\x1b[30;40mx\x1b[m", 0 },
+	{ "ESC[m and ESC[0m reset: nothing added",
+	    "\x1b[1ma\x1b[mb\x1b[4mc\x1b[0md\x1b[7me\x1b[;m",
+	    "\x1b[1ma\x1b[mb\x1b[4mc\x1b[0md\x1b[7me\x1b[;m", 0 },
+	{ "0;31 resets then sets", "\x1b[0;31mx", "\x1b[0;31mx\x1b[m", 0 },
+	{ "31;0 sets then resets", "\x1b[31;0mx", "\x1b[31;0mx", 0 },
+	{ "a trailing empty parameter resets", "\x1b[31;mx",
+	    "\x1b[31;mx", 0 },
+	{ "a set after a reset is still in effect", "\x1b[0m\x1b[2mx",
+	    "\x1b[0m\x1b[2mx\x1b[m", 0 },
+	{ "colour 0 of 38;5 is no reset", "\x1b[38;5;0mx",
+	    "\x1b[38;5;0mx\x1b[m", 0 },
+	{ "black of 48;2 is no reset", "\x1b[1;48;2;0;0;0mx",
+	    "\x1b[1;48;2;0;0;0mx\x1b[m", 0 },
+	{ "after 38;5;N a 0 resets", "\x1b[38;5;9;0mx",
+	    "\x1b[38;5;9;0mx", 0 },
+	{ "a reset cut short does not reset", "\x1b[8mx\x1b[0",
+	    "\x1b[8mx^[[0\x1b[m", 0 },
+	{ "a reset that is no SGR does not reset", "\x1b[8mx\x1b[0t",
+	    "\x1b[8mx^[[0t\x1b[m", 0 },
+	{ "a huge parameter sets", "\x1b[00000000000000000000001m",
+	    "\x1b[00000000000000000000001m\x1b[m", 0 },
 	{ "OSC 52 (clipboard) is shown escaped",
 	    "\x1b]52;c;aGk=\x07", "^[]52;c;aGk=^G", 0 },
 	{ "OSC 0 / 2 (title) with ST is shown escaped",
@@ -116,7 +141,7 @@ static const struct tcase cases[] = {
 	{ "an SGR cut short at the end is shown escaped", "\x1b[31",
 	    "^[[31", 0 },
 	{ "an ESC inside an SGR starts afresh", "\x1b[3\x1b[1m",
-	    "^[[3\x1b[1m", 0 },
+	    "^[[3\x1b[1m\x1b[m", 0 },
 	{ "a character cut short at the end is shown escaped",
 	    "ok\xf0\x9f\x90", "ok<F0><9F><90>", 0 },
 	{ "an overlong SGR is shown escaped",
@@ -172,6 +197,11 @@ test_prompt(void)
 	tap_is_mem(out.p, out.len, want, strlen(want),
 	    "a prompt's SGR is marked for readline, the rest escaped");
 	buf_free(&out);
+	run("\x1b[8mname: ", 10, 0, TERMSAFE_PROMPT, &out);
+	tap_is_mem(out.p, out.len, "\001\x1b[8m\002name: \001\x1b[m\002",
+	    17,
+	    "a prompt that leaves an SGR set ends with a marked reset");
+	buf_free(&out);
 	run("\001\002", 2, 0, TERMSAFE_PROMPT, &out);
 	tap_is_mem(out.p, out.len, "^A^B", 4,
 	    "a prompt's own readline marks are shown escaped");
@@ -187,6 +217,31 @@ test_clean(void)
 	tap_ok(!termsafe_clean("a\x1b]0;x\x07", 7) &&
 	    !termsafe_clean("\xc2\x9b", 2) && !termsafe_clean("\xff", 1),
 	    "a control, a C1 control or a bad byte is not clean");
+	tap_ok(!termsafe_clean("\x1b[8mx", 5) &&
+	    termsafe_clean("\x1b[8mx\x1b[m", 8),
+	    "an SGR left set is not clean, one reset is");
+}
+
+/* The reset comes once, at the flush that ends what set it: a stream
+ * goes on after it as if new. */
+static void
+test_flush_resets(void)
+{
+	struct termsafe t;
+	struct buf out;
+
+	buf_init(&out);
+	termsafe_init(&t, 0);
+	termsafe_feed(&t, "\x1b[30;40m", 8, &out);
+	termsafe_feed(&t, "a", 1, &out);
+	termsafe_flush(&t, &out);
+	termsafe_feed(&t, "b", 1, &out);
+	termsafe_flush(&t, &out);
+	termsafe_flush(&t, &out);
+	buf_addstr(&out, "");
+	tap_is_mem(out.p, out.len, "\x1b[30;40ma\x1b[mb", 13,
+	    "a flush resets an SGR once; the stream then starts clean");
+	buf_free(&out);
 }
 
 static uint32_t rng = 2463534242u;
@@ -219,7 +274,7 @@ test_random(void)
 	char in[512];
 	struct buf whole, cut;
 	size_t n, chunk;
-	int i, unsafe = 0, differ = 0, changed = 0;
+	int i, unsafe = 0, differ = 0, changed = 0, reset = 0;
 
 	for (i = 0; i < 20000; i++) {
 		n = rand32() % sizeof in;
@@ -230,16 +285,28 @@ test_random(void)
 		unsafe += !safe(whole.p, whole.len);
 		differ += whole.len != cut.len ||
 		    memcmp(whole.p, cut.p, cut.len) != 0;
-		/* what is safe already is shown as it is */
-		changed += safe(in, n) && (whole.len != n ||
-		    memcmp(whole.p, in, n) != 0);
+		/* what is safe already is shown as it is, but for the
+		 * reset at its end of an SGR it left set */
+		changed += safe(in, n) && (whole.len < n ||
+		    memcmp(whole.p, in, n) != 0 || (whole.len != n &&
+		    (whole.len != n + 3 || memcmp(whole.p + n, "\x1b[m", 3))));
+		/* and after a reset of its own, nothing is added */
+		if (safe(in, n) && n + 3 <= sizeof in) {
+			memcpy(in + n, "\x1b[m", 3);
+			buf_free(&whole);
+			run(in, n + 3, 0, 0, &whole);
+			reset += whole.len != n + 3 ||
+			    memcmp(whole.p, in, n + 3) != 0;
+		}
 		buf_free(&whole);
 		buf_free(&cut);
 	}
 	tap_ok(unsafe == 0, "random bytes come out safe (%d not)", unsafe);
 	tap_ok(differ == 0, "random chunks change nothing (%d did)", differ);
-	tap_ok(changed == 0, "safe input comes out unchanged (%d did not)",
-	    changed);
+	tap_ok(changed == 0, "safe input comes out unchanged, or with one "
+	    "reset added (%d did not)", changed);
+	tap_ok(reset == 0, "safe input that ends with a reset comes out "
+	    "unchanged (%d did not)", reset);
 }
 
 int
@@ -248,6 +315,7 @@ main(void)
 	test_cases();
 	test_prompt();
 	test_clean();
+	test_flush_resets();
 	test_random();
 	return tap_done();
 }
