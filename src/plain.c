@@ -110,7 +110,7 @@ plain_write(int fd, const char *p, size_t n)
 }
 
 /* The stream on fd has ended (the cell answered): what it held back
- * shows, escaped. */
+ * shows, escaped, and a colour or attribute it left set is reset. */
 static void
 plain_end(int fd)
 {
@@ -124,11 +124,21 @@ plain_end(int fd)
 	buf_free(&b);
 }
 
+/* Both streams end: what coil writes next is not the cell's, and must
+ * not be hidden by an SGR (conceal, black on black) the cell left on
+ * either (stdout and stderr are most often one terminal). */
+static void
+plain_end_both(void)
+{
+	plain_end(1);
+	plain_end(2);
+}
+
 /* A whole text (a result, a traceback, coil's words). */
 static void
 plain_text(int fd, const char *p, size_t n)
 {
-	plain_end(fd);
+	plain_end_both();
 	plain_write(fd, p, n);
 	plain_end(fd);
 }
@@ -187,8 +197,6 @@ plain_show(struct plain *p, const struct response *r)
 		return;
 	}
 	p->incomplete = false;
-	plain_end(1);
-	plain_end(2);
 	if (r->has & RESP_RESULT) {
 		plain_text(1, r->result, r->result_len);
 		plain_puts(1, "\n");
@@ -361,8 +369,12 @@ plain_ask(struct plain *p)
 		return;
 	}
 	p->answered = false;
+	/* the cell's output so far ends, its colours reset: what the
+	 * person types must show */
+	plain_end_both();
 	/* the cell's prompt, which readline writes to the terminal as it
-	 * is: made safe, its colours marked as taking no room */
+	 * is: made safe, its colours marked as taking no room (and reset
+	 * at its end) */
 	if (p->safe[1]) {
 		struct buf b;
 
@@ -423,6 +435,10 @@ plain_call(struct plain *p, json_t *req, enum op op)
 		if (p->ask != NULL)
 			plain_ask(p);
 	}
+	/* answered: the cell's output, and any background output while
+	 * it ran, end before coil or readline writes (plain_show, a
+	 * magic's report, a completion's redisplay) */
+	plain_end_both();
 	return p->reply;
 }
 
@@ -855,8 +871,7 @@ plain_main(const struct coil_opts *opts)
 		return 1;
 	}
 	rc = p.tty ? plain_tty_loop(&p) : plain_pipe_loop(&p);
-	plain_end(1);
-	plain_end(2);
+	plain_end_both();
 	if (plain_term)
 		rc = 128 + plain_term;
 	if (session_free(p.s) == -1 && rc == 0)

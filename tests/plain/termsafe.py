@@ -6,9 +6,12 @@ stderr, a result's repr, a traceback and an input() prompt reach the
 terminal with SGR colours kept and every other control shown escaped
 (OSC 52 clipboard, OSC 0/2 title, the CSI 21t report that would make the
 terminal type into coil's input, a C1 control), an SGR sequence written
-in two parts included.  coil --replay prints a file's code and the new
-output the same way.  Through a pipe the bytes are left exactly as the
-cell wrote them: scripts depend on that.
+in two parts included.  An SGR a cell leaves set (conceal, black on
+black) is reset before coil's own words: the prompt, a traceback, an
+input() prompt and the person's echo stay visible.  coil --replay
+prints a file's code and the new output the same way.  Through a pipe
+the bytes are left exactly as the cell wrote them: scripts depend on
+that.
 
 The terminal here is the pty's master, read byte for byte: what coil
 wrote, before any terminal could act on it.
@@ -28,11 +31,15 @@ from coiltest import COIL, check, done
 # Typed at the prompt: the escapes are Python's, so the echo of the line
 # holds none of the bytes the cell writes.
 CELLS = [
-    r'import sys, os',
+    r'import sys, os, time',
     r'sys.stdout.write("A\x1b]52;c;aGk=\x07B\x1b]0;title\x07C\x1b[21tD'
     r'\x1b[31mred\x1b[0mE\x9bF\n")',
     r'sys.stderr.write("G\x1b]2;err\x07H\n")',
-    r'os.write(1, b"\x1b[3"); os.write(1, b"2mgreen\x1b[0m\n")',
+    # The cell pauses between the halves, so that they most likely
+    # reach coil in two reads; tests/unit/termsafe-test.c cuts every
+    # sequence at every point, which this cannot promise.
+    r'os.write(1, b"\x1b[3"); time.sleep(0.3); '
+    r'os.write(1, b"2mgreen\x1b[0m\n")',
     r'type("R", (), {"__repr__": lambda s: "I\x1b]0;res\x07J"})()',
     r'raise ValueError("K\x1b]0;tb\x07L")',
 ]
@@ -137,6 +144,49 @@ def plain_on_a_terminal(wd):
           % rc)
 
 
+def reset_before(out, sgr, word):
+    """Whether, after the cell's sgr, a reset comes before coil's word."""
+    at = out.find(sgr)
+    end = out.find(word, at + len(sgr)) if at >= 0 else -1
+    return end >= 0 and b"\x1b[m" in out[at + len(sgr):end]
+
+
+def plain_sgr_left_set(wd):
+    t = Pty(["--plain"], wd)
+    ok = t.expect(b">>> ")
+    t.type(r'print("\x1b[8m", end="")')
+    ok = t.expect(b"\x1b[8m") and t.expect(b">>> ") and ok
+    t.type("6 * 7")
+    ok = t.expect(b"42") and t.expect(b">>> ") and ok
+    t.type(r'print("\x1b[30;40m", end=""); raise ValueError("vv")')
+    ok = t.expect(b"ValueError: vv") and t.expect(b">>> ") and ok
+    t.type(r'print("\x1b[0;8m", end=""); x = input("ask> ")')
+    ok = t.expect(b"ask> ") and ok
+    t.type("typed")
+    ok = t.expect(b">>> ") and ok
+    t.type(r'print("\x1b[1mbold\x1b[0m"); x')
+    ok = t.expect(b"'typed'") and t.expect(b">>> ") and ok
+    os.write(t.master, b"\x04")
+    rc = t.close()
+    out = t.out
+    check(ok and reset_before(out, b"\x1b[8m", b">>> ") and
+          reset_before(out, b"\x1b[8m", b"42"),
+          "conceal left set by a cell is reset before the next prompt and "
+          "the next answer", repr(out))
+    check(reset_before(out, b"\x1b[30;40m", b"Traceback") and
+          reset_before(out, b"\x1b[30;40m", b">>> "),
+          "black on black left set is reset before the traceback and the "
+          "prompt", repr(out))
+    check(reset_before(out, b"\x1b[0;8m", b"ask> ") and
+          reset_before(out, b"\x1b[0;8m", b"typed"),
+          "an SGR set before input() is reset before its prompt and the "
+          "echo of the line typed", repr(out))
+    check(b"\x1b[1mbold\x1b[0m\r\n'typed'" in out,
+          "a cell that resets what it set gets no reset added", repr(out))
+    check(rc == 0, "the session went on to a clean end (exit status %s)"
+          % rc)
+
+
 def plain_through_a_pipe(wd):
     script = "\n".join(CELLS[:5]) + "\n"
     r = subprocess.run([COIL, "--plain"], input=script.encode(),
@@ -167,6 +217,16 @@ def replay(wd):
           "--replay shows a file's code and the new output escaped on a "
           "terminal", repr(t.out))
     check(rc == 0, "the replay ends well (exit status %s)" % rc)
+    # An SGR a cell leaves set ends with that cell's output.
+    sgr = os.path.join(wd, "sgr.py")
+    with open(sgr, "wb") as f:
+        f.write(b"# %%\nprint('\\x1b[8m', end='')\n# %%\nprint('S')\n")
+    t = Pty(["--replay", sgr, "--plain"], wd)
+    seen = t.expect(b"\x1b[8m") and t.expect(b"In [2]")
+    rc = t.close()
+    check(seen and reset_before(t.out, b"\x1b[8m", b"In [2]") and rc == 0,
+          "--replay resets an SGR a cell left set before the next cell "
+          "(exit status %s)" % rc, repr(t.out))
     r = subprocess.run([COIL, "--replay", path], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, cwd=wd, timeout=120)
     check(b"# \x1b]0;code\x07\n" in r.stdout and
@@ -179,6 +239,7 @@ def main():
     wd = coiltest.workdir()
     try:
         plain_on_a_terminal(wd)
+        plain_sgr_left_set(wd)
         plain_through_a_pipe(wd)
         replay(wd)
     finally:
