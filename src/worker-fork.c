@@ -23,7 +23,13 @@
  *    are counted from the interpreter's thread states, random's state
  *    is read with _random.Random's own method from an instance of it;
  *  - no collection, whose finalisers are the cells' code: the collector
- *    is off from the order to the fork.
+ *    is off from the order to the fork;
+ *  - no store into a dict a cell can reach (a value freed may be a
+ *    cell's, with a __del__) and no dict lookup by key in one (a key a
+ *    cell planted with a colliding hash has its __eq__ run): what the
+ *    copy needs is kept in C till after the fork, and the keys of
+ *    sys.modules and random's dicts are walked, looking at exact str
+ *    keys only.
  *
  * What is left: code a cell planted elsewhere in coil (a Python signal
  * handler run while the worker waits) might still fork in the moment
@@ -41,11 +47,27 @@
 static PyObject *wf_lock;		/* _imp.acquire_lock */
 static PyObject *wf_unlock;		/* _imp.release_lock */
 static PyObject *wf_freeze;		/* gc.freeze */
+static PyObject *wf_fcount;		/* gc.get_freeze_count */
 static PyObject *wf_blocks;		/* sys.getallocatedblocks */
 static PyObject *wf_rnd_type;		/* _random.Random */
 static PyObject *wf_rnd_get;		/* _random.Random.getstate */
 static PyObject *wf_state;		/* worker.py's _ckpt dict */
 static int wf_gc_was;			/* the collector's state before */
+
+/*
+ * What the copy needs to know about itself, kept here, in memory the
+ * fork copies, not in _ckpt: a cell can reach that dict, and storing
+ * into it before the fork would free the value it replaces (a cell's
+ * object, whose __del__ could fork and take the gate's pass) and compare
+ * keys (a cell's key, whose __eq__ could).  worker_fork_publish copies
+ * them into _ckpt once the fork is done, when no pass is owed.  The
+ * random state replaced is dropped then too (wf_rnd_old): its
+ * gauss_next may be a cell's object.
+ */
+static int wf_threads;			/* threads the copy lacks */
+static PyObject *wf_rnd;		/* (state, gauss_next), or NULL */
+static PyObject *wf_rnd_old;		/* the one before, dropped later */
+static long long wf_nblocks;		/* the heap's size at freezing */
 
 /* attr of the built-in module name, or NULL with an error set.  New
  * reference. */
@@ -73,6 +95,7 @@ worker_fork_bind(struct _object *dict)
 	if ((wf_lock = wf_bind("_imp", "acquire_lock")) == NULL ||
 	    (wf_unlock = wf_bind("_imp", "release_lock")) == NULL ||
 	    (wf_freeze = wf_bind("gc", "freeze")) == NULL ||
+	    (wf_fcount = wf_bind("gc", "get_freeze_count")) == NULL ||
 	    (wf_blocks = wf_bind("sys", "getallocatedblocks")) == NULL ||
 	    (wf_rnd_type = wf_bind("_random", "Random")) == NULL ||
 	    (wf_rnd_get = PyObject_GetAttrString(wf_rnd_type,
@@ -85,14 +108,23 @@ worker_fork_bind(struct _object *dict)
 	return 0;
 }
 
-/* Set _ckpt[key] to v (stolen); errors are dropped: what they would
- * keep is a nicety of the resumed copy. */
-static void
-wf_set(const char *key, PyObject *v)
+/* d[key], borrowed, or NULL.  A walk over the dict that looks only at
+ * keys that are exactly str, not a lookup: a lookup hashes and compares
+ * keys, and a key a cell put there (in sys.modules, in a module's dict)
+ * with a colliding hash would have its __eq__ run. */
+static PyObject *
+wf_find(PyObject *d, const char *key)
 {
-	if (v == NULL || PyDict_SetItemString(wf_state, key, v) == -1)
-		PyErr_Clear();
-	Py_XDECREF(v);
+	PyObject *k, *v;
+	Py_ssize_t pos = 0;
+
+	if (d == NULL || !PyDict_Check(d))
+		return NULL;
+	while (PyDict_Next(d, &pos, &k, &v))
+		if (PyUnicode_CheckExact(k) &&
+		    PyUnicode_CompareWithASCIIString(k, key) == 0)
+			return v;
+	return NULL;
 }
 
 /* random's module instance, when the module is loaded and its _inst is
@@ -101,12 +133,12 @@ wf_set(const char *key, PyObject *v)
 static PyObject *
 wf_random(void)
 {
-	PyObject *mods = PyImport_GetModuleDict(), *m, *inst;
+	PyObject *m, *inst;
 
-	m = PyDict_GetItemString(mods, "random");
+	m = wf_find(PyImport_GetModuleDict(), "random");
 	if (m == NULL || !PyModule_CheckExact(m))
 		return NULL;
-	inst = PyDict_GetItemString(PyModule_GetDict(m), "_inst");
+	inst = wf_find(PyModule_GetDict(m), "_inst");
 	if (inst == NULL || !PyObject_TypeCheck(inst,
 	    (PyTypeObject *)wf_rnd_type))
 		return NULL;
@@ -130,10 +162,26 @@ wf_random_state(void)
 	d = PyObject_GenericGetDict(inst, NULL);
 	if (d == NULL)
 		PyErr_Clear();
-	g = d != NULL && PyDict_CheckExact(d) ?
-	    PyDict_GetItemString(d, "gauss_next") : NULL;
+	g = wf_find(d, "gauss_next");
+	g = Py_BuildValue("(NO)", st, g != NULL ? g : Py_None);
 	Py_XDECREF(d);
-	return Py_BuildValue("(NO)", st, g != NULL ? g : Py_None);
+	if (g == NULL)
+		PyErr_Clear();
+	return g;
+}
+
+/* A C function of the interpreter's returning an int: its value, or -1. */
+static long long
+wf_call_int(PyObject *fn)
+{
+	PyObject *r = PyObject_CallNoArgs(fn);
+	long long n = -1;
+
+	if (r != NULL && PyLong_CheckExact(r))
+		n = PyLong_AsLongLong(r);
+	Py_XDECREF(r);
+	PyErr_Clear();
+	return n;
 }
 
 int
@@ -152,29 +200,50 @@ int
 worker_fork_prepare(void)
 {
 	PyObject *r;
-	int threads;
 
 	wf_gc_was = PyGC_Disable();
 	/* fork copies only the calling thread */
-	threads = worker_threads();
-	wf_set("threads", PyLong_FromLong(threads));
+	wf_threads = worker_threads();
 	/* random reseeds itself in a forked child; a resumed checkpoint must
 	 * go on with the same sequence the state had (worker.py's
-	 * ckpt_resumed puts it back) */
-	r = wf_random_state();
-	wf_set("random", r != NULL ? r : Py_NewRef(Py_None));
+	 * ckpt_resumed puts it back).  The state before is kept till after
+	 * the fork: freeing it may free a cell's object. */
+	Py_CLEAR(wf_rnd_old);		/* none: publish dropped it */
+	wf_rnd_old = wf_rnd;
+	wf_rnd = wf_random_state();
 	/* Frozen objects are left alone by the collector, so a later
 	 * collection does not write to (and un-share) every page of the
 	 * namespace that the checkpoint shares with the worker.  The heap's
-	 * size when the freezing began tells worker.py when to thaw. */
-	if (PyDict_GetItemString(wf_state, "frozen") != Py_True)
-		wf_set("blocks", PyObject_CallNoArgs(wf_blocks));
+	 * size when the freezing began tells worker.py when to thaw (and
+	 * its gc.unfreeze empties the frozen generation). */
+	if (wf_call_int(wf_fcount) <= 0)
+		wf_nblocks = wf_call_int(wf_blocks);
 	r = PyObject_CallNoArgs(wf_freeze);
 	if (r == NULL)
 		PyErr_Clear();
 	Py_XDECREF(r);
+	return wf_threads;
+}
+
+/* Store v (stolen) in _ckpt[key]; errors are dropped: what they would
+ * keep is a nicety of the resumed copy. */
+static void
+wf_set(const char *key, PyObject *v)
+{
+	if (v == NULL || PyDict_SetItemString(wf_state, key, v) == -1)
+		PyErr_Clear();
+	Py_XDECREF(v);
+}
+
+void
+worker_fork_publish(void)
+{
+	wf_set("threads", PyLong_FromLong(wf_threads));
+	wf_set("random", Py_NewRef(wf_rnd != NULL ? wf_rnd : Py_None));
+	wf_set("blocks", PyLong_FromLongLong(wf_nblocks > 0 ? wf_nblocks :
+	    0));
 	wf_set("frozen", Py_NewRef(Py_True));
-	return threads;
+	Py_CLEAR(wf_rnd_old);
 }
 
 void

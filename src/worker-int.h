@@ -44,12 +44,16 @@ int worker_ask_install(struct _object *dict);
 int worker_fork_bind(struct _object *dict);
 
 /* Before a checkpoint's fork, with no code of the cells': count the
- * threads the copy will lack (returned), keep random's state in _ckpt,
- * freeze the heap, turn the collector off; then worker_fork_before
- * takes the import lock, right before fork, and worker_fork_after puts
- * both back: in the worker right after the fork, in the copy (child)
- * once PyOS_AfterFork_Child ran. */
+ * threads the copy will lack (returned), keep random's state, freeze the
+ * heap, turn the collector off; then worker_fork_before takes the import
+ * lock, right before fork, and worker_fork_after puts both back: in the
+ * worker right after the fork, in the copy (child) once
+ * PyOS_AfterFork_Child ran.  What prepare kept stays in C until
+ * worker_fork_publish stores it in _ckpt, which may run a cell's code
+ * (a __del__): in the worker once the checkpoint's frame is sent, in
+ * the copy before ckpt_resumed. */
 int worker_fork_prepare(void);
+void worker_fork_publish(void);
 /* How many threads of Python live besides this one, read from the
  * interpreter's thread states (no code of the cells' runs). */
 int worker_threads(void);

@@ -455,6 +455,7 @@ worker_become_checkpoint(int sock)
 	}
 	PyOS_AfterFork_Child();
 	worker_fork_after(true);
+	worker_fork_publish();
 	{
 		PyObject *r = PyObject_CallNoArgs(worker_resumed);
 
@@ -529,6 +530,7 @@ static int
 worker_checkpoint(const char *kind, int cell, json_int_t seq)
 {
 	int threads, sv[2], fds[2], nfds, saved_errno, pidfd;
+	bool prepared = false;
 	uint64_t t0;
 	double fork_ms;
 	json_t *m;
@@ -544,6 +546,7 @@ worker_checkpoint(const char *kind, int cell, json_int_t seq)
 	 * strict the gate lets one fork of this thread through, and it is
 	 * this one, not one of a cell's at-fork hooks. */
 	threads = worker_fork_prepare();
+	prepared = true;
 	fflush(NULL);
 	ckpt_hot_scan(&worker_hot, WORKER_HOT_MAX);
 	t0 = now_ns();
@@ -598,12 +601,18 @@ worker_checkpoint(const char *kind, int cell, json_int_t seq)
 	 * copied. */
 	if (strcmp(kind, "before") != 0 && !chan_pending(&worker_ctl))
 		ckpt_hot_prefault(&worker_hot, worker_ctl.fd);
+	worker_fork_publish();
 	return 0;
 failed:
-	m = json_pack("{s:s, s:s, s:i, s:s, s:I}", "t", "ckpt_failed", "kind",
-	    kind, "cell", cell, "error", worker_ckpt_err, "seq", seq);
+	/* errno as a number too: the supervisor tells the gate's refusal
+	 * (EPERM) from the rest by it, not by the text */
+	m = json_pack("{s:s, s:s, s:i, s:s, s:i, s:I}", "t", "ckpt_failed",
+	    "kind", kind, "cell", cell, "error", worker_ckpt_err, "errno",
+	    saved_errno, "seq", seq);
 	chan_send(worker_ctl.fd, m, NULL, 0);
 	json_decref(m);
+	if (prepared)
+		worker_fork_publish();
 	return -1;
 }
 

@@ -55,10 +55,10 @@ class _NoStdin:
 
 
 # Checkpoints (worker.c forks them; see ckpt.h).  What the copy needs to
-# know about itself lives here, in memory the fork copies: worker-fork.c
-# fills it in, without running Python, right before the fork (the
-# threads the copy lacks, random's state and gauss_next, the heap's size
-# when it was first frozen).
+# know about itself lives here: worker-fork.c keeps it in C across the
+# fork and stores it here after (in the copy before ckpt_resumed), as
+# storing may run a cell's __del__ (the threads the copy lacks, random's
+# state and gauss_next, the heap's size when it was first frozen).
 _ckpt = {"threads": 0, "random": None, "frozen": False, "blocks": 0}
 _orphans = []          # streams a lost thread may have held locked
 

@@ -17,7 +17,15 @@ waits (a cell's Python signal handler, which blocks until the order is on
 the worker's socket and then forks): the snapshot fails, the answer says
 the gate was spent by the cell's code, ping's sandbox report says so, the
 stray process is killed, and the next snapshot works.
+
+Last, the pass is sought through what the worker does before the fork
+itself: a cell's object with a forking __del__ put in _coil._ckpt (which
+the worker used to overwrite before the fork) and a key in sys.modules
+with random's hash and a forking __eq__ (which its lookup of "random"
+used to compare).  Both snapshots are taken, nothing gets out, and ping's
+report is clean.
 """
+import errno
 import os
 import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -162,6 +170,68 @@ with Coil("--sandbox", "strict", "--workdir", d2, "--no-record",
     check(r.get("status") == "ok", "the next snapshot is taken", r)
     check(c.close() == 0, "coil exits 0", c.stderr_text())
 
+# Nor may code of a cell's run from what worker-fork.c does before the
+# fork: a value it replaced in _coil._ckpt (a cell's object there, whose
+# __del__ forks) or a key it looked up (a cell's key in sys.modules with
+# random's hash, whose __eq__ forks).  Either would take the pass for a
+# process of its own; now the __del__ runs after the fork, when the gate
+# refuses it, and the __eq__ never runs.
+FORKER = r'''
+import ctypes, os, sys
+_libc = ctypes.CDLL(None, use_errno=True)
+_tries = []
+def _fork(where):
+    pid = _libc.fork()
+    if pid == 0:
+        open("escaped-%s-%d" % (where, os.getpid()), "w").close()
+        os._exit(0)
+    _tries.append((where, pid, ctypes.get_errno()))
+class Dying:
+    def __del__(self):
+        _fork("del")
+class Key(str):
+    def __hash__(self):
+        return hash("random")
+    def __eq__(self, other):
+        _fork("eq")
+        return False
+'''
+
+d3 = workdir()
+with Coil("--sandbox", "strict", "--workdir", d3, "--no-record",
+          "--checkpoints", "0") as c:
+    r = c.run(FORKER)
+    check(r.get("status") == "ok", "a cell defines a forking __del__ and "
+          "__eq__", r)
+    r = c.run("sys.modules['_coil']._ckpt['threads'] = Dying()")
+    check(r.get("status") == "ok", "a cell plants its object in "
+          "_coil._ckpt", r)
+    r = c.call({"op": "snapshot", "name": "del"})
+    check(r.get("status") == "ok", "the snapshot is taken", r)
+    r = c.run("[t[0] for t in _tries], [t[1:] for t in _tries], "
+              "sys.modules['_coil']._ckpt['threads']")
+    check(r.get("result") == "(['del'], [(-1, %d)], 0)" % errno.EPERM,
+          "the __del__ ran after the fork (its own fork was refused), "
+          "and _ckpt holds the count", r)
+    r = c.run("sys.modules.pop('random', None); "
+              "sys.modules[Key('x')] = None")
+    check(r.get("status") == "ok", "a cell plants a key with random's hash "
+          "in sys.modules", r)
+    r = c.call({"op": "snapshot", "name": "eq"})
+    check(r.get("status") == "ok", "the snapshot is taken", r)
+    r = c.run("for k in [k for k in sys.modules if type(k) is Key]:\n"
+              "    del sys.modules[k]\n"
+              "[t[0] for t in _tries]")
+    check(r.get("result") == "['del']", "the key's __eq__ never ran "
+          "for it", r)
+    check(markers(d3, "escaped-") == [], "no process of the cell's got "
+          "out", markers(d3, "escaped-"))
+    g = gate(c)
+    check(g.get("state") == "on" and "spent_by_cells" not in g,
+          "ping: the gate is on, never spent by a cell", g)
+    check(c.close() == 0, "coil exits 0", c.stderr_text())
+
 cleanup(d)
 cleanup(d2)
+cleanup(d3)
 done()
