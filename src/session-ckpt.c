@@ -326,7 +326,8 @@ session_gate_sweep(struct session *s)
 
 /*
  * strict: the checkpoint ordered at cell `cell` failed with `error`
- * (the worker's word, only quoted).  If the gate had let a fork through
+ * (the worker's word, only quoted) and errno `err` (EPERM: the fork was
+ * refused).  If the gate had let a fork through
  * for it (spent) and the worker's own fork was refused, or a stray was
  * found, the pass went to code of the cells' running on the main thread
  * as the checkpoint was taken; if the gate was not spent and the
@@ -336,9 +337,9 @@ session_gate_sweep(struct session *s)
  */
 static bool
 session_gate_failed(struct session *s, int cell, const char *error,
-    bool spent, int killed)
+    int err, bool spent, int killed)
 {
-	bool refused = strstr(error, strerror(EPERM)) != NULL;
+	bool refused = err == EPERM;
 
 	if (s->gate_fd < 0 || !(killed > 0 || refused))
 		return false;
@@ -479,6 +480,10 @@ session_ckpt_failed(struct session *s, struct link_frame *f)
 {
 	const char *error = json_string_value(json_object_get(f->msg,
 	    "error"));
+	/* the worker's errno, a number: its text is in the worker's
+	 * language, not necessarily ours */
+	json_t *jerr = json_object_get(f->msg, "errno");
+	int err = json_is_integer(jerr) ? (int)json_integer_value(jerr) : 0;
 	int cell = s->node->cell, killed = 0;
 	bool spent = s->gate_spent;
 	struct ckpt *ck;
@@ -488,7 +493,7 @@ session_ckpt_failed(struct session *s, struct link_frame *f)
 	s->gate_spent = false;
 	if (error == NULL)
 		error = "unknown error";
-	session_gate_failed(s, cell, error, spent, killed);
+	session_gate_failed(s, cell, error, err, spent, killed);
 	session_note(s, EV_CHECKPOINT, json_pack("{s:s, s:i, s:s, s:s}",
 	    "state", "failed", "cell", cell, "kind", link_ckpt_names[f->kind],
 	    "error", error));
