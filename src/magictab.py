@@ -747,8 +747,24 @@ def _m_debug(arg, **_):
                          "names instead")
     if getattr(sys, "last_traceback", None) is None:
         raise UsageError("No traceback has been produced, nothing to debug.")
+    p = _new_pdb()
+    p.reset()
+    p.interaction(None, sys.last_traceback)
+
+
+def _new_pdb(skip=None):
+    """The pdb.Pdb of %debug and breakpoint().  pdb.Pdb() imports readline
+    by name, which would run a readline.py of the work dir's: it is made
+    under _std_guard, which resolves that import to the standard
+    library's.  Without ./.pdbrc (readrc=False): a file a cell may have
+    written, whose lines pdb would run as the person's commands (and
+    ~/.pdbrc goes with it, pdb reads both or neither).  Without
+    completion (completekey=None): cmd would import readline by name
+    again at each prompt, and the worker's stdin is no terminal readline
+    can edit; the person's line editor is the supervisor's."""
     pdb = _std("pdb")
-    pdb.post_mortem(sys.last_traceback)
+    with _std_guard():
+        return pdb.Pdb(completekey=None, skip=skip, readrc=False)
 
 
 @_magic("lsmagic", _LINE, "%lsmagic", "List the magics coil knows.")

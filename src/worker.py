@@ -201,8 +201,7 @@ def _breakpoint(*args, **kws):
         sys.stderr.write("coil: breakpoint() skipped: there is no terminal "
                          "to debug at (coil --plain on one has pdb)\n")
         return
-    pdb = _std("pdb")
-    pdb.Pdb(skip=["_coil*"]).set_trace(sys._getframe(1))
+    _new_pdb(skip=["_coil*"]).set_trace(sys._getframe(1))
 
 
 def _guard_imports(names):

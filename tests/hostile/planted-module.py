@@ -13,6 +13,10 @@ inspect, complete, vars) is right and runs none of the planted files.  A
 cell still imports its own module from the work dir, and its own
 `import traceback` gets the planted file, as python3 would give it;
 coil's answers stay right after that too.
+
+Then pdb, as %debug and breakpoint() make it (driven here by a cell that
+fakes a terminal on sys.stdin): a planted readline.py, which pdb.Pdb()
+imports by name, does not run, nor does a planted ./.pdbrc.
 """
 import os
 import sys
@@ -90,6 +94,56 @@ def session(profile, d):
         check(c.close() == 0, "%s: coil exits 0" % profile, c.stderr_text())
 
 
+# A cell stands in for the person at a terminal: sys.stdin says it is a
+# tty (for %debug) or is a _TermStdin (for breakpoint()), and answers
+# pdb's prompt with a command that ends it.
+FAKE_TTY = r'''
+import sys
+class _Tty:
+    def __init__(self, cmd):
+        self.cmd = cmd
+    def isatty(self):
+        return True
+    def readline(self, *a):
+        return self.cmd
+class _Term(sys.modules["_coil"]._TermStdin):
+    def readline(self, *a):
+        return "c\n"
+'''
+
+
+def pdb_case(profile, d):
+    """pdb.Pdb(), as %debug and breakpoint() made it, imported readline
+    by name (the work dir's readline.py ran) and read ./.pdbrc, whose
+    lines it ran as pdb commands.  Both are planted with a marker."""
+    with open(os.path.join(d, "readline.py"), "w") as f:
+        f.write(PLANT)
+    with open(os.path.join(d, ".pdbrc"), "w") as f:
+        f.write("!open(%r, 'w').close()\n"
+                % os.path.join(d, "pdbrc.ran"))
+    with Coil("--sandbox", profile, "--workdir", d, "--no-record") as c:
+        r = c.run(FAKE_TTY)
+        check(r.get("status") == "ok", "%s: a cell fakes a terminal"
+              % profile, r)
+        c.run("def f():\n    return 1/0\nf()")
+        r = c.run("sys.stdin = _Tty('q\\n')\n%debug\n"
+                  "sys.stdin = sys.__stdin__")
+        check(r.get("status") == "ok" and "(Pdb)" in r.get("output", ""),
+              "%s: %%debug opens pdb at the error" % profile, r)
+        r = c.run("def g():\n    breakpoint()\n    return 2\n"
+                  "sys.stdin = _Term()\nv = g()\n"
+                  "sys.stdin = sys.__stdin__\nv")
+        check(r.get("status") == "ok" and r.get("result") == "2" and
+              "(Pdb)" in r.get("output", ""),
+              "%s: breakpoint() opens pdb, and c goes on" % profile, r)
+        check(ran(d) == [], "%s: pdb ran neither the planted readline.py "
+              "nor ./.pdbrc" % profile, ran(d))
+        r = c.run("import readline\nreadline.PLANTED")
+        check(r.get("result") == "True", "%s: a cell's own import of "
+              "readline still gets the work dir's file" % profile, r)
+        check(c.close() == 0, "%s: coil exits 0" % profile, c.stderr_text())
+
+
 for profile in ("standard", "strict"):
     d = workdir()
     with open(os.path.join(d, "mymod.py"), "w") as f:
@@ -106,5 +160,10 @@ for profile in ("standard", "strict"):
               % (profile, ", ".join(BY_CELL)), r)
         check(c.close() == 0, "%s: coil exits 0" % profile, c.stderr_text())
     session(profile, d)
+    cleanup(d)
+    # a work dir of its own: bdb imports linecache by name as pdb runs,
+    # and would run the planted one above (not guarded yet)
+    d = workdir()
+    pdb_case(profile, d)
     cleanup(d)
 done()
