@@ -29,6 +29,7 @@
 
 import sys as _sys
 import builtins as _builtins
+from _thread import get_ident as _std_ident
 
 # sys.path now, before setup put the work dir on it (the interpreter is
 # isolated: neither the current directory nor PYTHONPATH is on it)
@@ -70,54 +71,90 @@ def _std_shadowed(name):
     return isinstance(origin, str) and not origin.startswith(_std_dir)
 
 
+def _std_top(k):
+    """Is sys.modules key k a standard module or one of its submodules?"""
+    return isinstance(k, str) and k.partition(".")[0] in _std_names
+
+
+def _std_scan(mods, keys):
+    """(aside, genuine) of the standard modules among keys: the cells'
+    stand-ins, and the interpreter's own."""
+    aside, genuine = {}, {}
+    for k in keys:
+        if _std_top(k):
+            v = mods.get(k)
+            (genuine if _std_genuine(v) else aside)[k] = v
+    return aside, genuine
+
+
 class _std_guard:
-    """While coil's own code runs (a with block; nested ones are part of
-    the outermost): standard modules resolve from _std_path only, the
-    cells' stand-ins for them are set aside from sys.modules, and on the
-    way out every standard module loaded meanwhile that a cell's import
-    would not find is taken out of sys.modules again (coil's alone), the
-    stand-ins put back.  A standard module that imports another only when
-    one of its functions runs (pkgutil, inspect) needs its calls made in
-    one."""
-    depth = 0
+    """While coil's own code runs (a with block; nested ones in a thread
+    are part of its outermost): standard modules resolve from _std_path
+    only, the cells' stand-ins for them are set aside from sys.modules,
+    and on the way out every standard module loaded meanwhile that a
+    cell's import would not find is taken out of sys.modules again
+    (coil's alone), the stand-ins put back.  A standard module that
+    imports another only when one of its functions runs (pkgutil,
+    inspect) needs its calls made in one.
+
+    Every error answer enters one, so it does not look at every module
+    each time (with numpy and a few hundred modules that was most of an
+    error answer's time): the standard modules found to be the
+    interpreter's own are remembered (name and object), and while
+    sys.modules still holds each of them (a comparison made in C) only
+    the keys added since the last look, and the stand-ins found then,
+    are looked at again; else everything is."""
+    # per thread (_thread.get_ident()): [depth, aside, before]
+    state = {}
+    seen = set()        # sys.modules' keys at the last look
+    genuine = {}        # name -> the interpreter's module found then
+    fakes = {}          # name -> a cell's stand-in found then
 
     def __enter__(self):
         g = _std_guard
-        g.depth += 1
-        if g.depth > 1:
+        me = g.state.setdefault(_std_ident(), [0, None, None])
+        me[0] += 1
+        if me[0] > 1:
             return self
         mods = _sys.modules
-        g.aside = {k: v for k, v in list(mods.items())
-                   if k.partition(".")[0] in _std_names and
-                   not _std_genuine(v)}
-        for k in g.aside:
+        keys = set(mods)
+        if g.genuine.items() <= mods.items():
+            aside, genuine = _std_scan(mods, (keys - g.seen) |
+                                       (g.fakes.keys() & keys))
+            g.genuine.update(genuine)
+        else:
+            aside, g.genuine = _std_scan(mods, keys)
+        g.seen, g.fakes = keys, aside
+        for k in aside:
             del mods[k]
-        g.before = set(mods)
+        me[1], me[2] = aside, keys - aside.keys()
         _sys.meta_path.insert(0, _StdFinder)
         return self
 
     def __exit__(self, *exc):
         g = _std_guard
-        g.depth -= 1
-        if g.depth > 0:
+        ident = _std_ident()
+        me = g.state[ident]
+        me[0] -= 1
+        if me[0] > 0:
             return
+        del g.state[ident]
+        aside, before = me[1], me[2]
         mods = _sys.modules
         try:
             _sys.meta_path.remove(_StdFinder)
         except ValueError:
             pass
-        new = set(mods) - g.before
-        private = {k.partition(".")[0] for k in g.aside}
+        new = [k for k in set(mods) - before if _std_top(k)]
+        private = {k.partition(".")[0] for k in aside}
         for k in new:
             top = k.partition(".")[0]
-            if top in _std_names and top not in private and \
-                    _std_shadowed(top):
+            if top not in private and _std_shadowed(top):
                 private.add(top)
         for k in new:
             if k.partition(".")[0] in private:
                 del mods[k]
-        mods.update(g.aside)
-        g.aside = g.before = None
+        mods.update(aside)
 
 
 def _std_load(name):

@@ -144,7 +144,41 @@ def pdb_case(profile, d):
         check(c.close() == 0, "%s: coil exits 0" % profile, c.stderr_text())
 
 
+# The guard remembers which standard modules it found genuine: a stand-in
+# put in place of one of them after that, or under a new name, is still
+# set aside inside the guard and put back after it.
+GUARD = r'''
+import json, sys, types
+g = sys.modules["_coil"]._std_guard
+with g():
+    pass
+real = sys.modules["json"]
+fake = types.ModuleType("json")
+sys.modules["json"] = fake
+sys.modules["email.fake"] = fake
+with g():
+    inside = (sys.modules.get("json") is real or
+              sys.modules.get("json") is None,
+              "email.fake" in sys.modules)
+after = (sys.modules["json"] is fake, sys.modules["email.fake"] is fake)
+sys.modules["json"] = real
+del sys.modules["email.fake"]
+inside, after
+'''
+
+
+def guard_case(profile):
+    with Coil("--sandbox", profile, "--no-record") as c:
+        r = c.run(GUARD)
+        check(r.get("result") == "((True, False), (True, True))",
+              "%s: the guard sets aside a stand-in for a module it found "
+              "genuine before, and a new one, and puts them back"
+              % profile, r)
+        check(c.close() == 0, "%s: coil exits 0" % profile, c.stderr_text())
+
+
 for profile in ("standard", "strict"):
+    guard_case(profile)
     d = workdir()
     with open(os.path.join(d, "mymod.py"), "w") as f:
         f.write("VALUE = 42\n")
