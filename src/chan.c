@@ -20,7 +20,8 @@ struct chan_hdr {
 
 const struct chan_limits chan_peer_limits = {
 	.frame = CHAN_PEER_FRAME, .depth = CHAN_PEER_DEPTH,
-	.items = CHAN_PEER_ITEMS,
+	.items = CHAN_PEER_ITEMS, .key = CHAN_PEER_KEY,
+	.string = CHAN_PEER_STRING,
 };
 
 /* A byte that continues a number or a literal (true, false, null) once
@@ -32,13 +33,26 @@ chan_word_byte(unsigned char ch)
 	    (ch >= 'A' && ch <= 'Z') || ch == '-' || ch == '+' || ch == '.';
 }
 
+/* Whether the string that ended just before p[i] is an object key: the
+ * next byte but white space is a ':'. */
+static bool
+chan_is_key(const char *p, size_t n, size_t i)
+{
+	while (i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\n' ||
+	    p[i] == '\r'))
+		i++;
+	return i < n && p[i] == ':';
+}
+
 /*
  * One pass, no allocation.  Outside strings every '[' and '{' is an
  * item and a level, every string (key or value) an item, and every run
  * of word bytes (a number, true, false, null) one item: for text jansson
  * accepts, exactly its values plus its object keys.  Inside a string a
  * backslash hides the next byte, so '"', '[' and '{' there count for
- * nothing.
+ * nothing.  A string's length is its bytes as written, escapes and all:
+ * never less than what jansson decodes of it, which it holds once for
+ * the token and once more as the value (a key also in the hash table).
  */
 int
 chan_scan(const char *p, size_t n, const struct chan_limits *lim,
@@ -46,7 +60,7 @@ chan_scan(const char *p, size_t n, const struct chan_limits *lim,
 {
 	unsigned level = 0;
 	bool word = false;
-	size_t i;
+	size_t i, start;
 
 	w->depth = 0;
 	w->items = 0;
@@ -57,9 +71,17 @@ chan_scan(const char *p, size_t n, const struct chan_limits *lim,
 			w->items++;
 			word = false;
 			/* to the closing quote, over escaped bytes */
+			start = i + 1;
 			for (i++; i < n && p[i] != '"'; i++)
 				if (p[i] == '\\')
 					i++;
+			if (i - start > lim->key &&
+			    chan_is_key(p, n, i + 1))
+				return err_set(why, len, "an object key of "
+				    "over %zu bytes", lim->key);
+			if (i - start > lim->string)
+				return err_set(why, len, "a string of over "
+				    "%zu bytes", lim->string);
 		} else if (ch == '[' || ch == '{') {
 			w->items++;
 			word = false;

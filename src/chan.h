@@ -29,11 +29,13 @@
 /* What a frame limit of 256 MiB allows the options that size frames.
  * A request line goes to the worker with only the fields it reads, none
  * of them longer written out again, plus a few numbers: half the limit
- * leaves room.  The worker cuts a result and a traceback to 2 x
- * max_output characters each before they cross (worker.py's _cut), so
- * max_output stays far below the limit of the worker's frames
- * (CHAN_PEER_FRAME); an answer that is too big anyway is replaced by an
- * error saying so. */
+ * leaves room.  The worker cuts a result, a message and a traceback to
+ * about max_output UTF-8 bytes each before they cross (worker.py's
+ * _cut: a little over the max_output / 2 bytes the supervisor keeps at
+ * each end), whatever their characters, so even at the largest
+ * max_output the three stay within the limits of the worker's frames
+ * (CHAN_PEER_FRAME, CHAN_PEER_STRING); an answer that is too big anyway
+ * is replaced by an error saying so. */
 #define CHAN_MAX_REQUEST (CHAN_MAX_FRAME / 2)
 #define CHAN_MAX_OUTPUT (CHAN_MAX_FRAME / 16)
 
@@ -45,30 +47,39 @@
  * 240 an object, so 32 MiB of "[{},{},...]" once took 2.6 GB.  So a
  * frame is weighed before it is parsed (chan_scan): its bytes, checked
  * at its header, before it is buffered; the nesting of its arrays and
- * objects; its items (values and object keys).
+ * objects; its items (values and object keys); the bytes of each
+ * string, whose text jansson holds more than once (the lexer's buffer,
+ * the value, and for an object key the hash table's copy).
  *
  * The limits are what the worker's own answers need, with room: a
- * result, message or traceback is cut by the worker to 2 x max_output
- * characters (worker.py's _cut), and at the largest --max-output
- * (CHAN_MAX_OUTPUT, 16 MiB) an ASCII result fits; the worker caps every
- * list it sends (vars and namespace 1000 entries, shape 32 numbers,
- * display 1000, matches 1000, warnings 100, effects 20), which stays
- * below 80000 items; nothing it sends nests deeper than 6.  The worker
- * weighs its own frames with the same limits before sending
- * (chan_send_within), so an answer over them becomes an error saying so,
- * never a violation.  At the limits a frame costs at most its 64 MiB of
- * buffer, its strings once more, and 128 Ki items of at most ~256 bytes
- * each: under 160 MiB whatever the bytes, where 256 MiB of them cost
- * 20 GB before.
+ * result, message or traceback is cut by the worker to about max_output
+ * UTF-8 bytes (worker.py's _cut), so at the largest --max-output
+ * (CHAN_MAX_OUTPUT, 16 MiB) each is half a string's limit whatever its
+ * characters, and the three fit a frame; the worker caps every list it
+ * sends (vars and namespace 1000 entries, shape 32 numbers, display
+ * 1000, matches 1000, warnings 100, effects 20), which stays below 80000
+ * items; nothing it sends nests deeper than 6; its object keys are field
+ * names (names of variables and MIME types travel as values).  The
+ * worker weighs its own frames with the same limits before sending
+ * (chan_send_within), so an answer over them becomes an error saying
+ * so, never a violation.  At the limits a frame costs at most its 64
+ * MiB of buffer, its strings once more (a string of 32 MiB at most
+ * twice, while jansson reads it and once parsed), and 128 Ki items of
+ * at most ~256 bytes each besides keys of 4 KiB at most: under 192 MiB
+ * whatever the bytes, where 256 MiB of them cost 20 GB before.
  */
 #define CHAN_PEER_FRAME (64u << 20)
 #define CHAN_PEER_DEPTH 64
 #define CHAN_PEER_ITEMS (128u << 10)
+#define CHAN_PEER_KEY ((size_t)4 << 10)
+#define CHAN_PEER_STRING ((size_t)CHAN_PEER_FRAME / 2)
 
 struct chan_limits {
 	size_t frame;		/* bytes of JSON */
 	unsigned depth;		/* nesting of arrays and objects */
 	size_t items;		/* values and object keys */
+	size_t key;		/* bytes of an object key, as written */
+	size_t string;		/* bytes of any other string, as written */
 };
 
 /* The limits above, for frames the supervisor reads from the sandbox. */
@@ -97,7 +108,7 @@ void chan_limit(struct chan *c, const struct chan_limits *lim);
 
 /* Weigh n bytes of JSON in one pass, before any of it is parsed: count
  * its depth and items into *w, stopping at the first limit of lim that
- * they pass.  Bytes that are not JSON are counted as far as they go
+ * they pass (or a string passes).  Bytes that are not JSON are counted as far as they go
  * (jansson refuses them later).  0, or -1 with why saying which limit
  * was passed. */
 int chan_scan(const char *p, size_t n, const struct chan_limits *lim,

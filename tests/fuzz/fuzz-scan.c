@@ -6,8 +6,9 @@
  * which the scan counts as often as they come), the depth and items it
  * counted must be exactly those of the tree jansson built (values plus
  * object keys), so that a frame passing the limits costs what the limits
- * say; and with the first input byte as tight limits, a body that passes
- * them must parse into a tree within them.
+ * say; and with the first input byte as tight limits (of depth, items,
+ * and the bytes of an object key and of a string value), a body that
+ * passes them must parse into a tree within them.
  */
 #include "config.h"
 
@@ -18,26 +19,37 @@
 
 #include "chan.h"
 
-/* Values and object keys of v, and its nesting, as jansson built it. */
+/* The longest object key and string value of a tree, in bytes. */
+struct fuzz_strings {
+	size_t key, string;
+};
+
+/* Values and object keys of v, and its nesting, as jansson built it;
+ * its longest strings into *s. */
 static void
-fuzz_weigh(json_t *v, unsigned level, struct chan_weight *w)
+fuzz_weigh(json_t *v, unsigned level, struct chan_weight *w,
+    struct fuzz_strings *s)
 {
 	const char *key;
 	json_t *e;
 	size_t i;
 
 	w->items++;
+	if (json_is_string(v) && json_string_length(v) > s->string)
+		s->string = json_string_length(v);
 	if (json_is_object(v) || json_is_array(v))
 		if (level + 1 > w->depth)
 			w->depth = level + 1;
 	if (json_is_object(v)) {
 		json_object_foreach(v, key, e) {
 			w->items++;
-			fuzz_weigh(e, level + 1, w);
+			if (strlen(key) > s->key)
+				s->key = strlen(key);
+			fuzz_weigh(e, level + 1, w, s);
 		}
 	} else if (json_is_array(v)) {
 		json_array_foreach(v, i, e)
-			fuzz_weigh(e, level + 1, w);
+			fuzz_weigh(e, level + 1, w, s);
 	}
 }
 
@@ -46,9 +58,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct chan_limits roomy = {
 		.frame = SIZE_MAX, .depth = UINT32_MAX, .items = SIZE_MAX,
+		.key = SIZE_MAX, .string = SIZE_MAX,
 	};
 	struct chan_limits tight;
 	struct chan_weight scan, tree = { 0, 0 };
+	struct fuzz_strings longest = { 0, 0 };
 	char why[96];
 	json_t *m;
 	int rc;
@@ -58,6 +72,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	tight.frame = SIZE_MAX;
 	tight.depth = data[0] % 8;
 	tight.items = data[0] / 8;
+	tight.key = data[0] % 16;
+	tight.string = data[0] / 4;
 	data++;
 	size--;
 	/* a copy of its own size, so that ASan sees any read past it */
@@ -75,14 +91,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rc != 0)
 		abort();
 	if (m != NULL) {
-		fuzz_weigh(m, 0, &tree);
+		fuzz_weigh(m, 0, &tree, &longest);
 		if (tree.depth != scan.depth || tree.items != scan.items)
 			abort();
 	}
 	rc = chan_scan((const char *)data, size, &tight, &scan, why,
 	    sizeof why);
 	if (rc == 0 && m != NULL && (tree.depth > tight.depth ||
-	    tree.items > tight.items))
+	    tree.items > tight.items || longest.key > tight.key ||
+	    longest.string > tight.string))
 		abort();
 	if (rc == -1 && why[0] == '\0')
 		abort();

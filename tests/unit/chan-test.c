@@ -22,6 +22,7 @@
 
 static const struct chan_limits roomy = {
 	.frame = 1u << 30, .depth = 1u << 30, .items = (size_t)1 << 40,
+	.key = 1u << 30, .string = 1u << 30,
 };
 
 /* Scan text without limits: its depth and items, checked. */
@@ -51,6 +52,18 @@ refused(const char *text, const struct chan_limits *lim, const char *want,
 		printf("#   rc %d, why '%s'\n", rc, why);
 }
 
+/* Scan text with lim: within it. */
+static void
+passes(const char *text, const struct chan_limits *lim, const char *desc)
+{
+	struct chan_weight w;
+	char why[96] = "";
+	int rc = chan_scan(text, strlen(text), lim, &w, why, sizeof why);
+
+	if (!tap_ok(rc == 0, "%s", desc))
+		printf("#   why '%s'\n", why);
+}
+
 /* n copies of unit joined by commas in open ... close (caller frees). */
 static char *
 repeat(const char *open, const char *unit, size_t n, const char *close)
@@ -67,6 +80,62 @@ repeat(const char *open, const char *unit, size_t n, const char *close)
 	}
 	buf_addstr(&b, close);
 	return buf_take(&b);
+}
+
+/* text of n bytes: open, n - strlen(open) - strlen(close) copies of
+ * fill, close (caller frees). */
+static char *
+padded(const char *open, char fill, size_t n, const char *close)
+{
+	size_t a = strlen(open), b = strlen(close);
+	char *text = xmalloc(n + 1);
+
+	memcpy(text, open, a);
+	memset(text + a, fill, n - a - b);
+	memcpy(text + n - b, close, b);
+	text[n] = '\0';
+	return text;
+}
+
+/* Strings: an object key and a string value, each bounded as written. */
+static void
+test_strings(void)
+{
+	struct chan_limits lim = chan_peer_limits;
+	char *text;
+
+	lim.key = 4;
+	lim.string = 6;
+	passes("{\"abcd\" : \"abcdef\"}", &lim,
+	    "a key and a string each as long as allowed");
+	refused("{\"abcde\": 1}", &lim, "an object key of over 4 bytes",
+	    "a key one byte over its limit");
+	refused("{\"abcde\"\n\t :1}", &lim, "an object key of over 4",
+	    "a key over its limit, white space before its colon");
+	refused("[\"abcdefg\"]", &lim, "a string of over 6 bytes",
+	    "a string value one byte over its limit");
+	refused("{\"a\": \"\\u00e9\\n\"}", &lim, "a string of over 6",
+	    "a string's escapes count as written");
+	refused("[\"abcdefg", &lim, "a string of over 6",
+	    "a string the bytes end inside");
+	passes("[\"abcde\", \"abcdef\", {\"k\": \"abcdef\"}]", &lim,
+	    "values longer than a key may be are not keys");
+
+	/* at the peer limits: a key of 64 MiB, a string of 64 MiB */
+	text = padded("{\"", 'k', CHAN_PEER_FRAME, "\": 1}");
+	refused(text, &chan_peer_limits, "an object key of over 4096 bytes",
+	    "an object key of 64 MiB");
+	free(text);
+	text = padded("{\"k\": \"", 's', CHAN_PEER_FRAME, "\"}");
+	refused(text, &chan_peer_limits, "a string of over 33554432 bytes",
+	    "a string value of 64 MiB");
+	free(text);
+	text = padded("{\"", 'k', CHAN_PEER_KEY + 6, "\": 1}");
+	counts(text, 1, 3, "an object key as long as allowed");
+	free(text);
+	text = padded("[\"", 's', CHAN_PEER_STRING + 4, "\"]");
+	counts(text, 1, 2, "a string value as long as allowed");
+	free(text);
 }
 
 static void
@@ -128,6 +197,7 @@ test_scan(void)
 	counts(deep, CHAN_PEER_DEPTH, CHAN_PEER_DEPTH,
 	    "arrays nested as deep as allowed");
 	free(deep);
+	test_strings();
 }
 
 /* A frame of text with a header saying len, written on fd. */
@@ -217,6 +287,23 @@ test_chan(void)
 	    "and nothing of it was written");
 	tap_ok(chan_send(sv[1], m, NULL, 0) == 0,
 	    "a trusted sender's frame has only the byte limit");
+	json_decref(m);
+	free(text);
+	/* a key and a string over theirs, small enough to be sent */
+	text = padded("", 'k', CHAN_PEER_KEY + 1, "");
+	m = json_pack("{s:i}", text, 1);
+	errno = 0;
+	tap_ok(m != NULL && chan_send_within(sv[1], m, NULL, 0,
+	    &chan_peer_limits) == -1 && errno == EMSGSIZE,
+	    "an object key over its limit is not sent (EMSGSIZE)");
+	json_decref(m);
+	free(text);
+	text = padded("", 's', CHAN_PEER_STRING + 1, "");
+	m = json_pack("{s:s}", "result", text);
+	errno = 0;
+	tap_ok(m != NULL && chan_send_within(sv[1], m, NULL, 0,
+	    &chan_peer_limits) == -1 && errno == EMSGSIZE,
+	    "a string over its limit is not sent (EMSGSIZE)");
 	json_decref(m);
 	free(text);
 	close(sv[0]);
