@@ -699,9 +699,11 @@ worker_send(json_t *reply, json_int_t seq)
 			_exit(0);
 		json_decref(reply);
 		snprintf(msg, sizeof msg, "the answer is too large to send "
-		    "(over %zu MiB, %zu values or %u levels of nesting); "
-		    "print or return less of it", chan_peer_limits.frame >> 20,
-		    chan_peer_limits.items, chan_peer_limits.depth);
+		    "(over %zu MiB, %zu values, %u levels of nesting, a "
+		    "text of %zu MiB or a key of %zu KiB); print or return "
+		    "less of it", chan_peer_limits.frame >> 20,
+		    chan_peer_limits.items, chan_peer_limits.depth,
+		    chan_peer_limits.string >> 20, chan_peer_limits.key >> 10);
 		reply = json_pack("{s:s, s:I, s:s, s:{s:s, s:s, s:n, s:n}}",
 		    "t", "reply", "seq", seq, "status", "error", "error",
 		    "type", "OverflowError", "message", msg, "traceback",
