@@ -458,16 +458,36 @@ def _register_lines(names=None):
 def _cut(text, cap):
     """Pre-cut a huge text to head+tail so it does not cross the socket
     whole; the supervisor caps it exactly, in the middle, where this cut
-    is (cap characters are at least the cap / 2 bytes it keeps at each
-    end, twice over).  2 * cap characters at the largest --max-output
-    stay within the supervisor's frame limit (chan.h's CHAN_PEER_FRAME).
-    Returns (text, None) or (text, [bytes, newlines] cut), counted as
-    the supervisor gets the text: UTF-8, backslashreplace."""
-    if cap <= 0 or len(text) <= 2 * cap:
+    is.  The cut is by UTF-8 bytes, as the supervisor counts and keeps
+    them (cap / 2 at each end, outbuf.c's utf8_cap): a few bytes more
+    than those at each end, so that its cut, and the marker counting
+    this one, still happen.  So a text crosses as about cap bytes
+    whatever its characters, and at the largest --max-output a result, a
+    message and a traceback stay within the limits of the worker's
+    frames (chan.h's CHAN_PEER_FRAME and CHAN_PEER_STRING).  Returns
+    (text, None) or (text, [bytes, newlines] cut), counted as the
+    supervisor gets the text: UTF-8, backslashreplace."""
+    # str's own methods: a cell's repr may return a str subclass
+    n = str.__len__(text)
+    if cap <= 0 or 6 * n <= cap:    # 6: the longest a character encodes
         return text, None
-    mid = text[cap:-cap]
-    cut = [len(mid.encode("utf-8", "backslashreplace")), mid.count("\n")]
-    return text[:cap] + text[-cap:], cut
+    data = str.encode(text, "utf-8", "backslashreplace")
+    head_max = cap // 2 + _CUT_PAD
+    tail_max = cap - cap // 2 + _CUT_PAD
+    if len(data) <= head_max + tail_max:
+        return text, None
+    # a character the byte count splits is left out whole
+    head = data[:head_max].decode("utf-8", "ignore")
+    tail = data[-tail_max:].decode("utf-8", "ignore")
+    gone = len(data) - len(head.encode("utf-8")) - len(tail.encode("utf-8"))
+    lines = data.count(b"\n") - head.count("\n") - tail.count("\n")
+    return head + tail, [gone, lines]
+
+
+# Bytes _cut keeps at each end over what the supervisor keeps: more than
+# the 3 bytes of a character it may split, so that the text it sends is
+# always over the supervisor's cap.
+_CUT_PAD = 16
 
 
 # The most entries of each list a reply carries: the supervisor weighs
