@@ -54,8 +54,8 @@
  * The limits are what the worker's own answers need, with room: a
  * result, message or traceback is cut by the worker to about max_output
  * UTF-8 bytes (worker.py's _cut), so at the largest --max-output
- * (CHAN_MAX_OUTPUT, 16 MiB) each is half a string's limit whatever its
- * characters, and the three fit a frame; the worker caps every list it
+ * (CHAN_MAX_OUTPUT, 16 MiB) each is two thirds of a string's limit (24
+ * MiB) whatever its characters, and the three fit a frame; the worker caps every list it
  * sends (vars and namespace 1000 entries, shape 32 numbers, display
  * 1000, matches 1000, warnings 100, effects 20), which stays below 80000
  * items; nothing it sends nests deeper than 6; its object keys are field
@@ -63,8 +63,8 @@
  * worker weighs its own frames with the same limits before sending
  * (chan_send_within), so an answer over them becomes an error saying
  * so, never a violation.  At the limits a frame costs at most its 64
- * MiB of buffer, its strings once more (a string of 32 MiB at most
- * twice, while jansson reads it and once parsed), and 128 Ki items of
+ * MiB of buffer, its strings once more, the largest string (24 MiB at
+ * most) a third time in jansson's lexer, and 128 Ki items of
  * at most ~256 bytes each besides keys of 4 KiB at most: under 192 MiB
  * whatever the bytes, where 256 MiB of them cost 20 GB before.
  */
@@ -72,7 +72,7 @@
 #define CHAN_PEER_DEPTH 64
 #define CHAN_PEER_ITEMS (128u << 10)
 #define CHAN_PEER_KEY ((size_t)4 << 10)
-#define CHAN_PEER_STRING ((size_t)CHAN_PEER_FRAME / 2)
+#define CHAN_PEER_STRING ((size_t)CHAN_PEER_FRAME / 8 * 3)
 
 struct chan_limits {
 	size_t frame;		/* bytes of JSON */

@@ -9,7 +9,10 @@ each frame from the worker before it is parsed: 64 MiB, 64 levels,
 worst for the parser at the largest size allowed: 64 MiB of arrays
 nested past the limit, 64 MiB of empty objects, the most empty objects
 allowed padded to 64 MiB (the frame that is parsed, then refused for
-its missing seq), and a header promising 1 GiB.  Each must end that
+its missing seq), a header promising 1 GiB, an object key of 64 MiB and
+a string value of 64 MiB (keys are bounded to 4 KiB, strings to 24
+MiB), and strings of 24 MiB filling a frame (parsed, then refused for
+its missing seq).  Each must end that
 worker with a ProtocolError that says what was wrong, put the
 namespace back at the cell before, and leave the session usable.  Then
 legitimate lists at their worst: a million display entries and a
@@ -39,6 +42,7 @@ from coiltest import (ASAN, Coil, check, cleanup, done, skip,  # noqa: E402
 MIB = 1 << 20
 FRAME = 64 * MIB            # chan.h's CHAN_PEER_FRAME
 ITEMS = 128 << 10           # CHAN_PEER_ITEMS
+STRING = FRAME // 8 * 3     # CHAN_PEER_STRING
 BOUND = 3 * FRAME
 
 # forge(body) writes a frame of body (bytes), or a bare header
@@ -75,6 +79,23 @@ FRAMES = [
      "carries no seq"),
     ("a header promising 1 GiB", "forge(n=1 << 30)",
      "over the limits of 67108864"),
+    # jansson holds a string in its lexer's buffer, then as the value,
+    # and a key once more in the hash table: 64 MiB of one grew the
+    # peak by 192 and 256 MiB
+    ("an object key of 64 MiB",
+     'forge(b\'{"\' + b"k" * %d + b\'": 1}\')' % (FRAME - 7),
+     "an object key of over 4096 bytes"),
+    ("a string value of 64 MiB",
+     'forge(b\'{"t": "reply", "x": "\' + b"s" * %d + b\'"}\')'
+     % (FRAME - 23), "a string of over 25165824 bytes"),
+    # parsed: strings as long as allowed (the last one shorter) fill
+    # the frame; jansson holds each once more and the longest a third
+    # time in its lexer's buffer
+    ("strings of 24 MiB, in 64 MiB",
+     'h = b\'{"t": "reply", "x": ["\' + \\\n'
+     '    b\'", "\'.join([b"s" * %d] * 2) + b\'", "\'\n'
+     'forge(h + b"s" * (%d - len(h) - 3) + b\'"]}\')'
+     % (STRING, FRAME), "carries no seq"),
 ]
 
 

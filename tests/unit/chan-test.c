@@ -127,7 +127,7 @@ test_strings(void)
 	    "an object key of 64 MiB");
 	free(text);
 	text = padded("{\"k\": \"", 's', CHAN_PEER_FRAME, "\"}");
-	refused(text, &chan_peer_limits, "a string of over 33554432 bytes",
+	refused(text, &chan_peer_limits, "a string of over 25165824 bytes",
 	    "a string value of 64 MiB");
 	free(text);
 	text = padded("{\"", 'k', CHAN_PEER_KEY + 6, "\": 1}");
