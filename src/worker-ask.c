@@ -24,8 +24,11 @@
 #include "worker-int.h"
 
 /* Send m (consumed) and wait for the answer: a new reference, or NULL
- * with KeyboardInterrupt set when interruptible and a SIGINT came.  A
- * supervisor that is gone, or sends garbage, ends the worker. */
+ * with KeyboardInterrupt set when interruptible and a SIGINT came, or
+ * with OverflowError when m is over the limits the supervisor weighs
+ * our frames with (chan.h's chan_peer_limits: a prompt or a help page
+ * of tens of megabytes), which would end this worker.  A supervisor
+ * that is gone, or sends garbage, ends the worker. */
 static json_t *
 worker_await(json_t *m, bool interruptible, int *fds, int *nfds)
 {
@@ -33,9 +36,17 @@ worker_await(json_t *m, bool interruptible, int *fds, int *nfds)
 	bool bad;
 	int rc;
 
-	if (chan_send(worker_ctl.fd, m, NULL, 0) == -1)
-		_exit(0);
+	rc = chan_send_within(worker_ctl.fd, m, NULL, 0, &chan_peer_limits);
 	json_decref(m);
+	if (rc == -1 && errno == EMSGSIZE) {
+		PyErr_Format(PyExc_OverflowError, "the prompt or page is too "
+		    "large to send (over %zu MiB, or a text of %zu MiB); "
+		    "make it shorter", chan_peer_limits.frame >> 20,
+		    chan_peer_limits.string >> 20);
+		return NULL;
+	}
+	if (rc == -1)
+		_exit(0);
 	for (;;) {
 		m = chan_next(&worker_ctl, fds, nfds, &bad);
 		if (m != NULL)
@@ -132,7 +143,8 @@ worker_notebook(PyObject *self, PyObject *noargs)
 	(void)self;
 	(void)noargs;
 	m = json_pack("{s:s, s:I}", "t", "notebook", "seq", worker_seq);
-	m = worker_await(m, false, fds, &nfds);
+	if ((m = worker_await(m, false, fds, &nfds)) == NULL)
+		return NULL;
 	err = json_string_value(json_object_get(m, "error"));
 	if (err != NULL)
 		PyErr_Format(PyExc_RuntimeError, "no notebook: %s", err);

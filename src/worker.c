@@ -357,7 +357,10 @@ worker_hello(int resumed_at)
 		json_object_set_new(hello, "resumed", json_integer(resumed_at));
 	if (pidfd >= 0)
 		fds[nfds++] = pidfd;
-	if (chan_send(worker_ctl.fd, hello, fds, nfds) == -1)
+	/* within the limits it is weighed with: one over them would be
+	 * this worker's violation, and it could not start anyway */
+	if (chan_send_within(worker_ctl.fd, hello, fds, nfds,
+	    &chan_peer_limits) == -1)
 		_exit(0);
 	json_decref(hello);
 	if (pidfd >= 0)

@@ -10,7 +10,9 @@ UTF-8 bytes: at --max-output 16M, the documented maximum, an error of
 middle with the supervisor's marker, whose count of bytes cut plus the
 bytes kept is the whole text's.  A cut by characters let 2 x 16 M
 non-ASCII characters through, a frame over the limit, and the answer
-became "OverflowError: the answer is too large to send".
+became "OverflowError: the answer is too large to send".  And an
+input() prompt or a help page over the limits is the cell's
+OverflowError: the worker is not ended for sending it.
 """
 import os
 import re
@@ -57,7 +59,20 @@ with Coil("--max-output", "16M", "--timeout", "120") as c:
     # the repr: the characters and two quotes
     whole(r.get("result"), 20_000_000 * 4 + 2,
           "the result of 20M 4-byte characters")
-    r = c.run("1 + 1")
-    check(r.get("result") == "2", "the session goes on", r)
+    # input()'s prompt and help's page cross in a frame of their own
+    # (worker-ask.c): one over the limits is the cell's OverflowError,
+    # not a violation that ends the worker
+    c.run("kept = 'here'")
+    for what, args in (("an input() prompt", "'p' * 30_000_000"),
+                       ("a help page", "'', 'p' * 30_000_000")):
+        r = c.run("import sys\nsys.modules['_coil']._ask(%s)" % args)
+        err = r.get("error") or {}
+        check(r.get("status") == "error" and
+              err.get("type") == "OverflowError" and
+              "too large to send" in (err.get("message") or ""),
+              "%s of 30 MB is an OverflowError" % what,
+              {"status": r.get("status"), "error": err.get("message")})
+    r = c.run("kept")
+    check(r.get("result") == "'here'", "the worker lives on", r)
     check(c.close() == 0, "coil exits 0", c.stderr_text())
 done()
