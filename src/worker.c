@@ -619,6 +619,26 @@ failed:
 	return -1;
 }
 
+/* A warning in reply that left images of its display were not sent as
+ * files: first, so that no cap on the warnings (worker.py's 100) leaves
+ * it out. */
+static void
+worker_figures_left(json_t *reply, size_t left)
+{
+	json_t *w = json_object_get(reply, "warnings");
+	char msg[200];
+
+	if (!json_is_array(w)) {
+		w = json_array();
+		json_object_set_new(reply, "warnings", w);
+	}
+	snprintf(msg, sizeof msg, "%zu image%s after the cell's first %d "
+	    "left as paths (an answer carries at most %d image files); show "
+	    "them over more cells", left, left == 1 ? "" : "s",
+	    CHAN_FIGURES_MAX, CHAN_FIGURES_MAX);
+	json_array_insert_new(w, 0, json_string(msg));
+}
+
 /*
  * The image files a reply's display names go with it as descriptors,
  * opened here with the sandbox's rights (link.h): the supervisor reads
@@ -627,8 +647,9 @@ failed:
  * CHAN_FIGURES_MAX images that are regular files of at most
  * CHAN_FIGURE_MAX bytes go, each path once (the rest stay paths); the
  * reply's "figures" gives the display index of each, in the
- * descriptors' order.  Returns their count; worker_send closes them
- * once sent.  A cell without images pays one look at an empty list.
+ * descriptors' order; a warning says how many images after those stayed
+ * paths.  Returns their count; worker_send closes them once sent.  A
+ * cell without images pays one look at an empty list.
  */
 static int
 worker_figures(json_t *reply, int *fds)
@@ -636,13 +657,11 @@ worker_figures(json_t *reply, int *fds)
 	json_t *display = json_object_get(reply, "display"), *e, *at = NULL;
 	const char *path, *type, *sent[CHAN_FIGURES_MAX];
 	struct stat st;
-	size_t i;
+	size_t i, left = 0;
 	int n = 0, fd, k;
 
 	json_object_del(reply, "figures");	/* only what is opened here */
 	json_array_foreach(display, i, e) {
-		if (n == CHAN_FIGURES_MAX)
-			break;
 		path = json_string_value(json_object_get(e, "path"));
 		type = json_string_value(json_object_get(e, "type"));
 		if (path == NULL || type == NULL ||
@@ -652,6 +671,10 @@ worker_figures(json_t *reply, int *fds)
 			;
 		if (k < n)
 			continue;
+		if (n == CHAN_FIGURES_MAX) {
+			left++;
+			continue;
+		}
 		/* O_NONBLOCK: a FIFO named as a figure does not wait for a
 		 * writer; it is no regular file and goes back closed. */
 		/* fs(worker): the worker opens a figure a cell named, under
@@ -672,6 +695,8 @@ worker_figures(json_t *reply, int *fds)
 	}
 	if (at != NULL)
 		json_object_set_new(reply, "figures", at);
+	if (left > 0)
+		worker_figures_left(reply, left);
 	return n;
 }
 

@@ -4,7 +4,9 @@
 An agent session exported as nbformat 4.5: streams, execute_result, the
 error with its traceback, a figure as display_data with its PNG; it
 passes nbformat.validate, nbconvert executes it again, and coil replays
-it with --check against the outputs it wrote.
+it with --check against the outputs it wrote.  A cell showing 20
+images: the first 16 are embedded, the answer warns the other 4 stay
+paths.
 """
 import base64
 import json
@@ -92,4 +94,38 @@ else:
           os.path.exists(os.path.join(WORK, "again.ipynb")),
           "jupyter nbconvert executes the exported notebook again",
           p.stderr[-2000:])
+
+# A cell showing 20 images: an answer carries at most 16 image files
+# (chan.h's CHAN_FIGURES_MAX), so 16 are embedded in order, the other 4
+# stay paths, and the answer's warning says so.
+NB20 = os.path.join(WORK, "twenty.ipynb")
+c = Coil("--export", NB20, "--no-record", cwd=WORK)
+r = c.run("class P:\n"
+          "    def __init__(self, i):\n"
+          "        self.i = i\n"
+          "    def _repr_png_(self):\n"
+          "        return b'\\x89PNG\\r\\n\\x1a\\nIMG%02d' % self.i\n"
+          "for i in range(20):\n"
+          "    display(P(i))")
+warned = [w for w in r.get("warnings", []) if "left as paths" in w]
+check(r.get("status") == "ok" and len(warned) == 1 and
+      warned[0].startswith("4 images after the cell's first 16 "),
+      "20 images in a cell: the answer warns that 4 were left as paths",
+      {k: r.get(k) for k in ("status", "error", "warnings")})
+check_exit(c)
+try:
+    with open(NB20, encoding="utf-8") as f:
+        outs = json.load(f)["cells"][0]["outputs"]
+except (OSError, ValueError, LookupError) as e:
+    outs = [{"error": str(e)}]
+pngs = [base64.b64decode(o["data"]["image/png"])[8:] for o in outs
+        if "image/png" in o.get("data", {})]
+paths = [o["data"]["text/plain"] for o in outs
+         if o.get("output_type") == "display_data" and
+         "image/png" not in o.get("data", {})]
+check(pngs == [b"IMG%02d" % i for i in range(16)] and
+      [os.path.basename(p) for p in paths] ==
+      ["cell-1-display-%d.png" % i for i in range(17, 21)],
+      "the notebook embeds the first 16 and names the other 4",
+      {"pngs": pngs, "paths": paths})
 done()
