@@ -68,7 +68,8 @@ session_count_cut(struct response *resp, const char *field,
 static unsigned long long
 session_more_of(json_t *reply, const char *key)
 {
-	char name[64];
+	/* a key of 64 bytes and "_more", as in session_worker_answer */
+	char name[80];
 	json_t *v;
 
 	snprintf(name, sizeof name, "%s_more", key);
