@@ -54,19 +54,20 @@
  * The limits are what the worker's own answers need, with room: a
  * result, message or traceback is cut by the worker to about max_output
  * UTF-8 bytes (worker.py's _cut), so at the largest --max-output
- * (CHAN_MAX_OUTPUT, 16 MiB) each is two thirds of a string's limit (24
- * MiB) whatever its characters, and the three fit a frame; the worker caps every list it
- * sends (vars and namespace 1000 entries, shape 32 numbers, display
- * 1000, matches 1000, warnings 100, effects 20), which stays below 80000
- * items; nothing it sends nests deeper than 6; its object keys are field
- * names (names of variables and MIME types travel as values).  The
- * worker weighs its own frames with the same limits before sending
- * (chan_send_within), so an answer over them becomes an error saying
- * so, never a violation.  At the limits a frame costs at most its 64
- * MiB of buffer, its strings once more, the largest string (24 MiB at
- * most) a third time in jansson's lexer, and 128 Ki items of
- * at most ~256 bytes each besides keys of 4 KiB at most: under 192 MiB
- * whatever the bytes, where 256 MiB of them cost 20 GB before.
+ * (CHAN_MAX_OUTPUT, 16 MiB) each is two thirds of a string's limit
+ * (24 MiB) whatever its characters, and the three fit a frame; the
+ * worker caps every list it sends (vars and namespace 1000 entries,
+ * shape 32 numbers, display 1000, matches 1000, warnings 100, effects
+ * 20), which stays below 80000 items; nothing it sends nests deeper
+ * than 6; its object keys are field names (names of variables and MIME
+ * types travel as values).  The worker weighs its own frames with the
+ * same limits before sending (chan_send_within), so an answer over them
+ * becomes an error saying so, never a violation.  At the limits a frame
+ * costs at most its 64 MiB of buffer, its strings once more, the
+ * longest string (24 MiB at most) a third time in jansson's lexer, and
+ * 128 Ki items of at most ~256 bytes each besides keys of 4 KiB at
+ * most: about 160 MiB whatever the bytes, where 256 MiB of them cost
+ * 20 GB before.
  */
 #define CHAN_PEER_FRAME (64u << 20)
 #define CHAN_PEER_DEPTH 64
@@ -108,9 +109,9 @@ void chan_limit(struct chan *c, const struct chan_limits *lim);
 
 /* Weigh n bytes of JSON in one pass, before any of it is parsed: count
  * its depth and items into *w, stopping at the first limit of lim that
- * they pass (or a string passes).  Bytes that are not JSON are counted as far as they go
- * (jansson refuses them later).  0, or -1 with why saying which limit
- * was passed. */
+ * they pass, or a string passes its own.  Bytes that are not JSON are
+ * counted as far as they go (jansson refuses them later).  0, or -1
+ * with why saying which limit was passed. */
 int chan_scan(const char *p, size_t n, const struct chan_limits *lim,
     struct chan_weight *w, char *why, size_t len);
 /* Close the socket and every queued descriptor. */
