@@ -55,11 +55,14 @@ with unsandboxed("--grace", "0.5", "--checkpoint-policy", "every",
         c.call({"code": setup + "\nst = random.getstate()"})
         r1 = c.call({"code": draw})
         c.call({"code": "random.setstate(st)"})
-        c.call({"code": "import os; os._exit(1)"})
+        crash = c.call({"code": "import os; os._exit(1)"})
         r2 = c.call({"code": draw})
+        # where the crash went back to is in the detail: an intermittent
+        # failure here (once in CI, 2026-12-05) is not traced yet
         check(r1.get("result") is not None and
               r1.get("result") == r2.get("result"),
-              "%s survives a restore" % what, (r1, r2))
+              "%s survives a restore" % what,
+              (r1, crash.get("restored"), r2))
 
     # A timeout that needs SIGKILL.
     r = c.call({"code": "d = 4"})
