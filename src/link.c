@@ -529,6 +529,12 @@ link_check_ckpt(struct link *l, const struct link_owed *o,
 	if (l->pid > 0 && f->pid == l->pid)
 		return err_set(why, len, "its 'ckpt' frame names the worker "
 		    "itself");
+#ifdef COIL_TEST_HOOKS
+	/* tests/ckpt/late-frame.py: a supervisor slow to read. */
+	if (getenv("COIL_TEST_SLOW_CKPT_MS") != NULL)
+		usleep((useconds_t)atoi(getenv("COIL_TEST_SLOW_CKPT_MS")) *
+		    1000);
+#endif
 	if (l->outer > 0 && f->outer > 0 && link_ppid(f->outer) != l->outer) {
 		bool zombie = false;
 

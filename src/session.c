@@ -87,8 +87,16 @@ session_dispatch(struct session *s)
 		    r->op == OP_RESET))
 			return;
 		if (r->ready == NULL && session_needs_quiet(r) &&
-		    (s->state != WK_READY ||
-		    link_ckpt_owed(&s->ctl)))
+		    s->state != WK_READY)
+			return;
+		/* A checkpoint on its way is read before the worker runs
+		 * anything more: its frame is checked against the worker
+		 * as its parent, which only a live worker can be.  Read
+		 * after a cell killed the worker, it is lost (link.c's
+		 * late), and the crash goes back a cell further. */
+		if (r->ready == NULL && (session_needs_quiet(r) ||
+		    request_ops[r->op].where == OP_WORKER) &&
+		    link_ckpt_owed(&s->ctl))
 			return;
 		s->queue = r->next;
 		if (s->queue == NULL)
