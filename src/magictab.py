@@ -242,6 +242,8 @@ def _m_whos(arg, **_):
         else:
             try:
                 s = str(v)
+            except KeyboardInterrupt:
+                raise
             except BaseException:
                 s = "<object with id %d (str() failed)>" % id(v)
             s = s.replace("\n", "\\n")

@@ -65,6 +65,8 @@ def _std_shadowed(name):
     """Would a cell's import of top-level name find another file?"""
     try:
         spec = _std_finder.find_spec(name, _sys.path)
+    except KeyboardInterrupt:
+        raise               # the importing cell's
     except BaseException:
         return True
     origin = getattr(spec, "origin", None)

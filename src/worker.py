@@ -281,16 +281,31 @@ def _new_stream(fd):
     return _own[fd]
 
 
+def _interrupt_in(e):
+    """The KeyboardInterrupt exception e is or carries, else None.  An
+    interrupt is the cell's wherever it lands, in coil's code too; and
+    CPython's BufferedWriter.flush, when a signal handler raises in its
+    write, can return with the KeyboardInterrupt still set, which the
+    call then reports as a SystemError caused by it."""
+    for _ in range(8):
+        if e is None or isinstance(e, KeyboardInterrupt):
+            return e
+        e = e.__cause__ or e.__context__
+    return None
+
+
 def _flush_tick(signum, frame):
     try:
         sys.__stdout__.flush()
-    except BaseException:
-        pass
+    except BaseException as e:
+        ki = _interrupt_in(e)
+        if ki is not None:
+            raise ki from None      # the tick ran when it came
 
 
 def _audit_flush(event, args):
     if event in _FLUSH_EVENTS:
-        _flush()
+        _flush(interruptible=True)
     elif event == "import" and args[0] == "linecache" and not _lc_loading:
         _load_linecache()
 
@@ -307,6 +322,8 @@ def _load_linecache():
     try:
         _std("linecache")
         _register_lines()
+    except KeyboardInterrupt:
+        raise               # meant for the cell that imports
     except BaseException:
         pass                # the import that follows says what is wrong
     finally:
@@ -359,20 +376,29 @@ def _line_mode(on):
             pass
 
 
+def _closed(s):
+    """Is stream s gone: None, closed, or a cell's object whose "closed"
+    raises?  One without the attribute is taken as open, as print
+    takes it."""
+    if s is None:
+        return True
+    try:
+        return bool(getattr(s, "closed", False))
+    except BaseException:
+        return True
+
+
 def _repair_streams():
     """Give the cell working stdout and stderr again: a cell may have set
     sys.stdout to None or closed it; fd 1 and 2 themselves are repaired
     in C before this runs."""
-    io = _std("io")
     fixed = []
     for name, fd in (("stdout", 1), ("stderr", 2)):
         s = getattr(sys, name, None)
-        if s is None or getattr(s, "closed", False) or \
-                getattr(sys, "__%s__" % name) is None or \
-                getattr(sys, "__%s__" % name).closed:
+        dunder = getattr(sys, "__%s__" % name, None)
+        if _closed(s) or _closed(dunder):
             new = _new_stream(fd)
-            if s is not None and not getattr(s, "closed", False) and \
-                    s is not getattr(sys, "__%s__" % name):
+            if not _closed(s) and s is not dunder:
                 setattr(sys, "__%s__" % name, new)
             else:
                 setattr(sys, name, new)
@@ -398,18 +424,22 @@ def _fix_fd(fd):
     return True
 
 
-def _flush():
+def _flush(interruptible=False):
     """Flush the cell's streams.  Returns warnings: a cell that closed
     fd 1 or 2 gets the supervisor's pipe back (and its output with it);
-    output that still cannot be written is dropped, and said so."""
+    output that still cannot be written is dropped, and said so.
+    interruptible: called while the cell runs (an audit hook), where an
+    interrupt that lands in a slow flush is the cell's to get."""
     warns = []
     for s in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
-        if s is None or getattr(s, "closed", False):
+        if _closed(s):
             continue
         try:
             s.flush()
             continue
         except BaseException as e:
+            if interruptible and _interrupt_in(e) is not None:
+                raise _interrupt_in(e) from None
             err = e
         for name, fd in (("stdout", 1), ("stderr", 2)):
             if s is not getattr(sys, "__%s__" % name):
