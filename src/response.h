@@ -5,10 +5,11 @@
  * that was not a request at all) is a struct response: a status, the
  * request's id, sequence number and origin, and the fields that status
  * and op carry.  Front ends read the fields; response_json is the one
- * serializer, so the agent protocol's lines, the attach socket and the
- * coming MCP results agree on every name.  The error object of the
- * protocol, {type, message, traceback, line}, is built here and nowhere
- * else in the supervisor (errors.py's _error is its one other builder).
+ * serializer, so the agent protocol's lines, the attach socket's events,
+ * the MCP results' structuredContent and the replay's comparisons agree
+ * on every name.  The error object of the protocol, {type, message,
+ * traceback, line}, is built here and nowhere else in the supervisor
+ * (errors.py's _error is its one other builder).
  *
  * Supervisor only.  Pure: no I/O.  Strings are NUL-terminated, valid
  * UTF-8, owned by the response and freed with it.
