@@ -95,8 +95,8 @@ extern const size_t request_nfields;
 /* Parse one line.  On success returns 0 with *req (the object, "op" filled
  * in) and *op.  On failure returns -1 with a message in err; *id is set in
  * both cases when the line was an object with a usable id, and when a
- * line that is not valid JSON shows one after its outer object's "id".  Fields the
- * op does not take, and unknown fields, are not checked. */
+ * line that is not valid JSON shows one after its outer object's "id".
+ * Fields the op does not take, and unknown fields, are not checked. */
 int request_parse(const char *line, size_t len, json_t **req, json_t **id,
     enum op *op, char *err, size_t errlen);
 

@@ -411,8 +411,9 @@ check_from_json(void)
 		    "request_parse: %s", lines[i]);
 }
 
-int
-main(void)
+/* Good and bad lines, and the messages they get. */
+static void
+check_lines(void)
 {
 	json_t *req, *id;
 	enum op op;
@@ -465,8 +466,12 @@ main(void)
 	json_decref(id);
 	tap_ok(request_op_find("exec") != NULL && request_op_find("x") == NULL,
 	    "op table lookup");
+}
 
-	/* Numbers that would overflow a deadline or a frame. */
+/* Numbers that would overflow a deadline or a frame. */
+static void
+check_numbers(void)
+{
 	tap_ok(REJECTS("{\"code\": \"1\", \"timeout\": 1e300}", "at most "
 	    "86400", "null"), "a timeout of 1e300");
 	tap_ok(REJECTS("{\"code\": \"1\", \"timeout\": 86401}", "at most "
@@ -493,7 +498,12 @@ main(void)
 		tap_ok(parse_size("16MiB", &v) == 0 && v == 16u << 20,
 		    "parse_size '16MiB'");
 	}
-	/* A line that is not JSON keeps the id its outer object shows. */
+}
+
+/* A line that is not JSON keeps the id its outer object shows. */
+static void
+check_cut(void)
+{
 	{
 		static const struct {
 			const char *line, *want, *id, *what;
@@ -518,8 +528,12 @@ main(void)
 			tap_ok(REJECTS(cut[i].line, cut[i].want, cut[i].id),
 			    "%s", cut[i].what);
 	}
+}
 
-	/* Fields an op does not take are named, with the closest known. */
+/* Fields an op does not take are named, with the closest known. */
+static void
+check_warnings(void)
+{
 	tap_ok(warns("{\"code\": \"1\", \"timeout\": 1}", ""),
 	    "no warning for known fields");
 	tap_ok(warns("{\"code\": \"1\", \"timout\": 1}", "unknown field "
@@ -539,6 +553,15 @@ main(void)
 	tap_ok(request_closest(request_ops, request_nops, sizeof *request_ops,
 	    "a-name-longer-than-any-table-holds-by-far") == NULL,
 	    "a long name is near nothing");
+}
+
+int
+main(void)
+{
+	check_lines();
+	check_numbers();
+	check_cut();
+	check_warnings();
 	check_magics();
 	check_table();
 	check_serving();
