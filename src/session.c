@@ -1,7 +1,9 @@
 /*
  * session.c - the session's requests and its loop (see session.h; the
- * parts are listed in session-int.h): the queue and what is served at
- * once, cancel and interrupt, deadlines, the descriptors, life and end.
+ * parts are listed in session-int.h): the queue and its one dispatcher,
+ * the ops' servers (session_servers: request_ops says when each op is
+ * served, this table who serves it), cancel and interrupt, deadlines,
+ * the descriptors, life and end.
  *
  * Deadlines: at run->deadline the worker gets SIGINT; if the request has
  * not been answered by run->kill_at it gets SIGKILL.  A worker that dies
