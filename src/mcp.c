@@ -7,7 +7,8 @@
  * for the session when it calls a tool.  The session's answer comes
  * back as an event and leaves as the call's result; the calls in
  * flight are a short list, matched by the session's sequence number
- * and, for notifications/cancelled, by the client's id.
+ * and, for notifications/cancelled, by the client's id.  What the tools
+ * are, and how an answer reads as a tool's result, is mcp-tools.c's.
  */
 #include "config.h"
 
@@ -19,9 +20,8 @@
 #include <string.h>
 
 #include "agent.h"
-#include "export.h"
-#include "figure.h"
 #include "mcp.h"
+#include "mcp-int.h"
 #include "outbuf.h"
 #include "request.h"
 #include "response.h"
@@ -43,70 +43,6 @@ static const char *const mcp_versions[] = {
 enum {
 	RPC_PARSE = -32700, RPC_INVALID = -32600, RPC_NO_METHOD = -32601,
 	RPC_PARAMS = -32602, RPC_INTERNAL = -32603, RPC_VERSION = -32022,
-};
-
-/* What one result may carry as images (their bytes before base64),
- * and how many figures it names: the display list is the worker's
- * word, and one answer must stay far below the 64 MiB a client may
- * leave unread before it is dropped (opts_max_queue). */
-#define MCP_IMAGES_MAX		((size_t)8 << 20)
-#define MCP_IMAGES_COUNT	16
-#define MCP_FIGURES_NAMED	64
-
-struct mcp_tool {
-	const char *name, *title;
-	enum op op;
-	bool read_only, destructive, idempotent;
-	const char *about;
-};
-
-static const struct mcp_tool mcp_tools[] = {
-	{ "run_python", "Run Python", OP_EXEC, false, true, false,
-	  "Run Python code in the persistent session. Variables, imports "
-	  "and functions stay for the next call. The answer has what the "
-	  "code printed (stdout, then stderr), the value of its last "
-	  "expression as Out[N], and, if it raised, the traceback (the "
-	  "result is then an error). Figures come as images, or as the "
-	  "paths of their files. A cell that runs past its timeout is "
-	  "stopped; if the process dies, the namespace is restored from "
-	  "the newest checkpoint and the answer lists the cells lost. "
-	  "input() gets end of file: pass data in the code." },
-	{ "list_variables", "List variables", OP_VARS, true, false, true,
-	  "The session's variables: name, type, a short repr and size. "
-	  "Modules and _names only with all: true." },
-	{ "inspect", "Inspect", OP_INSPECT, true, false, true,
-	  "One object of the session, by its name or a dotted name "
-	  "(df.columns): its type, repr, signature and docstring." },
-	{ "snapshot", "Snapshot", OP_SNAPSHOT, false, false, false,
-	  "Keep the session's namespace as it is now, under a name, to "
-	  "roll back to later." },
-	{ "list_snapshots", "List snapshots", OP_SNAPSHOTS, true, false, true,
-	  "The checkpoints kept: their names, the cell each stands at, "
-	  "their age and memory." },
-	{ "rollback", "Roll back", OP_ROLLBACK, false, true, false,
-	  "Put the namespace back to a snapshot (by name) or to the state "
-	  "after a cell (by number). Only Python's state goes back: files "
-	  "written and processes started stay." },
-	{ "reset", "Reset", OP_RESET, false, true, true,
-	  "Start afresh: an empty namespace, as when the session began." },
-};
-
-/* What a tool words for itself in its op's schema (about), or leaves
- * out of it (about NULL): the agent protocol's fields for terminals and
- * socket clients. */
-static const struct {
-	const char *tool, *prop, *about;
-} mcp_props[] = {
-	{ "run_python", "code", "Python source to run; the value of its "
-	  "last expression is the result" },
-	{ "run_python", "stream", NULL },
-	{ "run_python", "input", NULL },
-	{ "run_python", "columns", NULL },
-	{ "run_python", "lines", NULL },
-	{ "inspect", "name", "a name in the session, or a dotted name such "
-	  "as df.columns" },
-	{ "snapshot", "name", "what to call it (default: none; rollback "
-	  "can still name its cell)" },
 };
 
 struct mcp_call {
@@ -192,63 +128,6 @@ mcp_error(struct agent_io *a, json_t *id, int code, json_t *data,
 
 /* ---- what the server says of itself --------------------------------- */
 
-static const struct mcp_tool *
-mcp_tool_find(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < nitems(mcp_tools); i++)
-		if (strcmp(mcp_tools[i].name, name) == 0)
-			return &mcp_tools[i];
-	return NULL;
-}
-
-static json_t *
-mcp_tool_schema(const struct mcp_tool *t)
-{
-	json_t *schema = request_schema(&request_ops[t->op]), *props, *req, *p;
-	size_t i, j;
-
-	props = json_object_get(schema, "properties");
-	req = json_object_get(schema, "required");
-	for (i = 0; i < nitems(mcp_props); i++) {
-		if (strcmp(mcp_props[i].tool, t->name) != 0 ||
-		    (p = json_object_get(props, mcp_props[i].prop)) == NULL)
-			continue;
-		if (mcp_props[i].about != NULL) {
-			json_object_set_new(p, "description",
-			    json_string(mcp_props[i].about));
-			continue;
-		}
-		json_object_del(props, mcp_props[i].prop);
-		for (j = 0; req != NULL && j < json_array_size(req); j++)
-			if (strcmp(json_string_value(json_array_get(req, j)),
-			    mcp_props[i].prop) == 0)
-				json_array_remove(req, j--);
-	}
-	return schema;
-}
-
-static json_t *
-mcp_tool_list(const struct coil_opts *opts)
-{
-	json_t *tools = json_array();
-	size_t i;
-
-	for (i = 0; i < nitems(mcp_tools); i++) {
-		const struct mcp_tool *t = &mcp_tools[i];
-
-		json_array_append_new(tools, json_pack("{s:s, s:s, s:s, s:o, "
-		    "s:{s:s, s:b, s:b, s:b, s:b}}", "name", t->name, "title",
-		    t->title, "description", t->about, "inputSchema",
-		    mcp_tool_schema(t), "annotations", "title", t->title,
-		    "readOnlyHint", t->read_only, "destructiveHint",
-		    t->destructive, "idempotentHint", t->idempotent,
-		    "openWorldHint", t->op == OP_EXEC && opts->sbx.allow_net));
-	}
-	return tools;
-}
-
 static json_t *
 mcp_server_info(void)
 {
@@ -294,12 +173,14 @@ mcp_capabilities(bool stateless)
 
 /* initialize: the client's revision when we speak it, else our newest. */
 static void
-mcp_initialize(struct agent_io *a, json_t *id, json_t *params)
+mcp_initialize(struct agent_io *a, json_t *id, json_t *params,
+    bool stateless)
 {
 	const char *want = json_string_value(json_object_get(params,
 	    "protocolVersion")), *v = mcp_versions[0];
 	size_t i;
 
+	(void)stateless;
 	if (want == NULL) {
 		mcp_error(a, id, RPC_PARAMS, NULL, "initialize needs "
 		    "params.protocolVersion, a string");
@@ -317,231 +198,13 @@ mcp_initialize(struct agent_io *a, json_t *id, json_t *params)
 /* server/discover lists the stateless revisions only: the others are
  * the handshake's to agree on. */
 static void
-mcp_discover(struct agent_io *a, json_t *id)
+mcp_discover(struct agent_io *a, json_t *id, json_t *params, bool stateless)
 {
+	(void)params, (void)stateless;
 	mcp_result(a, id, mcp_cacheable(json_pack("{s:[s], s:o, s:o}",
 	    "supportedVersions", MCP_STATELESS, "capabilities",
 	    mcp_capabilities(true), "instructions",
 	    mcp_instructions(a->opts))), true);
-}
-
-/* ---- a tool's answer ------------------------------------------------ */
-
-static void
-mcp_line_end(struct buf *b)
-{
-	if (b->len > 0 && b->p[b->len - 1] != '\n')
-		buf_addstr(b, "\n");
-}
-
-static void
-mcp_text(struct buf *b, const char *label, const char *p, size_t n)
-{
-	if (n == 0)
-		return;
-	if (label != NULL)
-		buf_printf(b, "[%s]\n", label);
-	buf_add(b, p, n);
-	mcp_line_end(b);
-}
-
-static void
-mcp_error_text(struct buf *b, const struct response_error *e)
-{
-	if (e == NULL)
-		return;
-	if (e->traceback != NULL && *e->traceback != '\0')
-		buf_addstr(b, e->traceback);
-	else
-		buf_printf(b, "%s: %s", e->type, e->message);
-	mcp_line_end(b);
-	if (e->hint != NULL)
-		buf_printf(b, "hint: %s\n", e->hint);
-}
-
-/* A figure's bytes (figure.h) as image content when they are a PNG of
- * at most max bytes (*used is what it took); NULL otherwise. */
-static json_t *
-mcp_image(const struct figure *f, size_t max, size_t *used)
-{
-	json_t *img;
-	char *b64;
-
-	if (f == NULL || f->len > max || f->len < 8 ||
-	    memcmp(f->p, "\x89PNG\r\n\x1a\n", 8) != 0)
-		return NULL;
-	b64 = export_base64((const unsigned char *)f->p, f->len);
-	img = json_pack("{s:s, s:s, s:s}", "type", "image", "data", b64,
-	    "mimeType", "image/png");
-	free(b64);
-	*used = f->len;
-	return img;
-}
-
-/* The figures a cell showed: each named in the text (up to
- * MCP_FIGURES_NAMED), the PNGs among them whose bytes the worker handed
- * over as images while they fit MCP_IMAGES_MAX and MCP_IMAGES_COUNT,
- * each path once. */
-static void
-mcp_figures(const struct response *r, struct buf *b, json_t *content)
-{
-	size_t i, named = 0, left = MCP_IMAGES_MAX, used, more;
-	json_t *v, *img, *seen = json_object();
-	const char *path, *type;
-
-	json_array_foreach(r->display, i, v) {
-		path = json_string_value(json_object_get(v, "path"));
-		type = json_string_value(json_object_get(v, "type"));
-		if (path == NULL || json_object_get(seen, path) != NULL)
-			continue;
-		json_object_set_new(seen, path, json_true());
-		if (++named > MCP_FIGURES_NAMED)
-			continue;
-		buf_printf(b, "[%s: %s]\n", type != NULL ? type : "figure",
-		    path);
-		used = 0;
-		if (type != NULL && strcmp(type, "image/png") == 0 &&
-		    json_array_size(content) < MCP_IMAGES_COUNT &&
-		    (img = mcp_image(figure_find(r->figs, r->nfigs, r->display, i),
-		    left < MCP_IMAGE_MAX ? left : MCP_IMAGE_MAX, &used)) !=
-		    NULL) {
-			json_array_append_new(content, img);
-			left -= used;
-		}
-	}
-	if (named > MCP_FIGURES_NAMED) {
-		more = named - MCP_FIGURES_NAMED;
-		buf_printf(b, "[and %zu more figure%s]\n", more,
-		    more > 1 ? "s" : "");
-	}
-	json_decref(seen);
-}
-
-/* A cell's answer as a model reads it: its streams, the error, the
- * result, its figures; images go in content. */
-static void
-mcp_exec_text(const struct response *r, struct buf *b, json_t *content)
-{
-	json_t *v;
-
-	/* A restore after a crash is the error's to tell: it names the
-	 * cell the namespace is back at and the cells lost. */
-	v = r->background;
-	if (v != NULL) {
-		const char *o = json_string_value(json_object_get(v, "output")),
-		    *e = json_string_value(json_object_get(v, "stderr"));
-
-		if (o != NULL)
-			mcp_text(b, "printed between cells", o, strlen(o));
-		if (e != NULL)
-			mcp_text(b, "stderr between cells", e, strlen(e));
-	}
-	mcp_text(b, NULL, r->output, r->output_len);
-	mcp_text(b, "stderr", r->stderr_text, r->stderr_len);
-	mcp_error_text(b, r->error);
-	if (r->has & RESP_RESULT)
-		buf_printf(b, "Out[%d]: %s\n", r->cell, r->result);
-	mcp_figures(r, b, content);
-}
-
-/* A string member of the worker's, or "?" when it is none. */
-static const char *
-mcp_str(json_t *v)
-{
-	return json_is_string(v) ? json_string_value(v) : "?";
-}
-
-/* Numbers in text as a person writes them: 34.45, not 34.450000000000003. */
-#define MCP_REALS JSON_REAL_PRECISION(12)
-
-/* Any other op's answer: its fields, a line each. */
-static void
-mcp_fields_text(const struct response *r, struct buf *b)
-{
-	json_t *o = response_json(r, RESPONSE_BRIEF), *v, *e;
-	const char *key;
-	size_t i;
-	char *s;
-
-	json_object_foreach(o, key, v) {
-		if (strcmp(key, "id") == 0 || strcmp(key, "status") == 0 ||
-		    strcmp(key, "error") == 0)
-			continue;
-		if (r->op == OP_VARS && strcmp(key, "vars") == 0) {
-			json_array_foreach(v, i, e)
-				buf_printf(b, "%s: %s = %s\n",
-				    mcp_str(json_object_get(e, "name")),
-				    mcp_str(json_object_get(e, "type")),
-				    mcp_str(json_object_get(e, "repr")));
-			if (json_array_size(v) == 0)
-				buf_addstr(b, "(no variables)\n");
-			continue;
-		}
-		if (json_is_string(v)) {
-			buf_printf(b, strchr(json_string_value(v), '\n') ?
-			    "%s:\n%s" : "%s: %s", key, json_string_value(v));
-			mcp_line_end(b);
-			continue;
-		}
-		if (json_is_array(v) && json_array_size(v) > 0 &&
-		    json_is_object(json_array_get(v, 0))) {
-			buf_printf(b, "%s:\n", key);
-			json_array_foreach(v, i, e) {
-				s = json_dumps(e, JSON_COMPACT | MCP_REALS);
-				buf_printf(b, "  %s\n", s);
-				free(s);
-			}
-			continue;
-		}
-		s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY |
-		    MCP_REALS);
-		buf_printf(b, "%s: %s\n", key, s);
-		free(s);
-	}
-	json_decref(o);
-}
-
-/* The session's answer as a CallToolResult. */
-static json_t *
-mcp_tool_result(const struct response *r)
-{
-	json_t *content = json_array(), *images = json_array(), *sc;
-	struct buf b;
-	size_t i;
-	const char *w;
-	json_t *v;
-
-	buf_init(&b);
-	if (r->op == OP_EXEC)
-		mcp_exec_text(r, &b, images);
-	else if (r->status == ST_OK)
-		mcp_fields_text(r, &b);
-	else
-		mcp_error_text(&b, r->error);
-	json_array_foreach(r->warnings, i, v)
-		if ((w = json_string_value(v)) != NULL)
-			buf_printf(&b, "warning: %s\n", w);
-	if (b.len == 0)
-		buf_addstr(&b, r->status == ST_OK ? "(no output)\n" :
-		    status_names[r->status]);
-	json_array_append_new(content, json_pack("{s:s, s:s%}", "type",
-	    "text", "text", b.p, b.len));
-	json_array_extend(content, images);
-	json_decref(images);
-	buf_free(&b);
-	sc = response_json(r, RESPONSE_BRIEF);
-	json_object_del(sc, "id");
-	return json_pack("{s:o, s:o, s:b}", "content", content,
-	    "structuredContent", sc, "isError", r->status != ST_OK);
-}
-
-/* A call refused before it reached the session, as a result the model
- * can read and mend (MCP: argument errors are the tool's). */
-static json_t *
-mcp_tool_refusal(const char *msg)
-{
-	return json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text",
-	    "text", msg, "isError", 1);
 }
 
 /* ---- calls ---------------------------------------------------------- */
@@ -568,6 +231,8 @@ mcp_call_free(struct mcp_call **pp)
 	free(c);
 }
 
+/* tools/call: the tool's agent request, checked as a line of the
+ * agent's would be, goes to the session; its answer is the result. */
 static void
 mcp_call_tool(struct agent_io *a, json_t *id, json_t *params, bool stateless)
 {
@@ -576,10 +241,8 @@ mcp_call_tool(struct agent_io *a, json_t *id, json_t *params, bool stateless)
 	json_t *args = json_object_get(params, "arguments"), *req, *rid, *tok;
 	const struct mcp_tool *t;
 	struct mcp_call *c;
-	char err[512], *line;
+	char err[512];
 	enum op op;
-	size_t i;
-	int rc;
 
 	if (name == NULL) {
 		mcp_error(a, id, RPC_PARAMS, NULL, "tools/call needs "
@@ -602,30 +265,18 @@ mcp_call_tool(struct agent_io *a, json_t *id, json_t *params, bool stateless)
 		    "must be an object");
 		return;
 	}
-	req = json_is_object(args) ? json_copy(args) : json_object();
-	json_object_del(req, "id");
-	for (i = 0; i < nitems(mcp_props); i++)
-		if (mcp_props[i].about == NULL &&
-		    strcmp(mcp_props[i].tool, t->name) == 0)
-			json_object_del(req, mcp_props[i].prop);
-	json_object_set_new(req, "op", json_string(request_ops[t->op].name));
 	tok = json_object_get(json_object_get(params, "_meta"),
 	    "progressToken");
 	if (!json_is_string(tok) && !json_is_integer(tok))
 		tok = NULL;
-	if (tok != NULL && t->op == OP_EXEC)
-		json_object_set_new(req, "stream", json_true());
 	/* The agent protocol's own checks, to the letter. */
-	line = json_dumps(req, JSON_COMPACT);
-	json_decref(req);
-	rc = request_parse(line, strlen(line), &req, &rid, &op, err,
-	    sizeof err);
-	free(line);
-	json_decref(rid);
-	if (rc == -1) {
+	if (request_from_json(mcp_tool_request(t, args, tok != NULL), &req,
+	    &rid, &op, err, sizeof err) == -1) {
+		json_decref(rid);
 		mcp_result(a, id, mcp_tool_refusal(err), stateless);
 		return;
 	}
+	json_decref(rid);
 	c = xcalloc(1, sizeof *c);
 	c->id = json_incref(id);
 	c->progress = tok != NULL ? json_incref(tok) : NULL;
@@ -636,16 +287,17 @@ mcp_call_tool(struct agent_io *a, json_t *id, json_t *params, bool stateless)
 }
 
 static void
-mcp_cancel(struct agent_io *a, json_t *params)
+mcp_cancel(struct agent_io *a, json_t *id, json_t *params, bool stateless)
 {
 	struct mcp *m = a->proto;
-	json_t *id = json_object_get(params, "requestId");
+	json_t *rid = json_object_get(params, "requestId");
 	struct mcp_call *c;
 
-	if (id == NULL)
+	(void)id, (void)stateless;
+	if (rid == NULL)
 		return;
 	for (c = m->calls; c != NULL; c = c->next)
-		if (!c->cancelled && json_equal(c->id, id)) {
+		if (!c->cancelled && json_equal(c->id, rid)) {
 			c->cancelled = true;
 			session_cancel(a->s, c->seq);
 			return;
@@ -655,37 +307,60 @@ mcp_cancel(struct agent_io *a, json_t *params)
 /* ---- the protocol --------------------------------------------------- */
 
 static void
-mcp_request(struct agent_io *a, json_t *id, const char *method,
-    json_t *params, bool stateless)
+mcp_list(struct agent_io *a, json_t *id, json_t *params, bool stateless)
 {
 	struct mcp *m = a->proto;
-	json_t *list;
+	json_t *list = json_pack("{s:O}", "tools", m->tools);
 
-	if (strcmp(method, "tools/call") == 0) {
-		mcp_call_tool(a, id, params, stateless);
-	} else if (strcmp(method, "tools/list") == 0) {
-		list = json_pack("{s:O}", "tools", m->tools);
-		mcp_result(a, id, stateless ? mcp_cacheable(list) : list,
-		    stateless);
-	} else if (strcmp(method, "server/discover") == 0) {
-		mcp_discover(a, id);
-	} else if (!stateless && strcmp(method, "initialize") == 0) {
-		mcp_initialize(a, id, params);
-	} else if (!stateless && strcmp(method, "ping") == 0) {
-		/* 2026-07-28 has neither: a request is its own handshake. */
-		mcp_result(a, id, json_object(), false);
-	} else {
-		mcp_error(a, id, RPC_NO_METHOD, NULL, "method not found: %s",
-		    method);
-	}
+	(void)params;
+	mcp_result(a, id, stateless ? mcp_cacheable(list) : list, stateless);
 }
 
 static void
-mcp_notification(struct agent_io *a, const char *method, json_t *params)
+mcp_ping(struct agent_io *a, json_t *id, json_t *params, bool stateless)
 {
-	if (strcmp(method, "notifications/cancelled") == 0)
-		mcp_cancel(a, params);
-	/* notifications/initialized, and any other, need nothing. */
+	(void)params, (void)stateless;
+	mcp_result(a, id, json_object(), false);
+}
+
+/*
+ * The methods.  A request (with an id) is served by its entry, or told
+ * the method is not found; a notification (no id) by its entry, or by
+ * nothing (notifications/initialized, and any other, need nothing).  The
+ * handshake's methods are not 2026-07-28's: there a request is its own
+ * handshake.
+ */
+static const struct mcp_method {
+	const char *name;
+	bool notification;
+	bool handshake;
+	void (*fn)(struct agent_io *a, json_t *id, json_t *params,
+	    bool stateless);
+} mcp_methods[] = {
+	{ "tools/call", false, false, mcp_call_tool },
+	{ "tools/list", false, false, mcp_list },
+	{ "server/discover", false, false, mcp_discover },
+	{ "initialize", false, true, mcp_initialize },
+	{ "ping", false, true, mcp_ping },
+	{ "notifications/cancelled", true, false, mcp_cancel },
+};
+
+/* id is NULL for a notification. */
+static void
+mcp_method(struct agent_io *a, json_t *id, const char *method,
+    json_t *params, bool stateless)
+{
+	const struct mcp_method *m;
+
+	for (m = mcp_methods; m < mcp_methods + nitems(mcp_methods); m++)
+		if (m->notification == (id == NULL) && !(stateless &&
+		    m->handshake) && strcmp(m->name, method) == 0) {
+			m->fn(a, id, params, stateless);
+			return;
+		}
+	if (id != NULL)
+		mcp_error(a, id, RPC_NO_METHOD, NULL, "method not found: %s",
+		    method);
 }
 
 /* The era of a message: 1 when its _meta names a revision (2026-07-28's
@@ -764,10 +439,7 @@ mcp_message(struct agent_io *a, json_t *msg)
 	}
 	if ((era = mcp_era(a, id, params)) == -1)
 		return;
-	if (id == NULL)
-		mcp_notification(a, method, params);
-	else
-		mcp_request(a, id, method, params, era == 1);
+	mcp_method(a, id, method, params, era == 1);
 }
 
 static void

@@ -13,29 +13,35 @@
 #include "request.h"
 #include "util.h"
 
+#define OPF_WORKER (OPF_QUIET | OPF_RUN)
+
 const struct request_op request_ops[] = {
-	{ "exec", OP_EXEC, OP_WORKER, "run a cell" },
-	{ "vars", OP_VARS, OP_WORKER, "list the user's variables" },
-	{ "inspect", OP_INSPECT, OP_WORKER,
+	{ "exec", OP_EXEC, OP_WORKER, OPF_WORKER, "run a cell" },
+	{ "vars", OP_VARS, OP_WORKER, OPF_WORKER,
+	  "list the user's variables" },
+	{ "inspect", OP_INSPECT, OP_WORKER, OPF_WORKER,
 	  "type, repr, doc and signature of a name" },
-	{ "complete", OP_COMPLETE, OP_WORKER, "completions of code at cursor" },
-	{ "snapshot", OP_SNAPSHOT, OP_SUPERVISOR,
+	{ "complete", OP_COMPLETE, OP_WORKER, OPF_WORKER,
+	  "completions of code at cursor" },
+	{ "snapshot", OP_SNAPSHOT, OP_SUPERVISOR, OPF_QUIET,
 	  "pin the current state under a name" },
-	{ "snapshots", OP_SNAPSHOTS, OP_SUPERVISOR, "list the checkpoints" },
-	{ "rollback", OP_ROLLBACK, OP_SUPERVISOR,
+	{ "snapshots", OP_SNAPSHOTS, OP_SUPERVISOR, OPF_QUIET,
+	  "list the checkpoints" },
+	{ "rollback", OP_ROLLBACK, OP_SUPERVISOR, OPF_QUIET,
 	  "go back to a snapshot or a cell" },
-	{ "reset", OP_RESET, OP_SUPERVISOR, "start over with a fresh namespace" },
-	{ "interrupt", OP_INTERRUPT, OP_IMMEDIATE, "stop the running cell" },
-	{ "ping", OP_PING, OP_IMMEDIATE,
+	{ "reset", OP_RESET, OP_SUPERVISOR, OPF_QUIET | OPF_RUN,
+	  "start over with a fresh namespace" },
+	{ "interrupt", OP_INTERRUPT, OP_IMMEDIATE, 0, "stop the running cell" },
+	{ "ping", OP_PING, OP_IMMEDIATE, 0,
 	  "version, sandbox and state, answered at once" },
-	{ "shutdown", OP_SHUTDOWN, OP_SUPERVISOR, "end the session" },
-	{ "input", OP_INPUT, OP_IMMEDIATE,
+	{ "shutdown", OP_SHUTDOWN, OP_SUPERVISOR, 0, "end the session" },
+	{ "input", OP_INPUT, OP_IMMEDIATE, 0,
 	  "the line your running cell's input() reads" },
 };
 const size_t request_nops = nitems(request_ops);
 
-/* The ops that run with a deadline (session_start_run): the worker's
- * and reset, whose deadline covers the fresh interpreter's start. */
+/* The ops that run with a deadline: request_ops' OPF_RUN ones
+ * (request-test checks the two agree). */
 #define OPS_TIMED (OP_BIT(OP_EXEC) | OP_BIT(OP_VARS) | OP_BIT(OP_INSPECT) | \
 	OP_BIT(OP_COMPLETE) | OP_BIT(OP_RESET))
 
@@ -471,21 +477,28 @@ request_parse(const char *line, size_t len, json_t **req, json_t **id,
     enum op *op, char *err, size_t errlen)
 {
 	json_error_t jerr;
-	json_t *o, *v;
+	json_t *o;
+
+	o = json_loadb(line, len, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES |
+	    JSON_DECODE_ANY, &jerr);
+	if (o != NULL)
+		return request_from_json(o, req, id, op, err, errlen);
+	*req = NULL;
+	if ((*id = request_salvage_id(line, len)) == NULL)
+		*id = json_null();
+	return err_set(err, errlen, "the request is not valid JSON: %s "
+	    "(column %d)", jerr.text, jerr.column);
+}
+
+int
+request_from_json(json_t *o, json_t **req, json_t **id, enum op *op,
+    char *err, size_t errlen)
+{
 	const struct request_op *rop;
+	json_t *v;
 
 	*req = NULL;
 	*id = json_null();
-	o = json_loadb(line, len, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES |
-	    JSON_DECODE_ANY, &jerr);
-	if (o == NULL) {
-		if ((v = request_salvage_id(line, len)) != NULL) {
-			json_decref(*id);
-			*id = v;
-		}
-		return err_set(err, errlen, "the request is not valid JSON: %s "
-		    "(column %d)", jerr.text, jerr.column);
-	}
 	if (!json_is_object(o)) {
 		err_set(err, errlen, "the request must be a JSON object, not %s",
 		    request_type_name(o));

@@ -31,10 +31,29 @@ enum op {
  * the supervisor alone, or in order by the worker. */
 enum op_where { OP_IMMEDIATE, OP_SUPERVISOR, OP_WORKER };
 
+/*
+ * What a queued op waits for before it is served, a mask; the session's
+ * one dispatcher (session.c) reads it, and its table of servers names
+ * the function that serves each op.  An OP_IMMEDIATE op is never queued
+ * and waits for nothing.
+ *
+ * OPF_QUIET: the worker up and idle, and every checkpoint it owes read.
+ * An atomic cell must know whether the state before it is kept already;
+ * a checkpoint's frame is checked against the worker as its parent,
+ * which only a live worker can be, so nothing that may kill it goes
+ * first; snapshot, rollback and reset work on a worker at rest.
+ * OPF_RUN: a run of the worker under a deadline (the worker's ops, and
+ * reset, whose deadline covers the fresh interpreter's start).  It waits
+ * till an interrupt init still owes the worker is sent: that one was
+ * meant for the request before, and would stop this one.
+ */
+enum { OPF_QUIET = 1, OPF_RUN = 2 };
+
 struct request_op {
 	const char *name;
 	enum op op;
 	enum op_where where;
+	unsigned flags;		/* OPF_* */
 	const char *usage;	/* what it does, one line (--help, schema) */
 };
 
@@ -76,10 +95,16 @@ extern const size_t request_nfields;
 /* Parse one line.  On success returns 0 with *req (the object, "op" filled
  * in) and *op.  On failure returns -1 with a message in err; *id is set in
  * both cases when the line was an object with a usable id, and when a
- * line that is not valid JSON shows one after its outer object's "id".  Fields the
- * op does not take, and unknown fields, are not checked. */
+ * line that is not valid JSON shows one after its outer object's "id".
+ * Fields the op does not take, and unknown fields, are not checked. */
 int request_parse(const char *line, size_t len, json_t **req, json_t **id,
     enum op *op, char *err, size_t errlen);
+
+/* request_parse for a request already parsed (MCP's arguments): v
+ * (stolen) is checked as a line holding it would be, with the same
+ * results and messages.  On success *req is v. */
+int request_from_json(json_t *v, json_t **req, json_t **id, enum op *op,
+    char *err, size_t errlen);
 
 const struct request_op *request_op_find(const char *name);
 /* The id of a request line of which only the head is known (a line too

@@ -566,7 +566,7 @@ session_gate(struct session *s)
 	}
 }
 
-static void
+void
 session_snapshot(struct session *s, struct sreq *r)
 {
 	json_t *jn = json_object_get(r->req, "name");
@@ -655,7 +655,7 @@ session_snapshot_done(struct session *s, struct sreq *r, json_t *reply)
 	session_answer(r, answer);
 }
 
-static void
+void
 session_rollback(struct session *s, struct sreq *r)
 {
 	json_t *to = json_object_get(r->req, "to"), *undone, *redone;
@@ -732,7 +732,7 @@ session_rollback(struct session *s, struct sreq *r)
 	session_replace(s, r, fresh ? AFTER_START : AFTER_ROLLBACK);
 }
 
-static void
+void
 session_snapshots(struct session *s, struct sreq *r)
 {
 	struct response *msg = response_new(ST_OK);
@@ -754,34 +754,4 @@ session_snapshots(struct session *s, struct sreq *r)
 	response_set(msg, "cost_ms", s->ckpt_cost_ms > 0 ? json_real(
 	    round(s->ckpt_cost_ms * 100) / 100) : json_null());
 	session_answer(r, msg);
-}
-
-void
-session_serve_supervisor(struct session *s, struct sreq *r)
-{
-	switch (r->op) {
-	case OP_SHUTDOWN:
-		s->done = true;
-		session_answer(r, response_new(ST_OK));
-		/* What came after the shutdown is answered, not dropped. */
-		while ((r = s->queue) != NULL) {
-			s->queue = r->next;
-			session_answer(r, response_invalid("the session was shut "
-			    "down before this request ran"));
-		}
-		s->queue_tail = &s->queue;
-		break;
-	case OP_SNAPSHOT:
-		session_snapshot(s, r);
-		break;
-	case OP_SNAPSHOTS:
-		session_snapshots(s, r);
-		break;
-	case OP_ROLLBACK:
-		session_rollback(s, r);
-		break;
-	default:
-		session_answer(r, response_invalid("op '%s' cannot be served "
-		    "here", request_ops[r->op].name));
-	}
 }

@@ -303,7 +303,10 @@ void session_ckpt_arrived(struct session *s, struct link_frame *f);
 void session_ckpt_failed(struct session *s, struct link_frame *f);
 void session_ckpt_dropped(void *ctx, struct ckpt *ck);
 void session_set_node(struct session *s, struct ckpt_node *n);
-void session_serve_supervisor(struct session *s, struct sreq *r);
+/* the servers of snapshot, snapshots and rollback (session.c's table) */
+void session_snapshot(struct session *s, struct sreq *r);
+void session_snapshots(struct session *s, struct sreq *r);
+void session_rollback(struct session *s, struct sreq *r);
 void session_snapshot_done(struct session *s, struct sreq *r,
     json_t *reply);
 

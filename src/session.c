@@ -1,7 +1,9 @@
 /*
  * session.c - the session's requests and its loop (see session.h; the
- * parts are listed in session-int.h): the queue and what is served at
- * once, cancel and interrupt, deadlines, the descriptors, life and end.
+ * parts are listed in session-int.h): the queue and its one dispatcher,
+ * the ops' servers (session_servers: request_ops says when each op is
+ * served, this table who serves it), cancel and interrupt, deadlines,
+ * the descriptors, life and end.
  *
  * Deadlines: at run->deadline the worker gets SIGINT; if the request has
  * not been answered by run->kill_at it gets SIGKILL.  A worker that dies
@@ -56,48 +58,42 @@ sreq_free(struct sreq *r)
 
 /* ---- the queue ----------------------------------------------------- */
 
-/* Requests that need the worker up and every checkpoint it owes
- * arrived: an atomic cell must know whether the state before it is kept
- * already. */
+static void session_serve(struct session *s, struct sreq *r);
+
+/* Whether the request at the head of the queue may be served now:
+ * what its op waits for (request.h's OPF_*).  One answered already
+ * (session_reject) waits for its turn only. */
 static bool
-session_needs_quiet(struct sreq *r)
+session_may_serve(const struct session *s, const struct sreq *r)
 {
-	return r->op == OP_RESET || r->op == OP_SNAPSHOT ||
-	    r->op == OP_SNAPSHOTS || r->op == OP_ROLLBACK ||
-	    (r->op == OP_EXEC && json_is_true(json_object_get(r->req,
-	    "atomic")));
+	unsigned flags = request_ops[r->op].flags;
+
+	if (r->ready != NULL)
+		return true;
+	if ((flags & OPF_QUIET) && s->state != WK_READY)
+		return false;
+	/* An interrupt init is still to send was meant for the request
+	 * before: sent after the next one reached the worker, it would
+	 * stop that one.  Once sent, the worker drops it between
+	 * requests (worker.c). */
+	if ((flags & OPF_RUN) && s->ints_owed > 0)
+		return false;
+	/* A checkpoint on its way is read before the worker runs
+	 * anything more: its frame is checked against the worker as its
+	 * parent, which only a live worker can be.  Read after a cell
+	 * killed the worker, it is lost (link.c's late), and the crash
+	 * goes back a cell further. */
+	return !(flags & OPF_QUIET) || !link_ckpt_owed(&s->ctl);
 }
 
 void
 session_dispatch(struct session *s)
 {
-	while (s->run == NULL && s->queue != NULL && !s->done && !s->failed) {
+	while (s->run == NULL && s->queue != NULL && !s->done && !s->failed &&
+	    session_may_serve(s, s->queue)) {
 		struct sreq *r = s->queue;
 		struct sevent *e;
 
-		if (r->ready == NULL && request_ops[r->op].where == OP_WORKER &&
-		    s->state != WK_READY)
-			return;
-		/* An interrupt init is still to send was meant for the
-		 * request before: sent after the next one reached the
-		 * worker, it would stop that one.  Once sent, the worker
-		 * drops it between requests (worker.c). */
-		if (r->ready == NULL && s->ints_owed > 0 &&
-		    (request_ops[r->op].where == OP_WORKER ||
-		    r->op == OP_RESET))
-			return;
-		if (r->ready == NULL && session_needs_quiet(r) &&
-		    s->state != WK_READY)
-			return;
-		/* A checkpoint on its way is read before the worker runs
-		 * anything more: its frame is checked against the worker
-		 * as its parent, which only a live worker can be.  Read
-		 * after a cell killed the worker, it is lost (link.c's
-		 * late), and the crash goes back a cell further. */
-		if (r->ready == NULL && (session_needs_quiet(r) ||
-		    request_ops[r->op].where == OP_WORKER) &&
-		    link_ckpt_owed(&s->ctl))
-			return;
 		s->queue = r->next;
 		if (s->queue == NULL)
 			s->queue_tail = &s->queue;
@@ -109,11 +105,7 @@ session_dispatch(struct session *s)
 			session_answer(r, resp);
 			continue;
 		}
-		if (request_ops[r->op].where == OP_WORKER ||
-		    r->op == OP_RESET)
-			session_start_run(s, r);
-		else
-			session_serve_supervisor(s, r);
+		session_serve(s, r);
 		if (session_watched(s) && s->run == r) {
 			e = session_event_new(EV_STARTED, r);
 			session_post(s, e);
@@ -162,35 +154,77 @@ sreq_new(struct session *s, int client, json_t *req, json_t *id,
 	return r;
 }
 
-/* ping, interrupt and input are answered at once, even while a cell
- * runs. */
+/* ---- the ops' servers ---------------------------------------------- */
+
 static void
-session_immediate(struct session *s, struct sreq *r)
+session_serve_ping(struct session *s, struct sreq *r)
+{
+	session_answer(r, session_ping(s));
+}
+
+static void
+session_serve_input(struct session *s, struct sreq *r)
+{
+	/* only the cell's own client answers it */
+	bool mine = s->run != NULL && s->run->client == r->client;
+
+	session_answer(r, mine && session_input(s, json_string_value(
+	    json_object_get(r->req, "text"))) == 0 ? response_new(ST_OK) :
+	    response_invalid("no cell of yours is reading a line"));
+}
+
+static void
+session_serve_interrupt(struct session *s, struct sreq *r)
 {
 	struct response *resp;
-	int cell;
-	bool was;
+	int cell = s->run != NULL ? s->run->cell : 0;
+	bool was = session_interrupt(s);
 
-	if (r->op == OP_PING) {
-		session_answer(r, session_ping(s));
-		return;
-	}
-	if (r->op == OP_INPUT) {
-		/* only the cell's own client answers it */
-		bool mine = s->run != NULL && s->run->client == r->client;
-
-		session_answer(r, mine && session_input(s, json_string_value(
-		    json_object_get(r->req, "text"))) == 0 ?
-		    response_new(ST_OK) : response_invalid("no cell of yours "
-		    "is reading a line"));
-		return;
-	}
-	cell = s->run != NULL ? s->run->cell : 0;
-	was = session_interrupt(s);
 	resp = response_new(ST_OK);
 	response_set(resp, "interrupted", json_boolean(was));
 	response_set(resp, "cell", was ? json_integer(cell) : json_null());
 	session_answer(r, resp);
+}
+
+static void
+session_serve_shutdown(struct session *s, struct sreq *r)
+{
+	s->done = true;
+	session_answer(r, response_new(ST_OK));
+	/* What came after the shutdown is answered, not dropped. */
+	while ((r = s->queue) != NULL) {
+		s->queue = r->next;
+		session_answer(r, response_invalid("the session was shut "
+		    "down before this request ran"));
+	}
+	s->queue_tail = &s->queue;
+}
+
+/* Who serves each op; request_ops says when (request.h).  The runs
+ * (OPF_RUN) go to the worker under a deadline: reset's replaces the
+ * worker with a fresh interpreter (session_start_run). */
+static void (*const session_servers[])(struct session *, struct sreq *) = {
+	[OP_EXEC] = session_start_run,
+	[OP_VARS] = session_start_run,
+	[OP_INSPECT] = session_start_run,
+	[OP_COMPLETE] = session_start_run,
+	[OP_SNAPSHOT] = session_snapshot,
+	[OP_SNAPSHOTS] = session_snapshots,
+	[OP_ROLLBACK] = session_rollback,
+	[OP_RESET] = session_start_run,
+	[OP_INTERRUPT] = session_serve_interrupt,
+	[OP_PING] = session_serve_ping,
+	[OP_SHUTDOWN] = session_serve_shutdown,
+	[OP_INPUT] = session_serve_input,
+};
+
+static void
+session_serve(struct session *s, struct sreq *r)
+{
+	if ((size_t)r->op >= nitems(session_servers) ||
+	    session_servers[r->op] == NULL)
+		fatal("op '%s' has no server", request_ops[r->op].name);
+	session_servers[r->op](s, r);
 }
 
 uint64_t
@@ -209,8 +243,8 @@ session_submit(struct session *s, int client, json_t *req, json_t *id,
 		e->ev.req = json_incref(req);
 		session_post(s, e);
 	}
-	if (op == OP_PING || op == OP_INTERRUPT || op == OP_INPUT) {
-		session_immediate(s, r);
+	if (request_ops[op].where == OP_IMMEDIATE) {
+		session_serve(s, r);	/* even while a cell runs */
 		return seq;
 	}
 	s->ckpt_due = 0;	/* not quiet: the idle checkpoint waits */

@@ -1,7 +1,9 @@
 /*
  * request-test.c - request_parse on good and bad lines, and the
  * request tables: every field's bounds and types as request_parse holds
- * them, the schema and the --help rows made from them (TAP).
+ * them, the schema and the --help rows made from them, what the
+ * session's dispatcher reads, and request_from_json against
+ * request_parse (TAP).
  */
 #include "config.h"
 
@@ -320,8 +322,98 @@ check_magics(void)
 	    "\"op\":\"exec\",\"timeout\":5}"), "the worker's magics");
 }
 
-int
-main(void)
+/* What the session's dispatcher reads of each op agrees with the rest
+ * of the table: an op answered at once waits for nothing, the worker's
+ * ops wait for a quiet worker and run under a deadline, and the ops
+ * that run are the ones that take a timeout. */
+static void
+check_serving(void)
+{
+	const struct request_op *op;
+	const struct request_field *f = NULL;
+	unsigned runs = 0;
+	size_t i;
+
+	for (i = 0; i < request_nfields; i++)
+		if (strcmp(request_fields[i].name, "timeout") == 0)
+			f = &request_fields[i];
+	for (op = request_ops; op < request_ops + request_nops; op++) {
+		if (op->where == OP_IMMEDIATE)
+			tap_ok(op->flags == 0, "%s, answered at once, waits "
+			    "for nothing", op->name);
+		if (op->where == OP_WORKER)
+			tap_ok(op->flags == (OPF_QUIET | OPF_RUN), "%s waits "
+			    "for a quiet worker and runs", op->name);
+		if (op->flags & OPF_RUN)
+			runs |= OP_BIT(op->op);
+	}
+	tap_ok(f != NULL && f->ops == runs, "the ops that run take a timeout");
+}
+
+/* request_from_json on line's value gives what request_parse gives on
+ * line: the same result, message, id, op and request. */
+static bool
+same_from_json(const char *line)
+{
+	json_t *req[2], *id[2], *v;
+	enum op op[2] = { OP_PING, OP_PING };
+	char err[2][512] = { "", "" }, *s[4];
+	int rc[2];
+	bool ok;
+
+	rc[0] = request_parse(line, strlen(line), &req[0], &id[0], &op[0],
+	    err[0], sizeof err[0]);
+	v = json_loads(line, JSON_DECODE_ANY, NULL);
+	if (v == NULL)
+		return false;
+	rc[1] = request_from_json(v, &req[1], &id[1], &op[1], err[1],
+	    sizeof err[1]);
+	s[0] = json_dumps(id[0], JSON_ENCODE_ANY);
+	s[1] = json_dumps(id[1], JSON_ENCODE_ANY);
+	s[2] = rc[0] == 0 ? json_dumps(req[0], 0) : strdup("");
+	s[3] = rc[1] == 0 ? json_dumps(req[1], 0) : strdup("");
+	ok = rc[0] == rc[1] && strcmp(err[0], err[1]) == 0 &&
+	    strcmp(s[0], s[1]) == 0 && strcmp(s[2], s[3]) == 0 &&
+	    (rc[0] == -1 || op[0] == op[1]);
+	if (!ok)
+		printf("#   line: %s\n#   '%s' %s, '%s' %s\n", line, err[0],
+		    s[0], err[1], s[1]);
+	for (rc[0] = 0; rc[0] < 4; rc[0]++)
+		free(s[rc[0]]);
+	json_decref(req[0]);
+	json_decref(req[1]);
+	json_decref(id[0]);
+	json_decref(id[1]);
+	return ok;
+}
+
+static void
+check_from_json(void)
+{
+	static const char *const lines[] = {
+		"{\"code\": \"1+1\"}",
+		"{\"id\": 2, \"op\": \"rollback\", \"to\": \"a\"}",
+		"{\"op\": \"vars\", \"code\": 5, \"x\": [1]}",
+		"[]", "7", "null", "\"exec\"",
+		"{\"id\": [1], \"code\": \"1\"}",
+		"{\"id\": 5, \"op\": \"snapshts\"}",
+		"{\"id\": \"s\", \"code\": null}",
+		"{\"code\": \"1\", \"timeout\": 1e300}",
+		"{\"code\": \"1\", \"max_output\": 0}",
+		"{\"op\": \"rollback\"}",
+		"{\"id\": 1}",
+		"{\"op\": 3}",
+	};
+	size_t i;
+
+	for (i = 0; i < nitems(lines); i++)
+		tap_ok(same_from_json(lines[i]), "request_from_json as "
+		    "request_parse: %s", lines[i]);
+}
+
+/* Good and bad lines, and the messages they get. */
+static void
+check_lines(void)
 {
 	json_t *req, *id;
 	enum op op;
@@ -374,8 +466,12 @@ main(void)
 	json_decref(id);
 	tap_ok(request_op_find("exec") != NULL && request_op_find("x") == NULL,
 	    "op table lookup");
+}
 
-	/* Numbers that would overflow a deadline or a frame. */
+/* Numbers that would overflow a deadline or a frame. */
+static void
+check_numbers(void)
+{
 	tap_ok(REJECTS("{\"code\": \"1\", \"timeout\": 1e300}", "at most "
 	    "86400", "null"), "a timeout of 1e300");
 	tap_ok(REJECTS("{\"code\": \"1\", \"timeout\": 86401}", "at most "
@@ -402,7 +498,12 @@ main(void)
 		tap_ok(parse_size("16MiB", &v) == 0 && v == 16u << 20,
 		    "parse_size '16MiB'");
 	}
-	/* A line that is not JSON keeps the id its outer object shows. */
+}
+
+/* A line that is not JSON keeps the id its outer object shows. */
+static void
+check_cut(void)
+{
 	{
 		static const struct {
 			const char *line, *want, *id, *what;
@@ -427,8 +528,12 @@ main(void)
 			tap_ok(REJECTS(cut[i].line, cut[i].want, cut[i].id),
 			    "%s", cut[i].what);
 	}
+}
 
-	/* Fields an op does not take are named, with the closest known. */
+/* Fields an op does not take are named, with the closest known. */
+static void
+check_warnings(void)
+{
 	tap_ok(warns("{\"code\": \"1\", \"timeout\": 1}", ""),
 	    "no warning for known fields");
 	tap_ok(warns("{\"code\": \"1\", \"timout\": 1}", "unknown field "
@@ -448,7 +553,18 @@ main(void)
 	tap_ok(request_closest(request_ops, request_nops, sizeof *request_ops,
 	    "a-name-longer-than-any-table-holds-by-far") == NULL,
 	    "a long name is near nothing");
+}
+
+int
+main(void)
+{
+	check_lines();
+	check_numbers();
+	check_cut();
+	check_warnings();
 	check_magics();
 	check_table();
+	check_serving();
+	check_from_json();
 	return tap_done();
 }

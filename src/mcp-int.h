@@ -1,0 +1,47 @@
+/*
+ * mcp-int.h - the parts of the MCP server (mcp.h): mcp.c speaks the
+ * protocol (messages, methods, the calls in flight), mcp-tools.c is
+ * what the tools are: their list and schemas, the agent request a call
+ * becomes and the result an answer becomes.  Supervisor side; pure
+ * logic on jansson objects, no I/O.
+ */
+#ifndef COIL_MCP_INT_H
+#define COIL_MCP_INT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "opts.h"
+#include "request.h"
+#include "response.h"
+
+struct mcp_tool {
+	const char *name, *title;
+	enum op op;
+	bool read_only, destructive, idempotent;
+	const char *about;
+};
+
+/* The tool of that name, or NULL. */
+const struct mcp_tool *mcp_tool_find(const char *name);
+
+/* tools/list's tools: each tool's name, words, annotations and input
+ * schema (request_schema's, reworded for a model).  New reference. */
+json_t *mcp_tool_list(const struct coil_opts *opts);
+
+/* The agent request a call of t with args (an object or NULL,
+ * borrowed) becomes, before request_from_json checks it: a deep copy
+ * without "id" and the fields the tool leaves out, its op set, and
+ * "stream" when the call wants progress.  New reference. */
+json_t *mcp_tool_request(const struct mcp_tool *t, json_t *args,
+    bool stream);
+
+/* The session's answer as a CallToolResult.  New reference. */
+json_t *mcp_tool_result(const struct response *r);
+
+/* A call refused before it reached the session, as a result the model
+ * can read and mend (MCP: argument errors are the tool's).  New
+ * reference. */
+json_t *mcp_tool_refusal(const char *msg);
+
+#endif
