@@ -5,8 +5,8 @@
  *
  * One client of the session (origin "replay"), submitting a cell only
  * once the one before it is answered, so each cell meets the state the
- * recording's met.  A request is checked by request_parse like a line
- * on stdin: a transcript is data, not trusted.  SIGINT, SIGTERM and
+ * recording's met.  A request is checked by request_from_json as a line
+ * on stdin is: a transcript is data, not trusted.  SIGINT, SIGTERM and
  * SIGHUP end the replay through a signalfd, so the session is torn
  * down as after any end.
  */
@@ -160,7 +160,6 @@ int
 replay_request(const struct rcell *c, json_t **req, int *op, char *err,
     size_t errlen)
 {
-	char *line;
 	json_t *id, *t;
 	enum op o;
 	bool none;
@@ -173,9 +172,8 @@ replay_request(const struct rcell *c, json_t **req, int *op, char *err,
 	none = json_is_number(t) && json_number_value(t) == 0;
 	if (none)
 		json_object_del(c->req, "timeout");
-	line = json_dumps(c->req, JSON_COMPACT);
-	rc = request_parse(line, strlen(line), req, &id, &o, err, errlen);
-	free(line);
+	rc = request_from_json(json_deep_copy(c->req), req, &id, &o, err,
+	    errlen);
 	json_decref(id);
 	if (rc == 0 && none)
 		json_object_set_new(*req, "timeout", json_integer(0));
