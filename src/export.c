@@ -866,8 +866,7 @@ export_write(struct export *x)
 	    sizeof why) == 0 && rc == 0)
 		return 0;
 fail:
-	fprintf(stderr, "coil: cannot write the notebook '%s': %s\n",
-	    x->path, why);
+	coil_error("cannot write the notebook '%s': %s", x->path, why);
 	return -1;
 }
 

@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "exit.h"
+#include "util.h"
 
 /* The helper of ns_userns_mapped: born in the new namespace (clone with
  * CLONE_NEWUSER), it only waits until its parent has written the maps and
@@ -213,7 +214,7 @@ spawn_child(struct sandbox_report *r, struct sbx_state *st, int pfd,
 
 	st->parent_pidfd = pfd;
 	if (check_parent(st) < 0) {
-		fprintf(stderr, "coil: init: prctl(PR_SET_PDEATHSIG): %s\n",
+		coil_error("init: prctl(PR_SET_PDEATHSIG): %s",
 		    strerror(errno));
 		_exit(EXIT_SETUP);
 	}

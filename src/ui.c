@@ -432,15 +432,18 @@ ui_main(const struct coil_opts *opts)
 	struct ui u = { .opts = opts, .show = UI_SHOW_NS | UI_SHOW_RESULT };
 	bool ui_failed = false;
 	char err[512];
+	int rc;
 
 	ui_model_init(&u, (size_t)opts->scrollback);
 	buf_init(&u.cell);
 	buf_init(&u.typed);
 	buf_init(&u.ov);
 	/* After session_new: init, forked there, keeps the defaults. */
-	if (ui_open(&u, err, sizeof err) == -1 || ui_signals() == -1) {
-		fprintf(stderr, "coil: %s\n", u.s != NULL || u.remote ?
-		    strerror(errno) : err);
+	rc = ui_open(&u, err, sizeof err);
+	if (rc == 0 && ui_signals() == -1)
+		rc = err_set(err, sizeof err, "%s", strerror(errno));
+	if (rc == -1) {
+		coil_error("%s", err);
 		if (u.s != NULL)
 			session_free(u.s);
 		ui_replay_free(&u);

@@ -166,6 +166,36 @@ fatal_errno(const char *fmt, ...)
 	vfatal(EXIT_INTERNAL, e, fmt, ap);
 }
 
+/* One write, as vfatal's: a pipe read a line at a time gets it whole.
+ * No allocation for a short message, so an out-of-memory path may say
+ * it too. */
+void
+coil_say(const char *kind, const char *fmt, ...)
+{
+	char small[1024], *msg = small, *line = small;
+	int e = errno, n, k;
+	va_list ap;
+
+	va_start(ap, fmt);
+	k = snprintf(small, sizeof small, "coil: %s", kind);
+	n = k + vsnprintf(small + k, sizeof small - (size_t)k, fmt, ap);
+	va_end(ap);
+	if (n >= (int)sizeof small - 1) {
+		va_start(ap, fmt);
+		if (vasprintf(&msg, fmt, ap) < 0)
+			fatal_code(EXIT_NOMEM, 0, "out of memory");
+		va_end(ap);
+		n = xasprintf(&line, "coil: %s%s\n", kind, msg);
+		free(msg);
+	} else {
+		small[n++] = '\n';
+	}
+	(void)write_all(2, line, (size_t)n);
+	if (line != small)
+		free(line);
+	errno = e;
+}
+
 int
 err_set(char *err, size_t len, const char *fmt, ...)
 {
