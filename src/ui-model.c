@@ -675,7 +675,7 @@ ui_save_output(struct ui *u, const char *path, char *msg, size_t len)
 	char *name = NULL, why[256];
 	size_t i;
 	FILE *f;
-	bool ok;
+	bool ok, saved = false;
 
 	/* Typed while cells run: walked now, so no link a cell put in the
 	 * work dir is followed, and written as a new file renamed over
@@ -683,12 +683,12 @@ ui_save_output(struct ui *u, const char *path, char *msg, size_t len)
 	if (hostfs_walk(path, HOSTFS_PARENT, &dir, &name, why,
 	    sizeof why) == -1 ||
 	    hostfs_new_open(&nf, &dir, name, why, sizeof why) == -1)
-		goto fail;
+		goto out;
 	if ((f = fdopen(nf.fd, "w")) == NULL) {
 		snprintf(why, sizeof why, "%s", strerror(errno));
 		close(nf.fd);
 		hostfs_new_commit(&nf, &dir, name, false, NULL, 0);
-		goto fail;
+		goto out;
 	}
 	for (i = 0; i < u->nlines; i++) {
 		struct ui_line *l = ui_line_at(u, i);
@@ -702,12 +702,12 @@ ui_save_output(struct ui *u, const char *path, char *msg, size_t len)
 		snprintf(why, sizeof why, "%s", strerror(errno));
 	if (hostfs_new_commit(&nf, &dir, name, ok, why, sizeof why) == -1 ||
 	    !ok)
-		goto fail;
+		goto out;
 	snprintf(msg, len, "saved %zu lines to '%s'", u->nlines, path);
-	goto out;
-fail:
-	snprintf(msg, len, "cannot write '%s': %s", path, why);
+	saved = true;
 out:
+	if (!saved)
+		snprintf(msg, len, "cannot write '%s': %s", path, why);
 	free(name);
 	hostfs_close(&dir);
 }

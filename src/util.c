@@ -407,32 +407,15 @@ parse_size(const char *s, unsigned long long *bytes)
 	return 0;
 }
 
-void
-close_fds_except(const int *keep, int n)
+/* A kernel before 5.9 has no close_range: one close a descriptor still
+ * open. */
+static void
+close_fds_proc(const int *keep, int n)
 {
-	unsigned int from = 3, k;
-	int i, j, *sorted = xmalloc(sizeof(int) * (size_t)(n + 1));
 	DIR *d;
 	struct dirent *e;
+	int i;
 
-	for (i = 0; i < n; i++) {
-		/* insertion sort: n is 1 or 2 */
-		for (j = i; j > 0 && sorted[j - 1] > keep[i]; j--)
-			sorted[j] = sorted[j - 1];
-		sorted[j] = keep[i];
-	}
-	for (i = 0; i <= n; i++) {
-		k = i < n ? (unsigned int)sorted[i] : ~0U;
-		if (i < n && sorted[i] < 3)
-			continue;
-		if (k > from && close_range(from, k - 1, 0) == -1)
-			goto slow;
-		from = k + 1;
-	}
-	free(sorted);
-	return;
-slow:
-	/* A kernel before 5.9: one close a descriptor still open. */
 	/* fs(proc): the kernel's */
 	if ((d = opendir("/proc/self/fd")) != NULL) {
 		while ((e = readdir(d)) != NULL) {
@@ -445,6 +428,30 @@ slow:
 				close(fd);
 		}
 		closedir(d);
+	}
+}
+
+void
+close_fds_except(const int *keep, int n)
+{
+	unsigned int from = 3, k;
+	int i, j, *sorted = xmalloc(sizeof(int) * (size_t)(n + 1));
+
+	for (i = 0; i < n; i++) {
+		/* insertion sort: n is 1 or 2 */
+		for (j = i; j > 0 && sorted[j - 1] > keep[i]; j--)
+			sorted[j] = sorted[j - 1];
+		sorted[j] = keep[i];
+	}
+	for (i = 0; i <= n; i++) {
+		k = i < n ? (unsigned int)sorted[i] : ~0U;
+		if (i < n && sorted[i] < 3)
+			continue;
+		if (k > from && close_range(from, k - 1, 0) == -1) {
+			close_fds_proc(keep, n);
+			break;
+		}
+		from = k + 1;
 	}
 	free(sorted);
 }

@@ -284,11 +284,11 @@ worker_init_python(json_t *conf, const struct sandbox_conf *sbx,
 	 * and fails with KeyError without it. */
 	if (PyDict_SetItemString(dict, "__builtins__",
 	    PyEval_GetBuiltins()) == -1)
-		goto fail;
+		goto out;
 	if (worker_ask_install(dict) == -1)
-		goto fail;
+		goto out;
 	if (pycode_run("_coil", dict) == -1 || worker_fork_bind(dict) == -1)
-		goto fail;
+		goto out;
 	if (effects != NULL) {
 		PyDict_SetItemString(dict, "_effects", effects);
 		Py_DECREF(effects);
@@ -311,10 +311,10 @@ worker_init_python(json_t *conf, const struct sandbox_conf *sbx,
 	res = PyObject_CallOneArg(setup, pconf);
 	Py_DECREF(pconf);
 	if (res == NULL)
-		goto fail;
+		goto out;
 	Py_DECREF(res);
 	return;
-fail:
+out:
 	PyErr_Print();
 	fflush(NULL);
 	_exit(EXIT_PYTHON);
@@ -543,7 +543,7 @@ worker_checkpoint(const char *kind, int cell, json_int_t seq)
 		saved_errno = errno;
 		snprintf(worker_ckpt_err, sizeof worker_ckpt_err,
 		    "socketpair: %s", strerror(saved_errno));
-		goto failed;
+		goto out;
 	}
 	/* From here to the fork no Python code runs (worker-fork.c): under
 	 * strict the gate lets one fork of this thread through, and it is
@@ -577,7 +577,7 @@ worker_checkpoint(const char *kind, int cell, json_int_t seq)
 		close(sv[0]);
 		snprintf(worker_ckpt_err, sizeof worker_ckpt_err, "fork: %s",
 		    strerror(saved_errno));
-		goto failed;
+		goto out;
 	}
 	worker_keep_kid(pid);
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -606,7 +606,7 @@ worker_checkpoint(const char *kind, int cell, json_int_t seq)
 		ckpt_hot_prefault(&worker_hot, worker_ctl.fd);
 	worker_fork_publish();
 	return 0;
-failed:
+out:
 	/* errno as a number too: the supervisor tells the gate's refusal
 	 * (EPERM) from the rest by it, not by the text */
 	m = json_pack("{s:s, s:s, s:i, s:s, s:i, s:I}", "t", "ckpt_failed",
