@@ -448,6 +448,18 @@ ui_info(struct ui *u, enum session_ev kind, json_t *o)
 }
 
 void
+ui_output(struct ui *u, enum session_ev kind, uint64_t seq, int stream,
+    const char *data, size_t len)
+{
+	struct ui_cell *c = seq > 0 ? ui_cell_of(u, seq) : NULL;
+
+	u->dirty = true;
+	if (kind == EV_OUTPUT && c != NULL)
+		ui_cell_show(u, c);
+	ui_append(u, stream == 2 ? UL_ERR : UL_OUT, data, len);
+}
+
+void
 ui_event(struct ui *u, enum session_ev kind, json_t *o, const char *data,
     size_t len, bool own)
 {
@@ -455,8 +467,6 @@ ui_event(struct ui *u, enum session_ev kind, json_t *o, const char *data,
 	const char *stream = json_string_value(json_object_get(o, "stream"));
 	json_t *r = json_object_get(o, "response");
 	struct ui_cell *c = seq > 0 ? ui_cell_of(u, seq) : NULL;
-	enum ui_kind k = stream != NULL && strcmp(stream, "stderr") == 0 ?
-	    UL_ERR : UL_OUT;
 
 	u->dirty = true;
 	switch (kind) {
@@ -471,12 +481,9 @@ ui_event(struct ui *u, enum session_ev kind, json_t *o, const char *data,
 		u->running = seq;
 		break;
 	case EV_OUTPUT:
-		if (c != NULL)
-			ui_cell_show(u, c);
-		ui_append(u, k, data, len);
-		break;
 	case EV_BACKGROUND:
-		ui_append(u, k, data, len);
+		ui_output(u, kind, seq, stream != NULL && strcmp(stream,
+		    "stderr") == 0 ? 2 : 1, data, len);
 		break;
 	case EV_RESPONSE:
 		if (c != NULL)
