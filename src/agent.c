@@ -171,7 +171,7 @@ agent_turn(struct agent *a)
 		listener_fds(a->listener, &pfd[ns + 3], nl);
 	rc = poll(pfd, (nfds_t)(ns + 3 + nl), agent_wait_ms(a));
 	if (rc == -1 && errno != EINTR) {
-		fprintf(stderr, "coil: poll: %s\n", strerror(errno));
+		coil_error("poll: %s", strerror(errno));
 		return -1;
 	}
 	if (rc <= 0)
@@ -190,7 +190,7 @@ agent_turn(struct agent *a)
 	}
 	rc = session_run(a->c.s, pfd, ns);
 	if (rc == -1)
-		fprintf(stderr, "coil: %s\n", session_failure(a->c.s));
+		coil_error("%s", session_failure(a->c.s));
 	return rc;
 }
 
@@ -218,7 +218,7 @@ agent_loop(struct agent *a)
 	 * ends.  One that stopped reading, or a write that failed
 	 * otherwise, is. */
 	if (conn_dropped(&a->c.io) != NULL && !a->c.io.left) {
-		fprintf(stderr, "coil: %s\n", conn_dropped(&a->c.io));
+		coil_error("%s", conn_dropped(&a->c.io));
 		rc = 1;
 	}
 	return rc;
@@ -235,18 +235,18 @@ agent_serve(const struct coil_opts *opts, const struct agent_proto *proto,
 	int rc;
 
 	if ((a.sfd = agent_signals()) == -1) {
-		fprintf(stderr, "coil: signalfd: %s\n", strerror(errno));
+		coil_error("signalfd: %s", strerror(errno));
 		return 1;
 	}
 	a.c.s = session_new(opts, err, sizeof err);
 	if (a.c.s == NULL) {
-		fprintf(stderr, "coil: %s\n", err);
+		coil_error("%s", err);
 		close(a.sfd);
 		return 1;
 	}
 	if (opts->listen != NULL && (a.listener = listener_open(opts->listen,
 	    a.c.s, opts, err, sizeof err)) == NULL) {
-		fprintf(stderr, "coil: --listen: %s\n", err);
+		coil_error("--listen: %s", err);
 		session_free(a.c.s);
 		close(a.sfd);
 		return 1;

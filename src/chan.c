@@ -304,7 +304,7 @@ chan_next(struct chan *c, int *fds, int *nfds, bool *bad)
 		snprintf(c->why, sizeof c->why, "a header of %u bytes and %u "
 		    "descriptors, over the limits of %zu and %d", h.len, h.nfds,
 		    max, CHAN_MAX_FDS);
-		goto bad;
+		goto out;
 	}
 	/* A frame's descriptors come with its first byte: by now they are
 	 * all here, or they were never sent. */
@@ -315,14 +315,14 @@ chan_next(struct chan *c, int *fds, int *nfds, bool *bad)
 		else
 			snprintf(c->why, sizeof c->why, "a header announcing %u "
 			    "descriptors, of which %d arrived", h.nfds, c->nfds);
-		goto bad;
+		goto out;
 	}
 	if (c->in.len < sizeof h + h.len)
 		return NULL;
 	/* Weighed before jansson allocates anything for it. */
 	if (c->lim != NULL && chan_scan(c->in.p + sizeof h, h.len, c->lim,
 	    &wt, c->why, sizeof c->why) == -1)
-		goto bad;
+		goto out;
 	msg = json_loadb(c->in.p + sizeof h, h.len, JSON_ALLOW_NUL, &jerr);
 	buf_consume(&c->in, sizeof h + h.len);
 	/* A big frame's buffer goes back once it is read. */
@@ -344,10 +344,10 @@ chan_next(struct chan *c, int *fds, int *nfds, bool *bad)
 		    "%.60s", jerr.text);
 		while (nfds != NULL && *nfds > 0)
 			close(fds[--*nfds]);
-		goto bad;
+		goto out;
 	}
 	return msg;
-bad:
+out:
 	if (bad != NULL)
 		*bad = true;
 	return NULL;

@@ -805,34 +805,34 @@ export_memfd(const struct export *x, size_t max, size_t *ncells)
 	 * loaded when it is too big already. */
 	if (x->spill_failed || (size_t)x->spilled > max) {
 		errno = x->spill_failed ? EIO : EMSGSIZE;
-		goto fail;
+		goto out;
 	}
 	s = export_dump(x, ncells);
 	n = strlen(s);
 	if (n > max) {
 		errno = EMSGSIZE;
-		goto fail;
+		goto out;
 	}
 	/* fs(private): anonymous memory, sealed, which the worker gets as a
 	 * descriptor */
 	fd = memfd_create("coil-notebook", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd == -1)
-		goto fail;
+		goto out;
 	for (; off < n; off += (size_t)w)
 		if ((w = write(fd, s + off, n - off)) <= 0) {
 			if (w == 0)
 				errno = EIO;
 			if (w == 0 || errno != EINTR)
-				goto fail;
+				goto out;
 			w = 0;
 		}
 	if (fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW |
 	    F_SEAL_SHRINK | F_SEAL_SEAL) == -1 ||
 	    lseek(fd, 0, SEEK_SET) == -1)
-		goto fail;
+		goto out;
 	free(s);
 	return fd;
-fail:
+out:
 	e = errno;
 	if (fd >= 0)
 		close(fd);
@@ -853,7 +853,7 @@ export_write(struct export *x)
 	int rc;
 
 	if (hostfs_new_open(&n, &x->dir, x->name, why, sizeof why) == -1)
-		goto fail;
+		goto out;
 	nb = export_notebook(x);
 	rc = json_dumpfd(nb, n.fd, JSON_INDENT(1) | JSON_REAL_PRECISION(6));
 	json_decref(nb);
@@ -865,9 +865,8 @@ export_write(struct export *x)
 	if (hostfs_new_commit(&n, &x->dir, x->name, rc == 0, why,
 	    sizeof why) == 0 && rc == 0)
 		return 0;
-fail:
-	fprintf(stderr, "coil: cannot write the notebook '%s': %s\n",
-	    x->path, why);
+out:
+	coil_error("cannot write the notebook '%s': %s", x->path, why);
 	return -1;
 }
 
@@ -890,17 +889,17 @@ export_dir(struct export *x, const char *path, char *err, size_t errlen)
 	if (fstatat(x->dir.fd, x->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    S_ISDIR(st.st_mode)) {
 		err_set(err, errlen, "--export '%s' is a directory", path);
-		goto fail;
+		goto out;
 	}
 	if (hostfs_new_open(&n, &x->dir, x->name, why, sizeof why) == -1) {
 		err_set(err, errlen, "--export '%s' cannot be written: %s",
 		    path, why);
-		goto fail;
+		goto out;
 	}
 	close(n.fd);
 	hostfs_new_commit(&n, &x->dir, x->name, false, NULL, 0);
 	return 0;
-fail:
+out:
 	hostfs_close(&x->dir);
 	free(x->name);
 	x->name = NULL;

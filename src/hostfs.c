@@ -208,13 +208,13 @@ hostfs_step(struct hostfs_stack *s, const char *c, bool lastc,
 		return -1;
 	}
 	if (fstat(fd, &st) == -1)
-		goto fail;
+		goto out;
 	if (S_ISLNK(st.st_mode)) {
 		/* A link a cell may have planted is never followed. */
 		if (top->cells) {
 			*planted = lastc ? 2 : 1;
 			errno = ELOOP;
-			goto fail;
+			goto out;
 		}
 		/* /proc's links (/dev/stdin's end, a shell's <(...)) name
 		 * what their text does not: the kernel follows them, when
@@ -239,11 +239,11 @@ hostfs_step(struct hostfs_stack *s, const char *c, bool lastc,
 	}
 	if (!S_ISDIR(st.st_mode)) {
 		errno = ENOTDIR;
-		goto fail;
+		goto out;
 	}
 	hostfs_push(s, fd, top->cells || hostfs_is_root(&st));
 	return 0;
-fail:
+out:
 	rc = errno;
 	close(fd);
 	errno = rc;
@@ -274,17 +274,17 @@ hostfs_walk(const char *path, enum hostfs_last last, struct hostfs_dir *dir,
 	/* "file/" names a directory, as the kernel reads it: no file */
 	if (last == HOSTFS_PARENT && buf[strlen(buf) - 1] == '/') {
 		errno = EISDIR;
-		goto fail;
+		goto out;
 	}
 	/* fs(walked): the walk itself: a component at a time, O_NOFOLLOW,
 	 * from a descriptor */
 	if ((fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
-		goto fail;
+		goto out;
 	if (fstat(fd, &st) == -1) {
 		e = errno;
 		close(fd);
 		errno = e;
-		goto fail;
+		goto out;
 	}
 	hostfs_push(&s, fd, hostfs_is_root(&st));
 	while (got == NULL) {
@@ -300,15 +300,15 @@ hostfs_walk(const char *path, enum hostfs_last last, struct hostfs_dir *dir,
 		rc = hostfs_step(&s, c, !hostfs_more(rest), last, &buf, &rest,
 		    &got, &planted);
 		if (rc == -1)
-			goto fail;
+			goto out;
 		if (rc == 1 && ++links > HOSTFS_LINKS) {
 			errno = ELOOP;
-			goto fail;
+			goto out;
 		}
 	}
 	if (last == HOSTFS_PARENT && got == NULL) {
 		errno = EISDIR;
-		goto fail;
+		goto out;
 	}
 	*dir = s.d[--s.n];
 	hostfs_pop(&s, 0);
@@ -319,7 +319,7 @@ hostfs_walk(const char *path, enum hostfs_last last, struct hostfs_dir *dir,
 	else
 		free(got);
 	return 0;
-fail:
+out:
 	e = errno;
 	free(got);
 	hostfs_pop(&s, 0);

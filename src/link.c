@@ -659,7 +659,7 @@ link_next(struct link *l, struct link_frame *f, char *why, size_t len)
 	f->nfds = nfds;
 	rule = link_rule_of(l, f, &o, why, len);
 	if (rule == NULL)
-		goto bad;
+		goto out;
 	if (nfds < rule->min_fds || nfds > rule->max_fds) {
 		char want[32];
 
@@ -671,10 +671,10 @@ link_next(struct link *l, struct link_frame *f, char *why, size_t len)
 		err_set(why, len, "its '%s' frame carries %d descriptor%s, not "
 		    "%s", link_frame_names[f->type], nfds, nfds == 1 ? "" : "s",
 		    want);
-		goto bad;
+		goto out;
 	}
 	if (rule->check(l, o, f, why, len) == -1)
-		goto bad;
+		goto out;
 	if (f->type == LINK_F_INPUT || f->type == LINK_F_NOTEBOOK) {
 		o->asking = true;	/* the reply is still owed */
 		return 1;
@@ -682,7 +682,7 @@ link_next(struct link *l, struct link_frame *f, char *why, size_t len)
 	l->head = (l->head + 1) % LINK_MAX_OWED;
 	l->n--;
 	return 1;
-bad:
+out:
 	link_frame_free(f);
 	return -1;
 }

@@ -296,21 +296,21 @@ listen_warn(const struct listener *l)
 	const char *what, *where;
 
 	if (l->opts->sbx.profile == SANDBOX_NONE) {
-		fprintf(stderr, "coil: warning: --listen under --sandbox none: "
+		coil_warn("--listen under --sandbox none: "
 		    "cells run as you, so they can replace the socket '%s' "
 		    "and read its key in '%s': coil --attach cannot tell "
-		    "their server from this session's\n", l->path,
+		    "their server from this session's", l->path,
 		    l->key.dir);
 		return;
 	}
 	listen_fd_path(l->dirfd, real, sizeof real);
 	what = listen_cells_reach(l->opts, real, false, &where);
 	if (what != NULL)
-		fprintf(stderr, "coil: warning: --listen: the socket's "
+		coil_warn("--listen: the socket's "
 		    "directory '%s' lies in %s '%s', which cells can write: a "
 		    "cell can remove the socket or serve its own there (coil "
 		    "--attach refuses to talk to it); put the socket in a "
-		    "directory of yours outside it\n", real, what, where);
+		    "directory of yours outside it", real, what, where);
 }
 
 struct listener *
@@ -392,8 +392,7 @@ listen_peer_ok(struct lclient *c, int fd)
 	}
 	wire_send(&c->io, json_pack("{s:s, s:s}", "event", "refused", "message",
 	    msg));
-	fprintf(stderr, "coil: refused an attach to %s: %s\n", c->l->path,
-	    msg);
+	coil_error("refused an attach to %s: %s", c->l->path, msg);
 	c->refused = true;
 	return false;
 }
@@ -473,8 +472,8 @@ listen_reap(struct listener *l)
 			continue;
 		}
 		if (conn_dropped(&c->io) != NULL && c->client != 0)
-			fprintf(stderr, "coil: an attached client was dropped: "
-			    "%s\n", conn_dropped(&c->io));
+			coil_error("an attached client was dropped: %s",
+			    conn_dropped(&c->io));
 		if (c->client != 0)
 			session_detach(l->s, c->client);
 		lclient_free(c);

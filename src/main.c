@@ -107,13 +107,13 @@ main_state_note(const struct coil_opts *o)
 
 	if (o->state_exposed && (o->record_default || (o->history == NULL &&
 	    person)))
-		fprintf(stderr, "coil: note: coil's state dir '%s' lies where "
-		    "cells may write: the sandbox hides it from them\n",
+		coil_note("coil's state dir '%s' lies where "
+		    "cells may write: the sandbox hides it from them",
 		    o->sbx.state_dir);
 	if (o->home_exposed && person)
-		fprintf(stderr, "coil: note: your home lies where cells may "
+		coil_note("your home lies where cells may "
 		    "write: coil reads no ~/.inputrc or ~/.terminfo, and pages "
-		    "help with less in its secure mode\n");
+		    "help with less in its secure mode");
 }
 
 /*
@@ -218,8 +218,7 @@ main_record(struct coil_opts *o)
 	o->record = record_default_path(err, sizeof err);
 	o->record_default = o->record != NULL;
 	if (o->record == NULL)
-		fprintf(stderr, "coil: warning: no transcript of this session: "
-		    "%s\n", err);
+		coil_warn("no transcript of this session: %s", err);
 }
 
 /* The front end the options choose; its exit status. */
@@ -272,8 +271,8 @@ main_run(struct coil_opts *o)
 	if (o->sbx.profile == SANDBOX_NONE || o->sandbox_report) {
 		sandbox_sweep(&o->sbx);
 	} else if (init_janitor(&o->sbx) == -1) {
-		fprintf(stderr, "coil: warning: no janitor (%s): if coil is "
-		    "killed, its cgroup stays until the next coil starts\n",
+		coil_warn("no janitor (%s): if coil is "
+		    "killed, its cgroup stays until the next coil starts",
 		    strerror(errno));
 		sandbox_sweep(&o->sbx);
 	}

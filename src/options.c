@@ -537,12 +537,14 @@ int
 options_bad(const char *fmt, ...)
 {
 	va_list ap;
+	char *msg;
 
-	fprintf(stderr, "coil: ");
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		fatal_code(EXIT_NOMEM, 0, "out of memory");
 	va_end(ap);
-	fprintf(stderr, " (try 'coil --help')\n");
+	coil_error("%s (try 'coil --help')", msg);
+	free(msg);
 	return 2;
 }
 

@@ -756,7 +756,7 @@ plain_tty_loop(struct plain *p)
 	rl_catch_signals = 0;
 	history = history_path(p->opts);
 	if (history_start(history, err, sizeof err) == -1)
-		fprintf(stderr, "coil: warning: no history file %s\n", err);
+		coil_warn("no history file %s", err);
 	free(history);
 	plain_prompt(p);
 	while (!p->eof && !p->lost && !p->broken && !session_done(p->s)) {
@@ -859,14 +859,14 @@ plain_main(const struct coil_opts *opts)
 	termsafe_init(&p.ts[2], 0);
 	p.s = session_new(opts, err, sizeof err);
 	if (p.s == NULL) {
-		fprintf(stderr, "coil: %s\n", err);
+		coil_error("%s", err);
 		return 1;
 	}
 	p.client = session_attach(p.s, ORIGIN_PERSON, SESSION_LIVE_BG |
 	    SESSION_RAW | (p.tty ? SESSION_INPUT : 0), plain_on_event, &p);
 	/* After session_new: init, forked there, keeps the defaults. */
 	if (plain_catch_term(p.tty) == -1) {
-		fprintf(stderr, "coil: sigaction: %s\n", strerror(errno));
+		coil_error("sigaction: %s", strerror(errno));
 		session_free(p.s);
 		return 1;
 	}

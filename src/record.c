@@ -64,8 +64,8 @@ record_now(char *buf, size_t len)
 static void
 record_broke(struct record *r)
 {
-	fprintf(stderr, "coil: warning: transcript '%s' not written on: %s\n",
-	    r->path, strerror(errno));
+	coil_warn("transcript '%s' not written on: %s", r->path,
+	    strerror(errno));
 	r->broken = true;
 }
 
@@ -240,8 +240,7 @@ record_close(struct record *r)
 	if (r == NULL)
 		return;
 	if (fclose(r->f) != 0 && !r->broken)
-		fprintf(stderr, "coil: warning: transcript '%s': %s\n",
-		    r->path, strerror(errno));
+		coil_warn("transcript '%s': %s", r->path, strerror(errno));
 	/* A session asked nothing (an MCP client's probe of the server,
 	 * an agent that left at once) leaves no default transcript to
 	 * crowd out the ones that hold cells. */
@@ -458,12 +457,11 @@ record_list(FILE *out)
 	int n, i;
 
 	if (record_dir_open(&d, &dir, err, sizeof err) == -1) {
-		fprintf(stderr, "coil: %s\n", err);
+		coil_error("%s", err);
 		return 2;
 	}
 	if ((n = record_names(&d, &names)) < 0) {
-		fprintf(stderr, "coil: cannot list '%s': %s\n", dir,
-		    strerror(errno));
+		coil_error("cannot list '%s': %s", dir, strerror(errno));
 		hostfs_close(&d);
 		free(dir);
 		return 2;

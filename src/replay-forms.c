@@ -54,6 +54,12 @@ forms_add(json_t *cells, int n, int line, const char *code, json_t *expect)
 
 /* ---- notebooks ----------------------------------------------------- */
 
+json_t *
+rforms_error(json_t *type, json_t *message)
+{
+	return json_pack("{s:O?, s:O?}", "type", type, "message", message);
+}
+
 /* A code cell's stored outputs as the fields a check compares; NULL
  * when the cell never ran (nothing to compare). */
 static json_t *
@@ -86,8 +92,7 @@ forms_nb_expect(json_t *cell)
 			result = forms_text(json_object_get(json_object_get(o,
 			    "data"), "text/plain"));
 		} else if (strcmp(type, "error") == 0 && err == NULL) {
-			err = json_pack("{s:O?, s:O?}", "type",
-			    json_object_get(o, "ename"), "message",
+			err = rforms_error(json_object_get(o, "ename"),
 			    json_object_get(o, "evalue"));
 		}
 	}

@@ -93,6 +93,10 @@ int replay_request(const struct rcell *c, json_t **req, int *op,
  * list of {"n", "line", "req", "expect"?}, and its kind: a new
  * reference, or NULL with a message (not one of these kinds, not JSON,
  * no cell to run). */
+/* The error a check compares, {"type", "message"} (a new object) of
+ * the two values given (borrowed; NULL is null): the one place a
+ * cell's expected error is built, whatever file it came from. */
+json_t *rforms_error(json_t *type, json_t *message);
 json_t *rforms_read(FILE *f, const char *path, const char *code_key,
     const char *tool, enum rsrc_kind *kind, char *err, size_t errlen);
 

@@ -111,8 +111,8 @@ rsrc_expect(json_t *resp)
 	    "output"), "stderr", json_object_get(resp, "stderr"), "result",
 	    json_object_get(resp, "result"));
 	json_object_set_new(x, "error", json_is_object(e) ?
-	    json_pack("{s:O?, s:O?}", "type", json_object_get(e, "type"),
-	    "message", json_object_get(e, "message")) : json_null());
+	    rforms_error(json_object_get(e, "type"), json_object_get(e,
+	    "message")) : json_null());
 	return x;
 }
 

@@ -502,22 +502,22 @@ request_from_json(json_t *o, json_t **req, json_t **id, enum op *op,
 	if (!json_is_object(o)) {
 		err_set(err, errlen, "the request must be a JSON object, not %s",
 		    request_type_name(o));
-		goto bad;
+		goto out;
 	}
 	if ((v = json_object_get(o, "id")) != NULL) {
 		if (request_check(request_field_find("id"), v, err,
 		    errlen) == -1)
-			goto bad;
+			goto out;
 		json_decref(*id);
 		*id = json_incref(v);
 	}
 	if ((rop = request_op_of(o, err, errlen)) == NULL ||
 	    request_check_fields(o, rop, err, errlen) == -1)
-		goto bad;
+		goto out;
 	*req = o;
 	*op = rop->op;
 	return 0;
-bad:
+out:
 	json_decref(o);
 	return -1;
 }

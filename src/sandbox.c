@@ -52,6 +52,8 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "util.h"
+
 #define GiB (1024ULL * 1024 * 1024)
 
 /*
@@ -135,8 +137,8 @@ test_hooks(struct sandbox_conf *c)
 				break;
 		}
 		if (m == SANDBOX_M_COUNT) {
-			fprintf(stderr, "coil: COIL_TEST_SKIP: unknown "
-			    "mechanism '%.*s'\n", (int)n, s);
+			coil_error("COIL_TEST_SKIP: unknown mechanism "
+			    "'%.*s'", (int)n, s);
 			exit(2);
 		}
 		c->skip |= 1U << m;

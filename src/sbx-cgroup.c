@@ -293,9 +293,9 @@ cg_one(const struct sandbox_conf *c, struct sandbox_report *r,
 	if (strcmp(ctrl, "pids") == 0) {
 		snprintf(val, sizeof val, "%ld", c->max_procs);
 		if (cg_write(&cg, "pids.max", val) < 0)
-			goto fail;
+			goto out;
 		if (cg_join(&cg) < 0)
-			goto fail;
+			goto out;
 		sbx_mark(r, m, SANDBOX_ON, 0, "pids.max=%ld in %s (v%d)",
 		    c->max_procs, cg.dir, cg.version);
 		return;
@@ -305,29 +305,29 @@ cg_one(const struct sandbox_conf *c, struct sandbox_report *r,
 	sbx_fmt_size(sz, sizeof sz, c->memory);
 	if (cg.version == 2) {
 		if (cg_write(&cg, "memory.max", val) < 0)
-			goto fail;
+			goto out;
 		if (cg_has(&cg, "memory.swap.max") &&
 		    cg_write(&cg, "memory.swap.max", "0") < 0)
-			goto fail;
+			goto out;
 	} else {
 		if (cg_write(&cg, "memory.limit_in_bytes", val) < 0)
-			goto fail;
+			goto out;
 		/* memsw = mem means no swap; without swap accounting,
 		 * swappiness 0 is the best left. */
 		if (cg_has(&cg, "memory.memsw.limit_in_bytes")) {
 			if (cg_write(&cg, "memory.memsw.limit_in_bytes",
 			    val) < 0)
-				goto fail;
+				goto out;
 		} else {
 			cg_write(&cg, "memory.swappiness", "0");
 		}
 	}
 	if (cg_join(&cg) < 0)
-		goto fail;
+		goto out;
 	sbx_mark(r, m, SANDBOX_ON, 0, "%s, swap off, in %s (v%d)", sz, cg.dir,
 	    cg.version);
 	return;
-fail:
+out:
 	sbx_mark(r, m, SANDBOX_MISSING, errno, "%s: %s; %s", cg.dir,
 	    strerror(errno), cg_hint);
 }

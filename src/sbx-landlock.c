@@ -68,7 +68,7 @@ ll_add(struct sbx_landlock *ll, int rs, const char *path, uint64_t access)
 	if (fd < 0)
 		return errno == ENOENT || errno == EACCES ? 0 : -1;
 	if (fstat(fd, &st) < 0)
-		goto fail;
+		goto out;
 	/* the path the kernel resolved, for the audit hook */
 	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
 	/* fs(worker): in the worker, in its new root, before any cell runs:
@@ -83,7 +83,7 @@ ll_add(struct sbx_landlock *ll, int rs, const char *path, uint64_t access)
 	close(fd);
 	errno = e;
 	return rc;
-fail:
+out:
 	e = errno;
 	close(fd);
 	errno = e;

@@ -256,17 +256,17 @@ lim_rlimits(struct sbx *sb)
 	 * short.  It is per process; the memory cgroup bounds the sum. */
 #ifndef SBX_ASAN
 	if (limit(RLIMIT_DATA, c->memory) < 0)
-		goto fail;
+		goto out;
 #endif
 	/* Past the size a write fails with EFBIG (OSError) instead of
 	 * the process dying of SIGXFSZ. */
 	signal(SIGXFSZ, SIG_IGN);
 	if (limit(RLIMIT_FSIZE, c->max_file_size) < 0)
-		goto fail;
+		goto out;
 	if (limit(RLIMIT_NOFILE, (rlim_t)c->max_files) < 0)
-		goto fail;
+		goto out;
 	if (limit(RLIMIT_CORE, 0) < 0)
-		goto fail;
+		goto out;
 	/* RLIMIT_NPROC counts the real uid's processes in its user
 	 * namespace: set it only when the session has one of its own,
 	 * or it would count the user's whole desktop.  Root is exempt
@@ -274,7 +274,7 @@ lim_rlimits(struct sbx *sb)
 	nproc[0] = '\0';
 	if (sbx_is_on(r, SANDBOX_M_USERNS)) {
 		if (limit(RLIMIT_NPROC, (rlim_t)c->max_procs) < 0)
-			goto fail;
+			goto out;
 		snprintf(nproc, sizeof nproc, " NPROC=%ld", c->max_procs);
 	}
 	sbx_fmt_size(mem, sizeof mem, c->memory);
@@ -285,7 +285,7 @@ lim_rlimits(struct sbx *sb)
 	sbx_mark(r, SANDBOX_M_RLIMITS, SANDBOX_ON, 0, "DATA=%s FSIZE=%s "
 	    "NOFILE=%ld CORE=0%s", mem, fsz, c->max_files, nproc);
 	return 0;
-fail:
+out:
 	sbx_seterr(sb->err, sb->len, errno, NULL, "setrlimit");
 	sbx_mark(r, SANDBOX_M_RLIMITS, SANDBOX_FAILED, errno, "%s", sb->err);
 	return -1;
@@ -303,7 +303,7 @@ lim_caps(struct sbx *sb)
 
 	memset(d, 0, sizeof d);
 	if (syscall(SYS_capget, &h, d) < 0)
-		goto fail;
+		goto out;
 	if ((d[0].permitted | d[1].permitted) != 0) {
 		/* Without SECBIT_NOROOT an execve as uid 0 would grant
 		 * every capability again. */
@@ -312,19 +312,19 @@ lim_caps(struct sbx *sb)
 		    SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
 		    SECBIT_NO_CAP_AMBIENT_RAISE |
 		    SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED) < 0)
-			goto fail;
+			goto out;
 		for (cap = 0; prctl(PR_CAPBSET_READ, cap) >= 0; cap++)
 			if (prctl(PR_CAPBSET_DROP, cap) < 0)
-				goto fail;
+				goto out;
 	}
 	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
 	memset(d, 0, sizeof d);
 	if (syscall(SYS_capset, &h, d) < 0)
-		goto fail;
+		goto out;
 	sbx_mark(r, SANDBOX_M_CAPS, SANDBOX_ON, 0, "none left, bounding set "
 	    "empty, securebits locked");
 	return 0;
-fail:
+out:
 	e = errno;
 	sbx_seterr(sb->err, sb->len, e, NULL, "dropping capabilities");
 	sbx_mark(r, SANDBOX_M_CAPS, SANDBOX_FAILED, e, "%s", sb->err);

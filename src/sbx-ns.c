@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "exit.h"
+#include "util.h"
 
 /* The helper of ns_userns_mapped: born in the new namespace (clone with
  * CLONE_NEWUSER), it only waits until its parent has written the maps and
@@ -118,29 +119,30 @@ ns_userns_mapped(long inside, long outside, long ginside, long goutside)
 	snprintf(path, sizeof path, "/proc/%ld/uid_map", (long)ppid);
 	if (sbx_write_file(path, map) < 0) {
 		e = errno;
-		goto reap;
+		goto out;
 	}
 	snprintf(path, sizeof path, "/proc/%ld/setgroups", (long)ppid);
 	if (sbx_write_file(path, "deny") < 0) {
 		e = errno;
-		goto reap;
+		goto out;
 	}
 	snprintf(map, sizeof map, "%ld %ld 1\n", ginside, goutside);
 	snprintf(path, sizeof path, "/proc/%ld/gid_map", (long)ppid);
 	if (sbx_write_file(path, map) < 0) {
 		e = errno;
-		goto reap;
+		goto out;
 	}
 	snprintf(path, sizeof path, "/proc/%ld/ns/user", (long)ppid);
 	/* fs(proc): the kernel's */
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		e = errno;
-reap:
-	close(hold[1]);
-	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-		;
 out:
+	if (pid > 0) {
+		close(hold[1]);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
 	close(hold[0]);
 	errno = e;
 	return fd;
@@ -213,7 +215,7 @@ spawn_child(struct sandbox_report *r, struct sbx_state *st, int pfd,
 
 	st->parent_pidfd = pfd;
 	if (check_parent(st) < 0) {
-		fprintf(stderr, "coil: init: prctl(PR_SET_PDEATHSIG): %s\n",
+		coil_error("init: prctl(PR_SET_PDEATHSIG): %s",
 		    strerror(errno));
 		_exit(EXIT_SETUP);
 	}

@@ -568,14 +568,14 @@ root_mountns(struct sbx *sb)
 	what = "making / private";
 	/* fs(proc): init's mount namespace, made private first */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
-		goto fail;
+		goto out;
 	what = "mounting the session's /proc";
 	/* fs(proc): the session's own /proc */
 	if (sb->pid1 && mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV |
 	    MS_NOEXEC, NULL) < 0)
-		goto fail;
+		goto out;
 	return 0;
-fail:
+out:
 	e = errno;
 	return mount_failed(sb, e, what);
 }

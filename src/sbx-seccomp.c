@@ -451,7 +451,7 @@ sc_apply(struct sbx *sb)
 		return 0;
 	}
 	if ((rc = sc_load_base(sb)) < 0)
-		goto fail;
+		goto out;
 	if (!strict) {
 		sbx_mark(r, SANDBOX_M_SECCOMP_STRICT, SANDBOX_OFF, 0,
 		    "standard");
@@ -460,9 +460,9 @@ sc_apply(struct sbx *sb)
 		return 0;
 	}
 	if ((rc = sc_load_strict(sb)) < 0)
-		goto fail;
+		goto out;
 	return 0;
-fail:
+out:
 	sbx_seterr(sb->err, sb->len, -rc, NULL, "seccomp");
 	sbx_mark(r, strict && sbx_is_on(r, SANDBOX_M_SECCOMP) ?
 	    SANDBOX_M_SECCOMP_STRICT : SANDBOX_M_SECCOMP, SANDBOX_FAILED, -rc,

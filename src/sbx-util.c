@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "exit.h"
+#include "util.h"
 
 /* Device nodes bound into the new /dev (sbx-root.c), and allowed by
  * Landlock (sbx-landlock.c). */
@@ -33,7 +34,7 @@ const size_t sbx_n_dev_nodes = sizeof sbx_dev_nodes / sizeof *sbx_dev_nodes;
 static void
 sbx_fatal(const char *what)
 {
-	fprintf(stderr, "coil: sandbox: %s: %s\n", what, strerror(errno));
+	coil_error("sandbox: %s: %s", what, strerror(errno));
 	_exit(EXIT_NOMEM);
 }
 

@@ -368,6 +368,15 @@ session_deliver(struct session *s)
 
 /* ---- output -------------------------------------------------------- */
 
+/* True when an observer reads output as JSON text (a transcript,
+ * --export, an attached client); the in-process UI reads the raw bytes
+ * (SESSION_RAW), so nothing is escaped for it alone. */
+static bool
+session_watched_text(const struct session *s)
+{
+	return s->observers > s->raw_observers;
+}
+
 /* Shape n more bytes for JSON (final: the stream ended); a new string,
  * or NULL when nothing can go out yet or the cap was reached before. */
 static char *
@@ -460,7 +469,7 @@ session_output(struct session *s, int stream, const char *p, size_t n)
 		export_runs_add(s->runs, stream, n);
 		session_post_output(s, EV_OUTPUT, r, r->client,
 		    &r->shape[stream - 1], stream, p, n, r->stream ||
-		    session_watched(s));
+		    session_watched_text(s));
 		return;
 	}
 	c = session_client(s, s->cause);
@@ -470,7 +479,7 @@ session_output(struct session *s, int stream, const char *p, size_t n)
 		return;
 	session_post_output(s, EV_BACKGROUND, NULL, c != NULL ? c->id : 0,
 	    c != NULL ? &c->bg_shape[stream - 1] : NULL, stream, p, n,
-	    c != NULL && session_watched(s));
+	    c != NULL && session_watched_text(s));
 }
 
 /* The background a client's next exec response carries, if any. */
@@ -527,7 +536,7 @@ session_answer(struct sreq *r, struct response *resp)
 	resp->origin = r->origin;
 	resp->client = r->client;
 	resp->op = r->op;
-	if (r->op == OP_EXEC && (r->stream || session_watched(s))) {
+	if (r->op == OP_EXEC && (r->stream || session_watched_text(s))) {
 		/* What the streams held back goes before the answer. */
 		for (i = 0; i < 2; i++)
 			session_post_output(s, EV_OUTPUT, r, r->client,

@@ -512,12 +512,12 @@ session_new(const struct coil_opts *opts, char *err, size_t errlen)
 	    err, errlen)) == NULL) ||
 	    session_prepare(err, errlen) == -1 || init_start(&s->init,
 	    s->worker_conf, &opts->sbx, err, errlen) == -1)
-		goto fail;
+		goto out;
 	/* The transcript is the first client, so each line is written
 	 * before any client hears of what it says. */
 	if (opts->record != NULL) {
 		if ((s->rec = record_open(opts, err, errlen)) == NULL)
-			goto fail;
+			goto out;
 		session_attach(s, ORIGIN_AGENT, SESSION_OBSERVE |
 		    SESSION_NO_NS, record_event, s->rec);
 	}
@@ -534,7 +534,7 @@ session_new(const struct coil_opts *opts, char *err, size_t errlen)
 	s->runs = xcalloc(1, sizeof *s->runs);
 	session_spawn(s);
 	return s;
-fail:
+out:
 	/* No session, so no notebook of it either. */
 	export_free(s->export);
 	s->export = NULL;

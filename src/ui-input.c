@@ -163,15 +163,12 @@ ui_send_input(struct ui *u, const char *line)
 static void
 ui_answer(struct ui *u, const char *line)
 {
-	json_t *o = json_pack("{s:I, s:s}", "seq", (json_int_t)u->reading_seq,
-	    "stream", "stdout");
 	char *echo;
 
 	xasprintf(&echo, "%s%s\n", u->reading != NULL ? u->reading : "",
 	    line != NULL ? line : "");
-	ui_event(u, EV_OUTPUT, o, echo, strlen(echo), false);
+	ui_output(u, EV_OUTPUT, u->reading_seq, 1, echo, strlen(echo));
 	free(echo);
-	json_decref(o);
 	free(u->reading);
 	u->reading = NULL;
 	ui_send_input(u, line);

@@ -150,6 +150,11 @@ void ui_model_init(struct ui *u, size_t scrollback);
 void ui_model_free(struct ui *u);
 void ui_event(struct ui *u, enum session_ev kind, json_t *o,
     const char *data, size_t len, bool own);
+/* EV_OUTPUT or EV_BACKGROUND: len bytes of cell seq's (0: none) stream
+ * (2: stderr, else stdout).  The in-process session's chunks come here
+ * as its struct holds them; the socket's through ui_event. */
+void ui_output(struct ui *u, enum session_ev kind, uint64_t seq,
+    int stream, const char *data, size_t len);
 void ui_own_reply(struct ui *u, enum ui_why why, json_t *resp);
 void ui_history(struct ui *u, json_t *o);
 void ui_note_line(struct ui *u, enum ui_kind kind, const char *fmt, ...)

@@ -448,6 +448,18 @@ ui_info(struct ui *u, enum session_ev kind, json_t *o)
 }
 
 void
+ui_output(struct ui *u, enum session_ev kind, uint64_t seq, int stream,
+    const char *data, size_t len)
+{
+	struct ui_cell *c = seq > 0 ? ui_cell_of(u, seq) : NULL;
+
+	u->dirty = true;
+	if (kind == EV_OUTPUT && c != NULL)
+		ui_cell_show(u, c);
+	ui_append(u, stream == 2 ? UL_ERR : UL_OUT, data, len);
+}
+
+void
 ui_event(struct ui *u, enum session_ev kind, json_t *o, const char *data,
     size_t len, bool own)
 {
@@ -455,8 +467,6 @@ ui_event(struct ui *u, enum session_ev kind, json_t *o, const char *data,
 	const char *stream = json_string_value(json_object_get(o, "stream"));
 	json_t *r = json_object_get(o, "response");
 	struct ui_cell *c = seq > 0 ? ui_cell_of(u, seq) : NULL;
-	enum ui_kind k = stream != NULL && strcmp(stream, "stderr") == 0 ?
-	    UL_ERR : UL_OUT;
 
 	u->dirty = true;
 	switch (kind) {
@@ -471,12 +481,9 @@ ui_event(struct ui *u, enum session_ev kind, json_t *o, const char *data,
 		u->running = seq;
 		break;
 	case EV_OUTPUT:
-		if (c != NULL)
-			ui_cell_show(u, c);
-		ui_append(u, k, data, len);
-		break;
 	case EV_BACKGROUND:
-		ui_append(u, k, data, len);
+		ui_output(u, kind, seq, stream != NULL && strcmp(stream,
+		    "stderr") == 0 ? 2 : 1, data, len);
 		break;
 	case EV_RESPONSE:
 		if (c != NULL)
@@ -675,7 +682,7 @@ ui_save_output(struct ui *u, const char *path, char *msg, size_t len)
 	char *name = NULL, why[256];
 	size_t i;
 	FILE *f;
-	bool ok;
+	bool ok, saved = false;
 
 	/* Typed while cells run: walked now, so no link a cell put in the
 	 * work dir is followed, and written as a new file renamed over
@@ -683,12 +690,12 @@ ui_save_output(struct ui *u, const char *path, char *msg, size_t len)
 	if (hostfs_walk(path, HOSTFS_PARENT, &dir, &name, why,
 	    sizeof why) == -1 ||
 	    hostfs_new_open(&nf, &dir, name, why, sizeof why) == -1)
-		goto fail;
+		goto out;
 	if ((f = fdopen(nf.fd, "w")) == NULL) {
 		snprintf(why, sizeof why, "%s", strerror(errno));
 		close(nf.fd);
 		hostfs_new_commit(&nf, &dir, name, false, NULL, 0);
-		goto fail;
+		goto out;
 	}
 	for (i = 0; i < u->nlines; i++) {
 		struct ui_line *l = ui_line_at(u, i);
@@ -702,12 +709,12 @@ ui_save_output(struct ui *u, const char *path, char *msg, size_t len)
 		snprintf(why, sizeof why, "%s", strerror(errno));
 	if (hostfs_new_commit(&nf, &dir, name, ok, why, sizeof why) == -1 ||
 	    !ok)
-		goto fail;
+		goto out;
 	snprintf(msg, len, "saved %zu lines to '%s'", u->nlines, path);
-	goto out;
-fail:
-	snprintf(msg, len, "cannot write '%s': %s", path, why);
+	saved = true;
 out:
+	if (!saved)
+		snprintf(msg, len, "cannot write '%s': %s", path, why);
 	free(name);
 	hostfs_close(&dir);
 }

@@ -152,7 +152,9 @@ ui_term_start(struct ui *u)
 
 /* ---- the back ends ---------------------------------------------------- */
 
-/* The session here: its events as the socket would give them. */
+/* The session here: output as the struct holds it (the raw bytes, no
+ * JSON made a chunk); the other events, a few a cell, as the socket
+ * would give them. */
 static void
 ui_local_event(void *ctx, const struct session_event *ev)
 {
@@ -160,16 +162,13 @@ ui_local_event(void *ctx, const struct session_event *ev)
 	json_t *o;
 
 	if (ev->kind == EV_OUTPUT || ev->kind == EV_BACKGROUND) {
-		if (ev->data == NULL || ev->len == 0)
-			return;
-		o = json_pack("{s:I, s:s, s:s}", "seq", (json_int_t)ev->seq,
-		    "origin", origin_names[ev->origin], "stream",
-		    ev->stream == 2 ? "stderr" : "stdout");
-		ui_event(u, ev->kind, o, ev->data, ev->len, false);
-	} else {
-		o = session_event_json(ev);
-		ui_event(u, ev->kind, o, NULL, 0, ev->client == u->client);
+		if (ev->data != NULL && ev->len > 0)
+			ui_output(u, ev->kind, ev->seq, ev->stream, ev->data,
+			    ev->len);
+		return;
 	}
+	o = session_event_json(ev);
+	ui_event(u, ev->kind, o, NULL, 0, ev->client == u->client);
 	json_decref(o);
 }
 
@@ -432,15 +431,18 @@ ui_main(const struct coil_opts *opts)
 	struct ui u = { .opts = opts, .show = UI_SHOW_NS | UI_SHOW_RESULT };
 	bool ui_failed = false;
 	char err[512];
+	int rc;
 
 	ui_model_init(&u, (size_t)opts->scrollback);
 	buf_init(&u.cell);
 	buf_init(&u.typed);
 	buf_init(&u.ov);
 	/* After session_new: init, forked there, keeps the defaults. */
-	if (ui_open(&u, err, sizeof err) == -1 || ui_signals() == -1) {
-		fprintf(stderr, "coil: %s\n", u.s != NULL || u.remote ?
-		    strerror(errno) : err);
+	rc = ui_open(&u, err, sizeof err);
+	if (rc == 0 && ui_signals() == -1)
+		rc = err_set(err, sizeof err, "%s", strerror(errno));
+	if (rc == -1) {
+		coil_error("%s", err);
 		if (u.s != NULL)
 			session_free(u.s);
 		ui_replay_free(&u);

@@ -166,6 +166,36 @@ fatal_errno(const char *fmt, ...)
 	vfatal(EXIT_INTERNAL, e, fmt, ap);
 }
 
+/* One write, as vfatal's: a pipe read a line at a time gets it whole.
+ * No allocation for a short message, so an out-of-memory path may say
+ * it too. */
+void
+coil_say(const char *kind, const char *fmt, ...)
+{
+	char small[1024], *msg = small, *line = small;
+	int e = errno, n, k;
+	va_list ap;
+
+	va_start(ap, fmt);
+	k = snprintf(small, sizeof small, "coil: %s", kind);
+	n = k + vsnprintf(small + k, sizeof small - (size_t)k, fmt, ap);
+	va_end(ap);
+	if (n >= (int)sizeof small - 1) {
+		va_start(ap, fmt);
+		if (vasprintf(&msg, fmt, ap) < 0)
+			fatal_code(EXIT_NOMEM, 0, "out of memory");
+		va_end(ap);
+		n = xasprintf(&line, "coil: %s%s\n", kind, msg);
+		free(msg);
+	} else {
+		small[n++] = '\n';
+	}
+	(void)write_all(2, line, (size_t)n);
+	if (line != small)
+		free(line);
+	errno = e;
+}
+
 int
 err_set(char *err, size_t len, const char *fmt, ...)
 {
@@ -377,32 +407,15 @@ parse_size(const char *s, unsigned long long *bytes)
 	return 0;
 }
 
-void
-close_fds_except(const int *keep, int n)
+/* A kernel before 5.9 has no close_range: one close a descriptor still
+ * open. */
+static void
+close_fds_proc(const int *keep, int n)
 {
-	unsigned int from = 3, k;
-	int i, j, *sorted = xmalloc(sizeof(int) * (size_t)(n + 1));
 	DIR *d;
 	struct dirent *e;
+	int i;
 
-	for (i = 0; i < n; i++) {
-		/* insertion sort: n is 1 or 2 */
-		for (j = i; j > 0 && sorted[j - 1] > keep[i]; j--)
-			sorted[j] = sorted[j - 1];
-		sorted[j] = keep[i];
-	}
-	for (i = 0; i <= n; i++) {
-		k = i < n ? (unsigned int)sorted[i] : ~0U;
-		if (i < n && sorted[i] < 3)
-			continue;
-		if (k > from && close_range(from, k - 1, 0) == -1)
-			goto slow;
-		from = k + 1;
-	}
-	free(sorted);
-	return;
-slow:
-	/* A kernel before 5.9: one close a descriptor still open. */
 	/* fs(proc): the kernel's */
 	if ((d = opendir("/proc/self/fd")) != NULL) {
 		while ((e = readdir(d)) != NULL) {
@@ -415,6 +428,30 @@ slow:
 				close(fd);
 		}
 		closedir(d);
+	}
+}
+
+void
+close_fds_except(const int *keep, int n)
+{
+	unsigned int from = 3, k;
+	int i, j, *sorted = xmalloc(sizeof(int) * (size_t)(n + 1));
+
+	for (i = 0; i < n; i++) {
+		/* insertion sort: n is 1 or 2 */
+		for (j = i; j > 0 && sorted[j - 1] > keep[i]; j--)
+			sorted[j] = sorted[j - 1];
+		sorted[j] = keep[i];
+	}
+	for (i = 0; i <= n; i++) {
+		k = i < n ? (unsigned int)sorted[i] : ~0U;
+		if (i < n && sorted[i] < 3)
+			continue;
+		if (k > from && close_range(from, k - 1, 0) == -1) {
+			close_fds_proc(keep, n);
+			break;
+		}
+		from = k + 1;
 	}
 	free(sorted);
 }

@@ -38,6 +38,18 @@ void fatal_code(int code, int errnum, const char *fmt, ...)
 void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 void fatal_errno(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
+/*
+ * Tell the person at the terminal, on stderr in one write: "coil: "
+ * KIND MSG.  coil_error says "coil: MSG", coil_warn "coil: warning:
+ * MSG", coil_note "coil: note: MSG".  Every message of coil's own to
+ * stderr goes through these or fatal*; errno is kept.
+ */
+void coil_say(const char *kind, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+#define coil_error(...)	coil_say("", __VA_ARGS__)
+#define coil_warn(...)	coil_say("warning: ", __VA_ARGS__)
+#define coil_note(...)	coil_say("note: ", __VA_ARGS__)
+
 /* Supervisor, once: what fatal runs before the supervisor ends (kill the
  * session, remove its cgroup and temp dir).  Bound to the calling pid, so
  * a child forked later never runs it, even if it forgets to clear it. */

@@ -60,6 +60,12 @@ int worker_threads(void);
 void worker_fork_before(void);
 void worker_fork_after(bool child);
 
+/* {"status": "error", "error": {"type", "message", "traceback": null,
+ * "line": null}}, a new reference: an error of coil's own in the
+ * worker, as a reply's body.  The one place the worker builds the error
+ * object (the supervisor's is response_error_json). */
+json_t *worker_error(const char *type, const char *msg);
+
 /* Keep copies of fd 1 and 2; ends the process when it cannot. */
 void worker_save_fds(void);
 

@@ -189,12 +189,9 @@ worker_call(json_t *req)
 		PyObject *type, *value, *tb;
 
 		PyErr_Fetch(&type, &value, &tb);
-		reply = json_pack("{s:s, s:{s:s, s:s, s:n, s:n}}",
-		    "status", "error", "error", "type",
-		    type != NULL ? ((PyTypeObject *)type)->tp_name :
-		    "SystemError",
-		    "message", "interrupted in coil's own code",
-		    "traceback", "line");
+		reply = worker_error(type != NULL ?
+		    ((PyTypeObject *)type)->tp_name : "SystemError",
+		    "interrupted in coil's own code");
 		Py_XDECREF(type);
 		Py_XDECREF(value);
 		Py_XDECREF(tb);
@@ -284,11 +281,11 @@ worker_init_python(json_t *conf, const struct sandbox_conf *sbx,
 	 * and fails with KeyError without it. */
 	if (PyDict_SetItemString(dict, "__builtins__",
 	    PyEval_GetBuiltins()) == -1)
-		goto fail;
+		goto out;
 	if (worker_ask_install(dict) == -1)
-		goto fail;
+		goto out;
 	if (pycode_run("_coil", dict) == -1 || worker_fork_bind(dict) == -1)
-		goto fail;
+		goto out;
 	if (effects != NULL) {
 		PyDict_SetItemString(dict, "_effects", effects);
 		Py_DECREF(effects);
@@ -311,10 +308,10 @@ worker_init_python(json_t *conf, const struct sandbox_conf *sbx,
 	res = PyObject_CallOneArg(setup, pconf);
 	Py_DECREF(pconf);
 	if (res == NULL)
-		goto fail;
+		goto out;
 	Py_DECREF(res);
 	return;
-fail:
+out:
 	PyErr_Print();
 	fflush(NULL);
 	_exit(EXIT_PYTHON);
@@ -543,7 +540,7 @@ worker_checkpoint(const char *kind, int cell, json_int_t seq)
 		saved_errno = errno;
 		snprintf(worker_ckpt_err, sizeof worker_ckpt_err,
 		    "socketpair: %s", strerror(saved_errno));
-		goto failed;
+		goto out;
 	}
 	/* From here to the fork no Python code runs (worker-fork.c): under
 	 * strict the gate lets one fork of this thread through, and it is
@@ -577,7 +574,7 @@ worker_checkpoint(const char *kind, int cell, json_int_t seq)
 		close(sv[0]);
 		snprintf(worker_ckpt_err, sizeof worker_ckpt_err, "fork: %s",
 		    strerror(saved_errno));
-		goto failed;
+		goto out;
 	}
 	worker_keep_kid(pid);
 	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -606,7 +603,7 @@ worker_checkpoint(const char *kind, int cell, json_int_t seq)
 		ckpt_hot_prefault(&worker_hot, worker_ctl.fd);
 	worker_fork_publish();
 	return 0;
-failed:
+out:
 	/* errno as a number too: the supervisor tells the gate's refusal
 	 * (EPERM) from the rest by it, not by the text */
 	m = json_pack("{s:s, s:s, s:i, s:s, s:i, s:I}", "t", "ckpt_failed",
@@ -732,22 +729,20 @@ worker_send(json_t *reply, json_int_t seq)
 		    "less of it", chan_peer_limits.frame >> 20,
 		    chan_peer_limits.items, chan_peer_limits.depth,
 		    chan_peer_limits.string >> 20, chan_peer_limits.key >> 10);
-		reply = json_pack("{s:s, s:I, s:s, s:{s:s, s:s, s:n, s:n}}",
-		    "t", "reply", "seq", seq, "status", "error", "error",
-		    "type", "OverflowError", "message", msg, "traceback",
-		    "line");
+		reply = worker_error("OverflowError", msg);
+		json_object_set_new(reply, "t", json_string("reply"));
+		json_object_set_new(reply, "seq", json_integer(seq));
 		if (chan_send(worker_ctl.fd, reply, NULL, 0) == -1)
 			_exit(0);
 	}
 	json_decref(reply);
 }
 
-static json_t *
-worker_ckpt_error(const char *msg)
+json_t *
+worker_error(const char *type, const char *msg)
 {
 	return json_pack("{s:s, s:{s:s, s:s, s:n, s:n}}", "status", "error",
-	    "error", "type", "CheckpointError", "message", msg, "traceback",
-	    "line");
+	    "error", "type", type, "message", msg, "traceback", "line");
 }
 
 /* {"op":"ckpt", "kind", "cell"}: a checkpoint now, as the supervisor
@@ -764,7 +759,7 @@ worker_ordered_ckpt(json_t *req, json_int_t seq)
 		return 1;
 	if (kind != NULL && strcmp(kind, "explicit") == 0)
 		worker_send(rc == 0 ? json_pack("{s:s}", "status", "ok") :
-		    worker_ckpt_error(worker_ckpt_err), seq);
+		    worker_error("CheckpointError", worker_ckpt_err), seq);
 	return 0;
 }
 
@@ -857,7 +852,8 @@ worker_serve(void)
 				    "it is atomic, and the state before it could "
 				    "not be kept (%s); run it without atomic, or "
 				    "free memory", worker_ckpt_err);
-				worker_send(worker_ckpt_error(msg), seq);
+				worker_send(worker_error("CheckpointError",
+				    msg), seq);
 				continue;
 			}
 		}
