@@ -677,13 +677,12 @@ session_undo_atomic(struct session *s, struct sreq *r, struct response *resp)
 		return false;
 	}
 	r->pending = resp;
-	r->after = AFTER_ATOMIC;
 	r->target = r->pre;
 	r->pre = NULL;
 	r->target->held = true;
 	r->deadline = r->kill_at = 0;
 	s->run = r;
-	s->state = WK_BUSY;
+	life_killed(&s->life, AFTER_ATOMIC);
 	session_signal(s, SIGKILL);
 	return true;
 }
@@ -765,14 +764,14 @@ session_exec_replied(struct session *s, struct sreq *r,
 void
 session_reply(struct session *s, struct link_frame *f)
 {
-	struct sreq *r = s->run;
+	struct sreq *r = session_serving(s);
 	struct response *resp;
 
-	if (r == NULL || s->state != WK_BUSY || r->after != AFTER_NONE) {
+	if (r == NULL) {
 		/* Owed, yet nothing waits for it: a run killed meanwhile. */
 		return;
 	}
-	s->state = WK_READY;
+	life_replied(&s->life);
 	/* The end of a cell is read now; the high-water mark is reset for
 	 * the next before the worker is sent anything (session_reset_peak):
 	 * it waits for us then and holds no lock of its memory map, where
@@ -848,9 +847,12 @@ session_restored(struct session *s, struct ckpt *ck, json_t *restored)
 	struct response *resp = NULL;
 	char tail[400];
 
+	enum life_after after = s->life.after;
+
 	s->run = NULL;
+	life_answered(&s->life);
 	session_where(restored, tail, sizeof tail);
-	switch (r->after) {
+	switch (after) {
 	case AFTER_DIED:
 		resp = session_died_answer(s, r, tail, restored);
 		break;

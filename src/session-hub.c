@@ -450,7 +450,7 @@ session_output(struct session *s, int stream, const char *p, size_t n)
 	struct sreq *r = s->run;
 	struct sclient *c;
 
-	if (s->state == WK_STARTING) {
+	if (life_starting(&s->life)) {
 		if (s->start_err.len < 65536)
 			buf_add(&s->start_err, p, n);
 		return;

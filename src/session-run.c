@@ -33,14 +33,13 @@ session_timeout_of(struct session *s, json_t *req)
  * worker's death signal only once init is its parent, so the old
  * worker's end does not take it along. */
 void
-session_replace(struct session *s, struct sreq *r, enum sreq_after after)
+session_replace(struct session *s, struct sreq *r, enum life_after after)
 {
-	r->after = after;
 	r->deadline = r->kill_at = 0;
 	if (r->target != NULL)
 		r->target->held = true;
 	s->run = r;
-	s->state = WK_BUSY;
+	life_killed(&s->life, after);
 	session_signal(s, SIGKILL);
 	session_worker_died(s, W_EXITCODE(0, SIGKILL));
 }
@@ -163,7 +162,7 @@ session_start_run(struct session *s, struct sreq *r)
 	 * may change the state (a completion imports), which a pristine
 	 * checkpoint taken after it would not be. */
 	if (r->op != OP_VARS)
-		s->pristine_owed = false;
+		life_no_pristine(&s->life);
 	msg = session_worker_request(r->req);
 	if (r->op == OP_EXEC)
 		seq = session_start_exec(s, r, msg);
@@ -173,6 +172,6 @@ session_start_run(struct session *s, struct sreq *r)
 		link_allow_input(&s->ctl, seq);
 		json_object_set_new(msg, "input", json_true());
 	}
-	s->state = WK_BUSY;
+	life_sent(&s->life);
 	session_send(s, msg);
 }
