@@ -4,6 +4,12 @@
  * worker's) and when (--checkpoint-policy), what a restore lost, taking
  * in what arrives, the strict profile's fork gate, and the snapshot,
  * snapshots, rollback and shutdown ops.
+ *
+ * Layer: requests (the policy and the ops served with checkpoints).
+ * Calls down into the worker (session_send, the gate; its state through
+ * session-life.c), the link and ckpt.c; answers go up only through the
+ * hub's queue.  The worker layer hands it the checkpoint frames
+ * (session_ckpt_arrived, session_ckpt_failed, session_gate_arrived).
  */
 #include "config.h"
 

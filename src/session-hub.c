@@ -4,6 +4,12 @@
  * cells' output shaped for JSON, warnings and background output routed
  * to the client that caused them, answers, events as protocol lines,
  * and the history of finished cells an attaching client is given.
+ *
+ * Layer: hub (below the front ends, which call session.h).  Calls down
+ * into the requests (session.c) and, for an input line, the worker
+ * (session_input); the layers below reach it only through its queue
+ * (session_answer, session_post, session_note, session_warn), which it
+ * delivers to the clients in session_deliver, never from below.
  */
 #include "config.h"
 

@@ -2,24 +2,39 @@
  * session-int.h - what the parts of the session share (session.h is the
  * contract; this is the inside).  Supervisor only.
  *
+ * The layers, each calling only the ones below it (front ends -> hub ->
+ * requests -> worker -> link -> chan); results go up through the hub's
+ * queue (session_answer, session_post), and the worker layer hands its
+ * events up through a few named calls (session-link.c says which):
+ *
+ *   hub       session-hub.c
+ *   requests  session.c, session-run.c, session-ckpt.c,
+ *             session-answer.c, session-cost.c
+ *   worker    session-link.c, session-life.c (its state machine)
+ *   link      link.c, init.c, ckpt.c;  chan.c below them all
+ *
  *   session.c         the requests: the queue, cancel and interrupt,
- *                     and the loop (descriptors, deadlines), life, end
+ *                     and the loop (descriptors, deadlines), the
+ *                     session's start and end
  *   session-hub.c     the clients and what reaches them: attach,
  *                     detach, the event queue, output shaped for JSON,
  *                     warnings and background routed to their cause
  *   session-link.c    the worker: its channels, spawn and resume, the
  *                     frames it sends (a table of handlers after link.c's
- *                     checks), its output, its death, init's reports
+ *                     checks), its output, its death, init's reports,
+ *                     the words for a restore
  *   session-run.c     a request's run: what the worker is sent, an
- *                     exec's cell, caps and cost, the checkpoint before
- *                     it; the worker replaced on purpose
+ *                     exec's cell, its caps, the checkpoint before it;
+ *                     the worker replaced on purpose, or lost under it
  *   session-ckpt.c    checkpoint policy and the ops served with them:
  *                     ordering one and when (idle or every), what a
  *                     restore lost, the strict fork gate, snapshot,
  *                     snapshots, rollback
  *   session-answer.c  the answers: exec responses from the captured
- *                     streams and the worker's reply, the words for a
- *                     restore, ping
+ *                     streams and the worker's reply, ping
+ *   session-cost.c    what a cell costs: the worker's usage, the totals
+ *   session-life.c    the worker's life: one state machine, and the
+ *                     fields that follow the worker (session-life.h)
  *
  * One request is in flight at a time (s->run).  A worker-bound request
  * is written to the control socket; the worker's reply comes back on it.
@@ -259,11 +274,15 @@ void session_drain_both(struct session *s, size_t budget);
 void session_worker_died(struct session *s, int status);
 void session_hello(struct session *s, struct link_frame *f);
 void session_reply(struct session *s, struct link_frame *f);
+/* Where a restore left the namespace, in words, into buf. */
+const char *session_where(json_t *restored, char *buf, size_t len);
 
 /* session-run.c: a request's run */
 void session_replace(struct session *s, struct sreq *r,
     enum life_after after);
 void session_start_run(struct session *s, struct sreq *r);
+void session_run_died(struct session *s, const char *how, bool broke,
+    bool starting);
 
 /* session-ckpt.c: checkpoints */
 void session_order_ckpt(struct session *s, enum link_ckpt kind, int cell);
@@ -295,9 +314,11 @@ void session_exec_replied(struct session *s, struct sreq *r,
     const struct link_frame *f);
 void session_restored(struct session *s, struct ckpt *ck,
     json_t *restored);
-const char *session_where(json_t *restored, char *buf, size_t len);
 enum status session_stop_status(const struct sreq *r);
 struct response *session_ping(struct session *s);
+struct response *session_worker_answer(json_t *reply);
+
+/* session-cost.c: what a cell costs */
 struct usage_proc *session_usage(struct session *s);
 void session_usage_end(struct session *s, struct sreq *r, json_t *reply);
 /* The reset of the worker's high-water mark owed since its reply:
@@ -305,6 +326,8 @@ void session_usage_end(struct session *s, struct sreq *r, json_t *reply);
  * the write wait), else once the answer is out, off its path. */
 void session_reset_peak(struct session *s);
 json_t *session_totals(const struct session *s);
-struct response *session_worker_answer(json_t *reply);
+/* What the cell of r cost, into resp; added to the totals. */
+void session_take_usage(struct session *s, struct sreq *r, json_t *reply,
+    struct response *resp);
 
 #endif

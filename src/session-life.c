@@ -31,36 +31,36 @@ static const char *const life_ev_names[LIFE_NEVS] = {
 };
 
 /*
- * The (state, event) -> state table.  0 (LIFE_NONE) in a cell that is
- * not DIED's means the pair cannot happen; so every row names its
- * legal pairs, and died takes any state to none.
+ * The (state, event) -> state table: what each event does in each
+ * state.  XX: the pair cannot happen (life_go ends the process); died
+ * takes any state to none.
  */
-#define N_	LIFE_NONE
-#define ST_	LIFE_STARTING
-#define RS_	LIFE_RESUMING
-#define RD_	LIFE_READY
-#define RU_	LIFE_RUNNING
-#define SP_	LIFE_STOPPING
-#define DY_	LIFE_DYING
-#define NO_	LIFE_NSTATES	/* cannot happen */
+#define NO	LIFE_NONE
+#define ST	LIFE_STARTING
+#define RS	LIFE_RESUMING
+#define RD	LIFE_READY
+#define RU	LIFE_RUNNING
+#define SP	LIFE_STOPPING
+#define DY	LIFE_DYING
+#define XX	LIFE_NSTATES
 static const enum life_state life_rules[LIFE_NSTATES][LIFE_NEVS] = {
-	/*		spawned	resumed	hello	sent	deadln	reply	killed	died */
-	[LIFE_NONE] =	{ ST_,	RS_,	NO_,	NO_,	NO_,	NO_,	NO_,	N_ },
-	[LIFE_STARTING] = { NO_, NO_,	RD_,	NO_,	NO_,	NO_,	NO_,	N_ },
-	[LIFE_RESUMING] = { NO_, NO_,	RD_,	NO_,	NO_,	NO_,	NO_,	N_ },
-	[LIFE_READY] =	{ NO_,	NO_,	NO_,	RU_,	NO_,	NO_,	DY_,	N_ },
-	[LIFE_RUNNING] = { NO_,	NO_,	NO_,	NO_,	SP_,	RD_,	NO_,	N_ },
-	[LIFE_STOPPING] = { NO_, NO_,	NO_,	NO_,	SP_,	RD_,	NO_,	N_ },
-	[LIFE_DYING] =	{ NO_,	NO_,	NO_,	NO_,	NO_,	NO_,	NO_,	N_ },
+	/*		  spawn resum hello sent  deadl reply kill  died */
+	[LIFE_NONE]	= { ST,   RS,   XX,   XX,   XX,   XX,   XX,   NO },
+	[LIFE_STARTING]	= { XX,   XX,   RD,   XX,   XX,   XX,   XX,   NO },
+	[LIFE_RESUMING]	= { XX,   XX,   RD,   XX,   XX,   XX,   XX,   NO },
+	[LIFE_READY]	= { XX,   XX,   XX,   RU,   XX,   XX,   DY,   NO },
+	[LIFE_RUNNING]	= { XX,   XX,   XX,   XX,   SP,   RD,   XX,   NO },
+	[LIFE_STOPPING]	= { XX,   XX,   XX,   XX,   SP,   RD,   XX,   NO },
+	[LIFE_DYING]	= { XX,   XX,   XX,   XX,   XX,   XX,   XX,   NO },
 };
-#undef N_
-#undef ST_
-#undef RS_
-#undef RD_
-#undef RU_
-#undef SP_
-#undef DY_
-#undef NO_
+#undef NO
+#undef ST
+#undef RS
+#undef RD
+#undef RU
+#undef SP
+#undef DY
+#undef XX
 
 const char *
 life_state_name(enum life_state st)

@@ -73,9 +73,9 @@ enum life_after {
 struct life {
 	enum life_state state;
 	enum life_after after;
-	struct ckpt *resuming;	/* becoming the worker (RESUMING); NULL
-				   once dropped */
-	int64_t resume_deadline;	/* ms: it says hello by then */
+	struct ckpt *resuming;	/* becoming the worker (RESUMING);
+				   NULL once dropped */
+	int64_t resume_deadline;	/* ms: its hello by then */
 	struct ckpt *rearm;	/* used up by a resume; replacement due */
 	int spawns;		/* spawns init has not said "spawned" to */
 	int ints_owed;		/* interrupts init has not said it sent */

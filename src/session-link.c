@@ -19,6 +19,14 @@
  * kill it and go the same way; the run stays in s->run with its `after`
  * set until the new worker says hello, so that the answer says what is
  * really there.
+ *
+ * Layer: worker.  Calls down into the link (link.c), chan.c, init.c and
+ * ckpt.c, and moves the worker's state only through session-life.c.  It
+ * hands each checked frame up to the layer that consumes it (the table
+ * session_on_frame: answers, checkpoint policy) and, when the worker
+ * dies or a new one is up, tells the requests (session_run_died,
+ * session_restored): those are its only calls upward, besides the hub's
+ * queue for events and warnings.
  */
 #include "config.h"
 
@@ -340,6 +348,63 @@ session_hello(struct session *s, struct link_frame *f)
 		ckpt_drop(&s->ck, ck);
 }
 
+/* Append to buf what cells holds, in runs: "5-9, 12"; "..." when the
+ * rest does not fit. */
+static void
+session_cells_text(json_t *cells, char *buf, size_t len)
+{
+	size_t i = 0, n = json_array_size(cells), at;
+	json_int_t first, last;
+
+	while (i < n) {
+		first = last = json_integer_value(json_array_get(cells, i++));
+		while (i < n && json_integer_value(json_array_get(cells, i)) ==
+		    last + 1)
+			last = json_integer_value(json_array_get(cells, i++));
+		at = strlen(buf);
+		if (len - at < 32) {
+			snprintf(buf + at, len - at, ", ...");
+			return;
+		}
+		snprintf(buf + at, len - at, first == last ? "%s%lld" :
+		    "%s%lld-%lld", at > 0 && buf[at - 1] != ' ' ? ", " : "",
+		    (long long)first, (long long)last);
+	}
+}
+
+/* Where a restore left the namespace, for messages: "the namespace is
+ * back at the state after cell 4; cells 5-7 ran after that checkpoint
+ * and are lost: run them again if you need what they did; 1 thread did
+ * not survive". */
+const char *
+session_where(json_t *restored, char *buf, size_t len)
+{
+	json_t *cell = json_object_get(restored, "cell");
+	json_t *lost = json_object_get(restored, "lost");
+	int threads = (int)json_integer_value(json_object_get(restored,
+	    "threads_lost"));
+	size_t n = json_array_size(lost);
+
+	if (!json_is_integer(cell))
+		snprintf(buf, len, "nothing could be restored, so a fresh "
+		    "namespace started");
+	else
+		snprintf(buf, len, "the namespace is back at the state after "
+		    "cell %d", (int)json_integer_value(cell));
+	if (n > 0) {
+		snprintf(buf + strlen(buf), len - strlen(buf), "; cell%s ",
+		    n > 1 ? "s" : "");
+		session_cells_text(lost, buf, len);
+		snprintf(buf + strlen(buf), len - strlen(buf), " %s lost: run "
+		    "%s again if you need what %s did", n > 1 ? "are" : "is",
+		    n > 1 ? "them" : "it", n > 1 ? "they" : "it");
+	}
+	if (threads > 0)
+		snprintf(buf + strlen(buf), len - strlen(buf), "; %d thread%s "
+		    "did not survive", threads, threads > 1 ? "s" : "");
+	return buf;
+}
+
 /* The worker is gone.  Pick what comes next: the run's target, or the
  * newest checkpoint of the state the worker was in, or a fresh start. */
 void
@@ -351,7 +416,8 @@ session_restore(struct session *s)
 	for (;;) {
 		ckpt_prune(&s->ck, session_warnings(s));	/* may drop r->target */
 		ck = r != NULL ? r->target : NULL;
-		if (ck == NULL && !(r != NULL && (s->life.after == AFTER_RESET ||
+		if (ck == NULL && !(r != NULL &&
+		    (s->life.after == AFTER_RESET ||
 		    s->life.after == AFTER_START)))
 			ck = ckpt_nearest(&s->ck, s->node, session_warnings(s));
 		if (ck == NULL) {
@@ -370,7 +436,6 @@ session_restore(struct session *s)
 void
 session_worker_died(struct session *s, int status)
 {
-	struct sreq *r;
 	char how[400];
 	bool starting = life_starting(&s->life), broke;
 
@@ -406,24 +471,7 @@ session_worker_died(struct session *s, int status)
 	if (s->life.rearm != NULL)
 		ckpt_drop(&s->ck, s->life.rearm);	/* never re-armed */
 	session_close_worker(s);
-	r = s->run;
-	if (r == NULL) {
-		if (!starting && s->died_idle == NULL && broke)
-			xasprintf(&s->died_idle, "it broke protocol: %s, so it "
-			    "was killed", how);
-		else if (!starting && s->died_idle == NULL)
-			s->died_idle = xstrdup(how);
-	} else if (life_died_under(&s->life)) {
-		r->broke = broke;
-		r->deadline = r->kill_at = 0;
-		snprintf(r->how, sizeof r->how, "%s", how);
-		if (r->op == OP_EXEC) {
-			s->cells = r->cell;
-			r->pending = session_exec_response(s, r, r->killed &&
-			    !broke ? session_stop_status(r) : ST_CRASHED, NULL,
-			    NULL, NULL);
-		}
-	}
+	session_run_died(s, how, broke, starting);
 	session_restore(s);
 }
 

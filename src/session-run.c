@@ -5,11 +5,16 @@
  * and the replacement of the worker that rollback, reset and a failed
  * atomic cell ask for.  The worker's side of the conversation, its
  * frames and its death, is session-link.c's.
+ *
+ * Layer: requests.  Calls down into the worker (session-link.c; its
+ * state moves through session-life.c) and the link; up only through the
+ * hub's queue.
  */
 #include "config.h"
 
 #include <math.h>
 #include <signal.h>
+#include <stdio.h>
 #include <sys/wait.h>
 
 #include "export.h"
@@ -42,6 +47,35 @@ session_replace(struct session *s, struct sreq *r, enum life_after after)
 	life_killed(&s->life, after);
 	session_signal(s, SIGKILL);
 	session_worker_died(s, W_EXITCODE(0, SIGKILL));
+}
+
+/* The worker died (how; broke: it broke protocol; starting: before
+ * its hello).  The run in flight waits for the next worker, its answer
+ * written now as far as it can be (session_restored ends it); with
+ * none, the next answer says the worker died between requests. */
+void
+session_run_died(struct session *s, const char *how, bool broke,
+    bool starting)
+{
+	struct sreq *r = s->run;
+
+	if (r == NULL) {
+		if (!starting && s->died_idle == NULL && broke)
+			xasprintf(&s->died_idle, "it broke protocol: %s, so it "
+			    "was killed", how);
+		else if (!starting && s->died_idle == NULL)
+			s->died_idle = xstrdup(how);
+	} else if (life_died_under(&s->life)) {
+		r->broke = broke;
+		r->deadline = r->kill_at = 0;
+		snprintf(r->how, sizeof r->how, "%s", how);
+		if (r->op == OP_EXEC) {
+			s->cells = r->cell;
+			r->pending = session_exec_response(s, r, r->killed &&
+			    !broke ? session_stop_status(r) : ST_CRASHED, NULL,
+			    NULL, NULL);
+		}
+	}
 }
 
 /* This cell's output cap: its max_output, else --max-output. */

@@ -7,6 +7,12 @@
  * not been answered by run->kill_at it gets SIGKILL.  A worker that dies
  * is reported by init; the run in flight is answered with what happened
  * once another worker is up (session-link.c).
+ *
+ * Layer: requests, with the loop.  Calls down into the worker
+ * (session-link.c, its state in session-life.c) and the link; serves
+ * the supervisor's ops (session-ckpt.c) and starts runs (session-run.c);
+ * answers go up only through the hub's queue (session_answer,
+ * session_post).
  */
 #include "config.h"
 
