@@ -64,7 +64,8 @@ enum life_after {
 	AFTER_NONE,
 	AFTER_DIED,		/* it died under the run: restore the newest */
 	AFTER_ROLLBACK,		/* killed to resume run->target */
-	AFTER_RESET,		/* killed to resume the pristine one, or spawn */
+	AFTER_RESET,		/* killed to resume the pristine one, or
+				   spawn */
 	AFTER_START,		/* a rollback to cell 0 with no pristine one:
 				   killed to spawn */
 	AFTER_ATOMIC,		/* an atomic cell failed: resume run->pre */

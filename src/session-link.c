@@ -16,7 +16,7 @@
  * old one is dead, as init reports: its checkpoints are then children of
  * init, which a resumed worker's death signal relies on.  Ops that
  * replace the worker on purpose (rollback, reset, a failed atomic cell)
- * kill it and go the same way; the run stays in s->run with its `after`
+ * kill it and go the same way; the run stays in s->run with life.after
  * set until the new worker says hello, so that the answer says what is
  * really there.
  *

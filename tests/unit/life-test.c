@@ -101,7 +101,8 @@ test_death(void)
 	    l.after == AFTER_ROLLBACK, "killed for a rollback: dying");
 	life_died(&l);
 	tap_ok(is(&l, LIFE_NONE) && !life_died_under(&l) &&
-	    l.after == AFTER_ROLLBACK, "its death keeps what the run waits for");
+	    l.after == AFTER_ROLLBACK,
+	    "its death keeps what the run waits for");
 	life_answered(&l);
 	tap_ok(l.after == AFTER_NONE, "answered: the run waits no more");
 	life_spawned(&l);
