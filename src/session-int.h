@@ -35,6 +35,8 @@
  *   session-cost.c    what a cell costs: the worker's usage, the totals
  *   session-life.c    the worker's life: one state machine, and the
  *                     fields that follow the worker (session-life.h)
+ *   session-event.c   an event as a protocol line, from the event
+ *                     alone (for the hub and its observers)
  *
  * One request is in flight at a time (s->run).  A worker-bound request
  * is written to the control socket; the worker's reply comes back on it.

@@ -204,7 +204,8 @@ int session_cell(const struct session *s);
 json_t *session_history(const struct session *s);
 
 /* An observer event as a protocol line's object: {"event": name, "seq",
- * "origin", ...}.  For attach sockets and transcripts. */
+ * "origin", ...}.  For attach sockets and transcripts (session-event.c:
+ * the event alone, nothing of the hub's). */
 json_t *session_event_json(const struct session_event *ev);
 
 #endif
