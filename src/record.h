@@ -26,6 +26,11 @@
  *
  * Supervisor only; no Python.  record_close frees what record_open
  * made.
+ *
+ * Layer: an observer of the hub, beside the front ends.  It reads the
+ * events it is handed and writes them through session-event.c, which
+ * needs nothing of the hub's: session_new opens it and the hub calls
+ * record_event, and nothing here calls back into the session.
  */
 #ifndef COIL_RECORD_H
 #define COIL_RECORD_H

@@ -5,6 +5,11 @@
  *
  * A reply's fields are the worker's word about its own request (link.h):
  * they go into that request's answer, checked for type, and nowhere else.
+ *
+ * Layer: requests (the answers).  Consumes the worker's reply and
+ * restore events (session_reply, session_restored, handed up by
+ * session-link.c) and moves the worker's state through session-life.c;
+ * answers go up only through the hub's queue.
  */
 #include "config.h"
 
@@ -246,110 +251,6 @@ session_cap_error(struct session *s, json_t *err, struct response_error *e,
 	e->traceback = text;
 }
 
-/* The worker's usage handle, opened once a worker.  A new worker's
- * high-water mark is its own: it began when it was forked. */
-struct usage_proc *
-session_usage(struct session *s)
-{
-	if (s->usage.pid == 0 && usage_open(&s->usage, s->pidfd))
-		s->hwm_clean = true;
-	return &s->usage;
-}
-
-/* Whether the worker's reply says it reaped no child during the cell:
- * its count of their CPU the same at both ends.  Its word, so only its
- * own cell's figure can suffer from a lie: it could zero that figure
- * with cpu0_kids_ns anyway. */
-static bool
-session_no_kids(json_t *reply)
-{
-	json_t *k0 = json_object_get(reply, "cpu0_kids_ns");
-	json_t *k1 = json_object_get(reply, "cpu1_kids_ns");
-
-	return json_is_integer(k0) && json_is_integer(k1) &&
-	    json_integer_value(k0) == json_integer_value(k1);
-}
-
-/* The worker's usage at the end of run r, read while it still lives:
- * when it replied (reply), or right before we kill it (NULL). */
-void
-session_usage_end(struct session *s, struct sreq *r, json_t *reply)
-{
-	if (r->op == OP_EXEC && !r->u1.ok)
-		usage_read(session_usage(s), &r->u1,
-		    reply == NULL || !session_no_kids(reply));
-}
-
-void
-session_reset_peak(struct session *s)
-{
-	if (!s->hwm_due)
-		return;
-	s->hwm_due = false;
-	s->hwm_clean = usage_reset_peak(session_usage(s));
-}
-
-/* A figure of the worker's (ns), as ms brought within [lo, hi]; lo
- * when it gave none. */
-static double
-session_bounded(json_t *v, double lo, double hi)
-{
-	double ms = (double)json_integer_value(v) / 1e6;
-
-	if (!json_is_integer(v) || ms < lo)
-		return lo;
-	return ms > hi ? hi : ms;
-}
-
-/* What the cell cost; added to the totals.  Nothing when the worker
- * died before the end could be read.  The end is our reading (usage.h);
- * where the cell began is the worker's word, read when it took the
- * request (cpu0_ns, cpu0_kids_ns: what it did before, a checkpoint's
- * fork, is not the cell's), used only within bounds: from our last
- * reading of its clock (at the end of the cell before; reading it at
- * every start would cost each round trip 20 us), its children's from 0.
- * So a lie can only move this cell's figure between 0 and the worker's
- * real totals.  The children's total is read only when the worker's
- * figures at the cell's two ends differ (cpu1_kids_ns: one /proc read
- * less a cell); a lie there, too, only leaves them out of this cell. */
-static void
-session_take_usage(struct session *s, struct sreq *r, json_t *reply,
-    struct response *resp)
-{
-	double ms;
-
-	resp->memory_peak = -1;
-	s->total_duration_ms += resp->duration_ms;
-	if (!r->u1.ok)
-		return;
-	ms = r->u1.self_ms - session_bounded(json_object_get(reply,
-	    "cpu0_ns"), r->floor_ms, r->u1.self_ms);
-	if (r->u1.kids_read)
-		ms += r->u1.kids_ms - session_bounded(json_object_get(reply,
-		    "cpu0_kids_ns"), 0, r->u1.kids_ms);
-	resp->has |= RESP_COST;
-	resp->cpu_ms = ms > 0 ? round(ms * 100) / 100.0 : 0;
-	s->total_cpu_ms += resp->cpu_ms;
-	/* Without a reset the mark is the worker's life's, not the cell's:
-	 * unknown, rather than a figure that misleads. */
-	if (r->peak_reset) {
-		resp->memory_peak = r->u1.peak;
-		if (r->u1.peak > s->total_peak)
-			s->total_peak = r->u1.peak;
-	}
-}
-
-/* The session's totals, for ping and vars: time and CPU summed over the
- * cells, the highest peak of any (null before one was measured). */
-json_t *
-session_totals(const struct session *s)
-{
-	return json_pack("{s:i, s:f, s:f, s:o}", "cells", s->cells,
-	    "duration_ms", round(s->total_duration_ms * 100) / 100.0,
-	    "cpu_ms", round(s->total_cpu_ms * 100) / 100.0, "memory_peak",
-	    s->total_peak > 0 ? json_integer(s->total_peak) : json_null());
-}
-
 /* The worker's list of what the cell touched (effects.py's Effects), as
  * far as it is believable: at most EFFECTS_MAX objects, each with a
  * known kind and short strings; anything else in it is dropped and
@@ -458,63 +359,6 @@ enum status
 session_stop_status(const struct sreq *r)
 {
 	return r->interrupted ? ST_INTERRUPTED : ST_TIMEOUT;
-}
-
-/* Append to buf what cells holds, in runs: "5-9, 12"; "..." when the
- * rest does not fit. */
-static void
-session_cells_text(json_t *cells, char *buf, size_t len)
-{
-	size_t i = 0, n = json_array_size(cells), at;
-	json_int_t first, last;
-
-	while (i < n) {
-		first = last = json_integer_value(json_array_get(cells, i++));
-		while (i < n && json_integer_value(json_array_get(cells, i)) ==
-		    last + 1)
-			last = json_integer_value(json_array_get(cells, i++));
-		at = strlen(buf);
-		if (len - at < 32) {
-			snprintf(buf + at, len - at, ", ...");
-			return;
-		}
-		snprintf(buf + at, len - at, first == last ? "%s%lld" :
-		    "%s%lld-%lld", at > 0 && buf[at - 1] != ' ' ? ", " : "",
-		    (long long)first, (long long)last);
-	}
-}
-
-/* Where a restore left the namespace, for messages: "the namespace is
- * back at the state after cell 4; cells 5-7 ran after that checkpoint
- * and are lost: run them again if you need what they did; 1 thread did
- * not survive". */
-const char *
-session_where(json_t *restored, char *buf, size_t len)
-{
-	json_t *cell = json_object_get(restored, "cell");
-	json_t *lost = json_object_get(restored, "lost");
-	int threads = (int)json_integer_value(json_object_get(restored,
-	    "threads_lost"));
-	size_t n = json_array_size(lost);
-
-	if (!json_is_integer(cell))
-		snprintf(buf, len, "nothing could be restored, so a fresh "
-		    "namespace started");
-	else
-		snprintf(buf, len, "the namespace is back at the state after "
-		    "cell %d", (int)json_integer_value(cell));
-	if (n > 0) {
-		snprintf(buf + strlen(buf), len - strlen(buf), "; cell%s ",
-		    n > 1 ? "s" : "");
-		session_cells_text(lost, buf, len);
-		snprintf(buf + strlen(buf), len - strlen(buf), " %s lost: run "
-		    "%s again if you need what %s did", n > 1 ? "are" : "is",
-		    n > 1 ? "them" : "it", n > 1 ? "they" : "it");
-	}
-	if (threads > 0)
-		snprintf(buf + strlen(buf), len - strlen(buf), "; %d thread%s "
-		    "did not survive", threads, threads > 1 ? "s" : "");
-	return buf;
 }
 
 /* An answer to vars, inspect or complete: the worker's fields as they
@@ -677,13 +521,12 @@ session_undo_atomic(struct session *s, struct sreq *r, struct response *resp)
 		return false;
 	}
 	r->pending = resp;
-	r->after = AFTER_ATOMIC;
 	r->target = r->pre;
 	r->pre = NULL;
 	r->target->held = true;
 	r->deadline = r->kill_at = 0;
 	s->run = r;
-	s->state = WK_BUSY;
+	life_killed(&s->life, AFTER_ATOMIC);
 	session_signal(s, SIGKILL);
 	return true;
 }
@@ -765,14 +608,14 @@ session_exec_replied(struct session *s, struct sreq *r,
 void
 session_reply(struct session *s, struct link_frame *f)
 {
-	struct sreq *r = s->run;
+	struct sreq *r = session_serving(s);
 	struct response *resp;
 
-	if (r == NULL || s->state != WK_BUSY || r->after != AFTER_NONE) {
+	if (r == NULL) {
 		/* Owed, yet nothing waits for it: a run killed meanwhile. */
 		return;
 	}
-	s->state = WK_READY;
+	life_replied(&s->life);
 	/* The end of a cell is read now; the high-water mark is reset for
 	 * the next before the worker is sent anything (session_reset_peak):
 	 * it waits for us then and holds no lock of its memory map, where
@@ -848,9 +691,12 @@ session_restored(struct session *s, struct ckpt *ck, json_t *restored)
 	struct response *resp = NULL;
 	char tail[400];
 
+	enum life_after after = s->life.after;
+
 	s->run = NULL;
+	life_answered(&s->life);
 	session_where(restored, tail, sizeof tail);
-	switch (r->after) {
+	switch (after) {
 	case AFTER_DIED:
 		resp = session_died_answer(s, r, tail, restored);
 		break;

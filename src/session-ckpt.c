@@ -4,6 +4,12 @@
  * worker's) and when (--checkpoint-policy), what a restore lost, taking
  * in what arrives, the strict profile's fork gate, and the snapshot,
  * snapshots, rollback and shutdown ops.
+ *
+ * Layer: requests (the policy and the ops served with checkpoints).
+ * Calls down into the worker (session_send, the gate; its state through
+ * session-life.c), the link and ckpt.c; answers go up only through the
+ * hub's queue.  The worker layer hands it the checkpoint frames
+ * (session_ckpt_arrived, session_ckpt_failed, session_gate_arrived).
  */
 #include "config.h"
 
@@ -32,10 +38,7 @@ session_ckpt_dropped(void *ctx, struct ckpt *ck)
 		    ckpt_pid_of(ck->pidfd);
 	if (s->current == ck)
 		s->current = NULL;
-	if (s->resuming == ck)
-		s->resuming = NULL;
-	if (s->rearm == ck)
-		s->rearm = NULL;
+	life_forget(&s->life, ck);
 	if (s->run != NULL && s->run->target == ck)
 		s->run->target = NULL;
 	if (s->run != NULL && s->run->pre == ck)
@@ -211,7 +214,7 @@ session_ckpt_after(struct session *s, const struct sreq *r)
 static bool
 session_ckpt_quiet(const struct session *s)
 {
-	return s->run == NULL && s->queue == NULL && s->state == WK_READY &&
+	return s->run == NULL && s->queue == NULL && life_ready(&s->life) &&
 	    !link_ckpt_owed(&s->ctl) && !s->done && !s->failed;
 }
 
@@ -224,8 +227,8 @@ session_ckpt_tick(struct session *s)
 	int64_t now, due, spaced;
 	double cost;
 
-	if (s->pristine_owed && session_ckpt_quiet(s)) {
-		s->pristine_owed = false;
+	if (s->life.pristine_owed && session_ckpt_quiet(s)) {
+		life_no_pristine(&s->life);
 		session_order_ckpt(s, LINK_CK_PRISTINE, 0);
 		return;
 	}
@@ -258,7 +261,7 @@ session_ckpt_tick(struct session *s)
 int64_t
 session_ckpt_deadline(const struct session *s)
 {
-	if (s->pristine_owed && session_ckpt_quiet(s))
+	if (s->life.pristine_owed && session_ckpt_quiet(s))
 		return 0;
 	if (!s->ckpt_wanted || !session_ckpt_quiet(s))
 		return -1;
@@ -400,7 +403,7 @@ session_ckpt_arrived(struct session *s, struct link_frame *f)
 	double fork_ms = json_number_value(json_object_get(f->msg, "fork_ms"));
 	struct sreq *r = s->run;
 	bool exec_running = r != NULL && r->op == OP_EXEC &&
-	    s->state == WK_BUSY;
+	    life_busy(&s->life);
 	int sock = f->fds[0], pidfd = f->fds[1];
 	struct ckpt *ck;
 	enum ckpt_kind k;
@@ -421,9 +424,8 @@ session_ckpt_arrived(struct session *s, struct link_frame *f)
 		s->ckpt_taken_ms = now_ms();
 		s->ckpt_ordered_ns = 0;
 	}
-	if (f->kind == LINK_CK_REARM && s->rearm != NULL) {
-		ck = s->rearm;
-		s->rearm = NULL;
+	if (f->kind == LINK_CK_REARM && s->life.rearm != NULL) {
+		ck = life_rearm_take(&s->life);
 		ck->sock = sock;
 		ck->pidfd = pidfd;
 		ck->pid = f->pid;
@@ -444,13 +446,12 @@ session_ckpt_arrived(struct session *s, struct link_frame *f)
 		ck = ckpt_add(&s->ck, k, s->node, sock, pidfd, f->pid, threads,
 		    fork_ms);
 	}
-	if (s->gate_spent && session_gate_sweep(s) > 0) {
+	if (life_gate_close(&s->life) && session_gate_sweep(s) > 0) {
 		s->gate_lost++;
 		snprintf(s->gate_note, sizeof s->gate_note, "a process "
 		    "forked as the checkpoint at cell %d was taken was killed",
 		    ck->node->cell);
 	}
-	s->gate_spent = false;
 	if (exec_running) {
 		/* The state before the running cell: the previous cell's
 		 * checkpoint, or one the atomic cell asked for. */
@@ -485,12 +486,11 @@ session_ckpt_failed(struct session *s, struct link_frame *f)
 	json_t *jerr = json_object_get(f->msg, "errno");
 	int err = json_is_integer(jerr) ? (int)json_integer_value(jerr) : 0;
 	int cell = s->node->cell, killed = 0;
-	bool spent = s->gate_spent;
+	bool spent = life_gate_close(&s->life);
 	struct ckpt *ck;
 
 	if (spent)
 		killed = session_gate_sweep(s);
-	s->gate_spent = false;
 	if (error == NULL)
 		error = "unknown error";
 	session_gate_failed(s, cell, error, err, spent, killed);
@@ -514,13 +514,13 @@ session_ckpt_failed(struct session *s, struct link_frame *f)
 		    "(%.160s): reset will start a new interpreter", error);
 		break;
 	case LINK_CK_REARM:
-		if (s->rearm != NULL) {
+		if ((ck = s->life.rearm) != NULL) {
 			session_warn(s, "the checkpoint at cell %d%s%s%s was used "
 			    "by the restore and could not be taken again "
-			    "(%.160s)", s->rearm->node->cell, s->rearm->name ?
-			    " ('" : "", s->rearm->name ? s->rearm->name : "",
-			    s->rearm->name ? "')" : "", error);
-			ckpt_drop(&s->ck, s->rearm);
+			    "(%.160s)", ck->node->cell, ck->name ? " ('" : "",
+			    ck->name ? ck->name : "", ck->name ? "')" : "",
+			    error);
+			ckpt_drop(&s->ck, ck);
 		}
 		break;
 	default:
@@ -538,7 +538,7 @@ session_gate_arrived(struct session *s, struct link_frame *f)
 		close(s->gate_fd);
 	s->gate_fd = f->fds[0];
 	f->fds[0] = -1;
-	s->gate_spent = false;
+	life_gate_close(&s->life);
 	s->gate_broken[0] = '\0';
 }
 
@@ -547,12 +547,12 @@ void
 session_gate(struct session *s)
 {
 	pid_t main_tid = s->pidfd >= 0 ? ckpt_pid_of(s->pidfd) : 0;
-	bool allow = main_tid > 0 && !s->gate_spent &&
+	bool allow = main_tid > 0 && !s->life.gate_spent &&
 	    link_ckpt_owed(&s->ctl);
 	int rc = sandbox_gate_answer(s->gate_fd, main_tid, allow);
 
 	if (rc == 1) {
-		s->gate_spent = true;
+		life_gate_pass(&s->life);
 	} else if (rc == -1 && errno != ENOENT && errno != EAGAIN &&
 	    errno != EINTR) {
 		/* The listener is broken: forks now fail, checkpoints too. */
@@ -616,7 +616,7 @@ session_snapshot(struct session *s, struct sreq *r)
 	r->pending = msg;
 	r->t0 = now_ns();
 	s->run = r;
-	s->state = WK_BUSY;
+	life_sent(&s->life);
 	session_order_ckpt(s, LINK_CK_EXPLICIT, s->node->cell);
 }
 

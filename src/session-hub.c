@@ -2,8 +2,15 @@
  * session-hub.c - the session's clients and what reaches them (see
  * session.h): attach and detach, the event queue and its delivery, the
  * cells' output shaped for JSON, warnings and background output routed
- * to the client that caused them, answers, events as protocol lines,
- * and the history of finished cells an attaching client is given.
+ * to the client that caused them, answers, and the history of finished
+ * cells an attaching client is given (events as protocol lines are
+ * session-event.c's).
+ *
+ * Layer: hub (below the front ends, which call session.h).  Calls down
+ * into the requests (session.c) and, for an input line, the worker
+ * (session_input); the layers below reach it only through its queue
+ * (session_answer, session_post, session_note, session_warn), which it
+ * delivers to the clients in session_deliver, never from below.
  */
 #include "config.h"
 
@@ -13,15 +20,6 @@
 
 #include "export.h"
 #include "session-int.h"
-
-const char *const session_ev_names[] = {
-	[EV_QUEUED] = "queued", [EV_STARTED] = "started",
-	[EV_OUTPUT] = "output", [EV_RESPONSE] = "response",
-	[EV_CANCELLED] = "cancelled", [EV_BACKGROUND] = "background",
-	[EV_WORKER] = "worker", [EV_CHECKPOINT] = "checkpoint",
-	[EV_NAMESPACE] = "namespace", [EV_WARNING] = "warning",
-	[EV_INPUT] = "input", [EV_ANSWERED] = "answered",
-};
 
 /* ---- clients ------------------------------------------------------- */
 
@@ -459,7 +457,7 @@ session_output(struct session *s, int stream, const char *p, size_t n)
 	struct sreq *r = s->run;
 	struct sclient *c;
 
-	if (s->state == WK_STARTING) {
+	if (life_starting(&s->life)) {
 		if (s->start_err.len < 65536)
 			buf_add(&s->start_err, p, n);
 		return;
@@ -573,35 +571,4 @@ session_drop(struct session *s, struct sreq *r, const char *reason)
 	e->ev.info = json_pack("{s:s}", "reason", reason);
 	session_post(s, e);
 	sreq_free(r);
-}
-
-/* ---- events as protocol lines --------------------------------------- */
-
-json_t *
-session_event_json(const struct session_event *ev)
-{
-	json_t *o = json_pack("{s:s}", "event", session_ev_names[ev->kind]);
-
-	if (ev->seq > 0) {
-		json_object_set(o, "id", ev->id);
-		json_object_set_new(o, "seq", json_integer((json_int_t)ev->seq));
-		json_object_set_new(o, "origin",
-		    json_string(origin_names[ev->origin]));
-	}
-	if (ev->kind == EV_STARTED && ev->cell > 0)
-		json_object_set_new(o, "cell", json_integer(ev->cell));
-	if (ev->kind == EV_QUEUED)
-		json_object_set(o, "request", ev->req);
-	if (ev->kind == EV_OUTPUT || ev->kind == EV_BACKGROUND) {
-		json_object_set_new(o, "stream", json_string(ev->stream == 2 ?
-		    "stderr" : "stdout"));
-		json_object_set_new(o, "data", ev->text != NULL ?
-		    json_stringn(ev->text, ev->text_len) : json_string(""));
-	}
-	if (ev->kind == EV_RESPONSE)
-		json_object_set_new(o, "response", response_json(ev->resp,
-		    RESPONSE_SEQ));
-	if (ev->info != NULL)
-		json_object_update_missing(o, ev->info);
-	return o;
 }

@@ -2,24 +2,41 @@
  * session-int.h - what the parts of the session share (session.h is the
  * contract; this is the inside).  Supervisor only.
  *
+ * The layers, each calling only the ones below it (front ends -> hub ->
+ * requests -> worker -> link -> chan); results go up through the hub's
+ * queue (session_answer, session_post), and the worker layer hands its
+ * events up through a few named calls (session-link.c says which):
+ *
+ *   hub       session-hub.c
+ *   requests  session.c, session-run.c, session-ckpt.c,
+ *             session-answer.c, session-cost.c
+ *   worker    session-link.c, session-life.c (its state machine)
+ *   link      link.c, init.c, ckpt.c;  chan.c below them all
+ *
  *   session.c         the requests: the queue, cancel and interrupt,
- *                     and the loop (descriptors, deadlines), life, end
+ *                     and the loop (descriptors, deadlines), the
+ *                     session's start and end
  *   session-hub.c     the clients and what reaches them: attach,
  *                     detach, the event queue, output shaped for JSON,
  *                     warnings and background routed to their cause
  *   session-link.c    the worker: its channels, spawn and resume, the
  *                     frames it sends (a table of handlers after link.c's
- *                     checks), its output, its death, init's reports
+ *                     checks), its output, its death, init's reports,
+ *                     the words for a restore
  *   session-run.c     a request's run: what the worker is sent, an
- *                     exec's cell, caps and cost, the checkpoint before
- *                     it; the worker replaced on purpose
+ *                     exec's cell, its caps, the checkpoint before it;
+ *                     the worker replaced on purpose, or lost under it
  *   session-ckpt.c    checkpoint policy and the ops served with them:
  *                     ordering one and when (idle or every), what a
  *                     restore lost, the strict fork gate, snapshot,
  *                     snapshots, rollback
  *   session-answer.c  the answers: exec responses from the captured
- *                     streams and the worker's reply, the words for a
- *                     restore, ping
+ *                     streams and the worker's reply, ping
+ *   session-cost.c    what a cell costs: the worker's usage, the totals
+ *   session-life.c    the worker's life: one state machine, and the
+ *                     fields that follow the worker (session-life.h)
+ *   session-event.c   an event as a protocol line, from the event
+ *                     alone (for the hub and its observers)
  *
  * One request is in flight at a time (s->run).  A worker-bound request
  * is written to the control socket; the worker's reply comes back on it.
@@ -40,22 +57,12 @@
 #include "init.h"
 #include "link.h"
 #include "outbuf.h"
+#include "session-life.h"
 #include "session.h"
 #include "usage.h"
 
 struct export_runs;
 #include "util.h"
-
-/* What a run waits for once its worker is gone. */
-enum sreq_after {
-	AFTER_NONE,
-	AFTER_DIED,		/* it died under the run: restore the newest */
-	AFTER_ROLLBACK,		/* killed to resume run->target */
-	AFTER_RESET,		/* killed to resume the pristine one, or spawn */
-	AFTER_START,		/* a rollback to cell 0 with no pristine one:
-				   killed to spawn */
-	AFTER_ATOMIC,		/* an atomic cell failed: resume run->pre */
-};
 
 /* Output shaped for JSON as it streams: bytes held back because they
  * may start a UTF-8 character, and how much went out (capped). */
@@ -86,7 +93,6 @@ struct sreq {
 	uint64_t stop_ns;	/* when the SIGINT of either went (now_ns) */
 	bool atomic;
 	bool broke;		/* its worker broke protocol (how says so) */
-	enum sreq_after after;
 	struct ckpt *pre;	/* exec: a checkpoint of the state before it */
 	struct ckpt *target;	/* what to resume (held) */
 	struct response *pending;	/* the answer, once the new worker is up */
@@ -124,8 +130,6 @@ struct sevent {
 				   (export_runs_json), or NULL */
 };
 
-enum wk_state { WK_NONE, WK_STARTING, WK_READY, WK_BUSY };
-
 struct session {
 	const struct coil_opts *opts;
 	json_t *worker_conf;
@@ -152,7 +156,8 @@ struct session {
 				   lines, oldest first (session_history) */
 	size_t history_bytes;
 
-	enum wk_state state;
+	struct life life;	/* the worker's state and what follows it
+				   (session-life.h: written there only) */
 	pid_t pid;		/* worker, in init's view */
 	int pidfd;
 	struct usage_proc usage;	/* the worker's, opened when first
@@ -161,11 +166,8 @@ struct session {
 				   last reply, or it is new since */
 	bool hwm_due;		/* that reset is owed (session_reset_peak) */
 	struct link ctl;	/* what the worker owes, and its socket */
-	int spawns;		/* spawns init has not said "spawned" to */
-	int ints_owed;		/* interrupts init has not said it sent */
 	char broke[320];	/* the worker's protocol violation, if any */
 	int out, err;		/* read ends of the worker's fd 1 and 2 */
-	int failed_starts;
 	struct buf start_err;	/* stderr of a worker that has not said hello */
 
 	struct sreq *run;	/* in flight */
@@ -180,8 +182,6 @@ struct session {
 	struct ckpt_set ck;
 	struct ckpt_node *node;	/* the state the worker is in */
 	struct ckpt *current;	/* a checkpoint of exactly that state */
-	struct ckpt *resuming;	/* becoming the worker (WK_STARTING) */
-	struct ckpt *rearm;	/* used up by a resume; replacement due */
 	bool reap_orphans;	/* init died: its orphans are our children */
 	/* The policy (session-ckpt.c): the worker's state has no automatic
 	 * checkpoint yet and wants one, ckpt_due ms (0: not before the
@@ -189,10 +189,6 @@ struct session {
 	 * state was last kept; what the newest automatic checkpoint cost
 	 * (ordered to arrived, ms, our clock) and when it arrived. */
 	bool ckpt_wanted;
-	/* A fresh worker's pristine checkpoint, ordered once the session
-	 * is quiet; none is taken if a request that runs code reaches the
-	 * worker first (session_start_run). */
-	bool pristine_owed;
 	int64_t ckpt_due;
 	double ckpt_work_ms;
 	int64_t ckpt_ran_ms;	/* when the last of those cells ended */
@@ -203,9 +199,8 @@ struct session {
 	 * One is let through for each checkpoint we ordered and the worker
 	 * still owes (link_ckpt_owed: our record, never its word), and only
 	 * from its main thread, which runs no cell code until the checkpoint
-	 * is taken; gate_spent until the ckpt or ckpt_failed arrives. */
+	 * is taken; life.gate_spent until the ckpt or ckpt_failed arrives. */
 	int gate_fd;
-	bool gate_spent;
 	/* What went wrong with the gate, for the next answer and ping's
 	 * sandbox report: the passes that went to a fork of the cells'
 	 * instead of our checkpoint, the last of them told, and why the
@@ -216,7 +211,6 @@ struct session {
 	pid_t dropped[64];	/* strict: checkpoints killed lately (ours) */
 	unsigned ndropped;
 	json_t *sandbox;	/* the worker's report, for ping */
-	int64_t resume_deadline;
 	char *died_idle;	/* how a worker died between requests */
 	bool noted_rollback;
 	bool warned_memory;	/* --checkpoint-memory cannot be enforced */
@@ -232,7 +226,6 @@ struct session {
 	 * front end tears down; failure says why. */
 	bool failed;
 	char failure[2048];
-	int init_early_deaths;	/* in a row, before a worker said hello */
 };
 
 /* How long a resumed checkpoint has to say hello: it is already running
@@ -266,6 +259,8 @@ bool session_watched(const struct session *s);
 void session_answer(struct sreq *r, struct response *resp);
 void session_output(struct session *s, int stream, const char *p, size_t n);
 void sreq_free(struct sreq *r);
+/* The run a live worker owes its reply, or NULL (session-life.h). */
+struct sreq *session_serving(const struct session *s);
 void session_dispatch(struct session *s);
 
 /* session-link.c: the worker */
@@ -281,11 +276,15 @@ void session_drain_both(struct session *s, size_t budget);
 void session_worker_died(struct session *s, int status);
 void session_hello(struct session *s, struct link_frame *f);
 void session_reply(struct session *s, struct link_frame *f);
+/* Where a restore left the namespace, in words, into buf. */
+const char *session_where(json_t *restored, char *buf, size_t len);
 
 /* session-run.c: a request's run */
 void session_replace(struct session *s, struct sreq *r,
-    enum sreq_after after);
+    enum life_after after);
 void session_start_run(struct session *s, struct sreq *r);
+void session_run_died(struct session *s, const char *how, bool broke,
+    bool starting);
 
 /* session-ckpt.c: checkpoints */
 void session_order_ckpt(struct session *s, enum link_ckpt kind, int cell);
@@ -320,9 +319,11 @@ void session_exec_replied(struct session *s, struct sreq *r,
     const struct link_frame *f);
 void session_restored(struct session *s, struct ckpt *ck,
     json_t *restored);
-const char *session_where(json_t *restored, char *buf, size_t len);
 enum status session_stop_status(const struct sreq *r);
 struct response *session_ping(struct session *s);
+struct response *session_worker_answer(json_t *reply);
+
+/* session-cost.c: what a cell costs */
 struct usage_proc *session_usage(struct session *s);
 void session_usage_end(struct session *s, struct sreq *r, json_t *reply);
 /* The reset of the worker's high-water mark owed since its reply:
@@ -330,6 +331,8 @@ void session_usage_end(struct session *s, struct sreq *r, json_t *reply);
  * the write wait), else once the answer is out, off its path. */
 void session_reset_peak(struct session *s);
 json_t *session_totals(const struct session *s);
-struct response *session_worker_answer(json_t *reply);
+/* What the cell of r cost, into resp; added to the totals. */
+void session_take_usage(struct session *s, struct sreq *r, json_t *reply,
+    struct response *resp);
 
 #endif

@@ -16,9 +16,17 @@
  * old one is dead, as init reports: its checkpoints are then children of
  * init, which a resumed worker's death signal relies on.  Ops that
  * replace the worker on purpose (rollback, reset, a failed atomic cell)
- * kill it and go the same way; the run stays in s->run with its `after`
+ * kill it and go the same way; the run stays in s->run with life.after
  * set until the new worker says hello, so that the answer says what is
  * really there.
+ *
+ * Layer: worker.  Calls down into the link (link.c), chan.c, init.c and
+ * ckpt.c, and moves the worker's state only through session-life.c.  It
+ * hands each checked frame up to the layer that consumes it (the table
+ * session_on_frame: answers, checkpoint policy) and, when the worker
+ * dies or a new one is up, tells the requests (session_run_died,
+ * session_restored): those are its only calls upward, besides the hub's
+ * queue for events and warnings.
  */
 #include "config.h"
 
@@ -53,7 +61,7 @@ session_close_worker(struct session *s)
 	s->out = s->err = s->pidfd = -1;
 	usage_close(&s->usage);
 	s->pid = 0;
-	s->state = WK_NONE;
+	life_died(&s->life);
 }
 
 /*
@@ -70,7 +78,7 @@ session_signal(struct session *s, int sig)
 	if (sig == SIGINT && s->pid > 0) {
 		/* Held until init says it sent it (session_dispatch). */
 		if (init_signal(&s->init, s->pid, sig) == 0)
-			s->ints_owed++;
+			life_int_sent(&s->life);
 		return;
 	}
 	if (s->pidfd >= 0) {
@@ -191,13 +199,12 @@ session_spawn(struct session *s)
 		session_close_worker(s);
 		return;
 	}
-	s->spawns++;
+	life_spawned(&s->life);
 	session_note(s, EV_WORKER, json_pack("{s:s}", "state", "starting"));
 	/* strict: the fork listener comes first, before any Python runs */
 	if (s->opts->sbx.profile == SANDBOX_STRICT)
 		link_owe(&s->ctl, LINK_GATE, 0, 0, -1);
 	link_owe(&s->ctl, LINK_HELLO, 0, 0, -1);
-	s->state = WK_STARTING;
 	s->pid = 0;
 	buf_free(&s->start_err);
 }
@@ -222,14 +229,12 @@ session_resume(struct session *s, struct ckpt *ck)
 	ckpt_touch(&s->ck, ck);
 	session_note(s, EV_WORKER, json_pack("{s:s, s:i}", "state",
 	    "resuming", "cell", ck->node->cell));
-	s->state = WK_STARTING;
 	s->pid = s->ctl.pid = ck->pid;
 	link_owe(&s->ctl, LINK_HELLO, 0, 0, ck->node->cell);
 	s->pidfd = ck->pidfd;		/* to kill it if it never says hello */
 	usage_close(&s->usage);
 	ck->pidfd = -1;
-	s->resuming = ck;
-	s->resume_deadline = now_ms() + SESSION_RESUME_MS;
+	life_resumed(&s->life, ck, SESSION_RESUME_MS);
 	buf_free(&s->start_err);
 	return 0;
 }
@@ -289,7 +294,7 @@ session_hello(struct session *s, struct link_frame *f)
 {
 	json_t *m = f->msg;
 	const char *py = json_string_value(json_object_get(m, "python"));
-	struct ckpt *ck = s->resuming;
+	struct ckpt *ck = s->life.resuming;
 	json_t *restored;
 	char where[400];
 
@@ -307,36 +312,27 @@ session_hello(struct session *s, struct link_frame *f)
 		json_decref(s->sandbox);
 		s->sandbox = json_incref(json_object_get(m, "sandbox"));
 	}
-	s->gate_spent = false;
 	if (py != NULL && s->python == NULL)
 		s->python = xstrndup(py, strcspn(py, " ") < 64 ?
 		    strcspn(py, " ") : 64);
-	s->failed_starts = 0;
-	s->state = WK_READY;
-	s->resume_deadline = 0;
+	life_hello(&s->life, s->opts->checkpoints > 0);
 	/* What a starting worker printed is not a cell's. */
 	buf_free(&s->start_err);
 	s->current = NULL;
 	/* What is lost is our record (the lineage), not the worker's. */
 	if (ck != NULL) {
-		s->resuming = NULL;
 		restored = ckpt_restored(ck);
 		json_object_set_new(restored, "lost", session_lost(s, ck->node));
 		session_set_node(s, ckpt_node_ref(ck->node));
-		/* A state some cell made, most likely: not reset's. */
-		s->pristine_owed = false;
 	} else {
 		restored = json_pack("{s:n, s:i, s:o}", "cell", "threads_lost",
 		    0, "lost", session_lost(s, NULL));
 		session_set_node(s, ckpt_node_new(0, NULL));
-		s->pristine_owed = s->opts->checkpoints > 0;
 	}
-	if (ck != NULL && ck->kind != CKPT_ATOMIC) {
-		/* Its process is the worker now: a replacement, before the
-		 * run's answer lets anything else be sent. */
-		s->rearm = ck;
+	/* Its process is the worker now: a replacement (life.rearm),
+	 * before the run's answer lets anything else be sent. */
+	if (ck != NULL && ck->kind != CKPT_ATOMIC)
 		session_order_ckpt(s, LINK_CK_REARM, ck->node->cell);
-	}
 	if (s->died_idle != NULL) {
 		session_warn(s, "the worker died between requests (%s); %s",
 		    s->died_idle, session_where(restored, where, sizeof where));
@@ -352,6 +348,63 @@ session_hello(struct session *s, struct link_frame *f)
 		ckpt_drop(&s->ck, ck);
 }
 
+/* Append to buf what cells holds, in runs: "5-9, 12"; "..." when the
+ * rest does not fit. */
+static void
+session_cells_text(json_t *cells, char *buf, size_t len)
+{
+	size_t i = 0, n = json_array_size(cells), at;
+	json_int_t first, last;
+
+	while (i < n) {
+		first = last = json_integer_value(json_array_get(cells, i++));
+		while (i < n && json_integer_value(json_array_get(cells, i)) ==
+		    last + 1)
+			last = json_integer_value(json_array_get(cells, i++));
+		at = strlen(buf);
+		if (len - at < 32) {
+			snprintf(buf + at, len - at, ", ...");
+			return;
+		}
+		snprintf(buf + at, len - at, first == last ? "%s%lld" :
+		    "%s%lld-%lld", at > 0 && buf[at - 1] != ' ' ? ", " : "",
+		    (long long)first, (long long)last);
+	}
+}
+
+/* Where a restore left the namespace, for messages: "the namespace is
+ * back at the state after cell 4; cells 5-7 ran after that checkpoint
+ * and are lost: run them again if you need what they did; 1 thread did
+ * not survive". */
+const char *
+session_where(json_t *restored, char *buf, size_t len)
+{
+	json_t *cell = json_object_get(restored, "cell");
+	json_t *lost = json_object_get(restored, "lost");
+	int threads = (int)json_integer_value(json_object_get(restored,
+	    "threads_lost"));
+	size_t n = json_array_size(lost);
+
+	if (!json_is_integer(cell))
+		snprintf(buf, len, "nothing could be restored, so a fresh "
+		    "namespace started");
+	else
+		snprintf(buf, len, "the namespace is back at the state after "
+		    "cell %d", (int)json_integer_value(cell));
+	if (n > 0) {
+		snprintf(buf + strlen(buf), len - strlen(buf), "; cell%s ",
+		    n > 1 ? "s" : "");
+		session_cells_text(lost, buf, len);
+		snprintf(buf + strlen(buf), len - strlen(buf), " %s lost: run "
+		    "%s again if you need what %s did", n > 1 ? "are" : "is",
+		    n > 1 ? "them" : "it", n > 1 ? "they" : "it");
+	}
+	if (threads > 0)
+		snprintf(buf + strlen(buf), len - strlen(buf), "; %d thread%s "
+		    "did not survive", threads, threads > 1 ? "s" : "");
+	return buf;
+}
+
 /* The worker is gone.  Pick what comes next: the run's target, or the
  * newest checkpoint of the state the worker was in, or a fresh start. */
 void
@@ -363,8 +416,9 @@ session_restore(struct session *s)
 	for (;;) {
 		ckpt_prune(&s->ck, session_warnings(s));	/* may drop r->target */
 		ck = r != NULL ? r->target : NULL;
-		if (ck == NULL && !(r != NULL && (r->after == AFTER_RESET ||
-		    r->after == AFTER_START)))
+		if (ck == NULL && !(r != NULL &&
+		    (s->life.after == AFTER_RESET ||
+		    s->life.after == AFTER_START)))
 			ck = ckpt_nearest(&s->ck, s->node, session_warnings(s));
 		if (ck == NULL) {
 			session_spawn(s);
@@ -382,9 +436,8 @@ session_restore(struct session *s)
 void
 session_worker_died(struct session *s, int status)
 {
-	struct sreq *r;
 	char how[400];
-	bool starting = s->state == WK_STARTING, broke;
+	bool starting = life_starting(&s->life), broke;
 
 	/* What it sent before it died still counts: a reply, a checkpoint
 	 * (or a frame that breaks protocol). */
@@ -400,16 +453,14 @@ session_worker_died(struct session *s, int status)
 	session_drain(s, true, SIZE_MAX);
 	session_note(s, EV_WORKER, json_pack("{s:s, s:s, s:b}", "state",
 	    "died", "how", how, "broke", broke));
-	if (s->resuming != NULL) {
-		struct ckpt *ck = s->resuming;
+	if (s->life.resuming != NULL) {
+		struct ckpt *ck = s->life.resuming;
 
 		session_warn(s, "the checkpoint at cell %d died as it was "
 		    "resumed (%s)", ck->node->cell, how);
-		s->resuming = NULL;
-		ckpt_drop(&s->ck, ck);
+		ckpt_drop(&s->ck, ck);	/* life_forget: no longer resuming */
 	} else if (starting) {
-		s->failed_starts++;
-		if (s->failed_starts >= 3) {
+		if (life_start_failed(&s->life) >= 3) {
 			session_fail(s, "the python worker cannot start (%s)"
 			    "%s%.1800s", how, s->start_err.len ? ":\n" : "",
 			    s->start_err.len ? s->start_err.p : "");
@@ -417,28 +468,10 @@ session_worker_died(struct session *s, int status)
 			return;
 		}
 	}
-	if (s->rearm != NULL)
-		ckpt_drop(&s->ck, s->rearm);	/* never re-armed */
+	if (s->life.rearm != NULL)
+		ckpt_drop(&s->ck, s->life.rearm);	/* never re-armed */
 	session_close_worker(s);
-	r = s->run;
-	if (r == NULL) {
-		if (!starting && s->died_idle == NULL && broke)
-			xasprintf(&s->died_idle, "it broke protocol: %s, so it "
-			    "was killed", how);
-		else if (!starting && s->died_idle == NULL)
-			s->died_idle = xstrdup(how);
-	} else if (r->after == AFTER_NONE) {
-		r->after = AFTER_DIED;
-		r->broke = broke;
-		r->deadline = r->kill_at = 0;
-		snprintf(r->how, sizeof r->how, "%s", how);
-		if (r->op == OP_EXEC) {
-			s->cells = r->cell;
-			r->pending = session_exec_response(s, r, r->killed &&
-			    !broke ? session_stop_status(r) : ST_CRASHED, NULL,
-			    NULL, NULL);
-		}
-	}
+	session_run_died(s, how, broke, starting);
 	session_restore(s);
 }
 
@@ -454,24 +487,21 @@ static void
 session_init_died(struct session *s)
 {
 	char err[512];
+	int early;
 
 	session_signal(s, SIGKILL);
 	init_stop(&s->init);
-	s->spawns = 0;		/* its answers to them are gone with it */
-	s->ints_owed = 0;
 	ckpt_set_free(&s->ck);
 	s->reap_orphans = true;
-	/* An init that dies before its first worker is up would be
-	 * restarted for ever; one killed later (under none a cell can) is
-	 * replaced as often as it takes. */
-	if (s->state == WK_STARTING && s->resuming == NULL)
-		s->init_early_deaths++;
-	else
-		s->init_early_deaths = 0;
-	if (s->init_early_deaths >= 3) {
+	/* Its answers to our spawns and signals are gone with it; one
+	 * that keeps dying before a worker is up is not restarted for
+	 * ever (under none a cell can kill it later, as often as it
+	 * likes). */
+	early = life_init_gone(&s->life);
+	if (early >= 3) {
 		session_fail(s, "coil's init process dies before a worker "
 		    "starts (%d times in a row); its messages, if any, are "
-		    "above", s->init_early_deaths);
+		    "above", early);
 		session_close_worker(s);
 		return;
 	}
@@ -514,15 +544,13 @@ session_from_init(struct session *s)
 				    strerror((int)json_integer_value(
 				    json_object_get(m, "errno"))));
 			/* Only the newest spawn's answer names the worker. */
-			else if (s->spawns > 0 && --s->spawns == 0 &&
-			    s->pid == 0 && s->resuming == NULL &&
-			    s->state != WK_NONE)
+			else if (life_spawn_done(&s->life) && s->pid == 0 &&
+			    s->life.resuming == NULL && life_alive(&s->life))
 				session_spawned(s, pid);
 		} else if (strcmp(t, "signalled") == 0) {
-			if (s->ints_owed > 0)
-				s->ints_owed--;
+			life_int_done(&s->life);
 		} else if (strcmp(t, "exit") == 0 && pid == s->pid &&
-		    s->state != WK_NONE) {
+		    life_alive(&s->life)) {
 			/* Exits of checkpoints are reported too; they are
 			 * noticed through their pidfds when it matters. */
 			session_worker_died(s, (int)json_integer_value(

@@ -5,11 +5,16 @@
  * and the replacement of the worker that rollback, reset and a failed
  * atomic cell ask for.  The worker's side of the conversation, its
  * frames and its death, is session-link.c's.
+ *
+ * Layer: requests.  Calls down into the worker (session-link.c; its
+ * state moves through session-life.c) and the link; up only through the
+ * hub's queue.
  */
 #include "config.h"
 
 #include <math.h>
 #include <signal.h>
+#include <stdio.h>
 #include <sys/wait.h>
 
 #include "export.h"
@@ -33,16 +38,44 @@ session_timeout_of(struct session *s, json_t *req)
  * worker's death signal only once init is its parent, so the old
  * worker's end does not take it along. */
 void
-session_replace(struct session *s, struct sreq *r, enum sreq_after after)
+session_replace(struct session *s, struct sreq *r, enum life_after after)
 {
-	r->after = after;
 	r->deadline = r->kill_at = 0;
 	if (r->target != NULL)
 		r->target->held = true;
 	s->run = r;
-	s->state = WK_BUSY;
+	life_killed(&s->life, after);
 	session_signal(s, SIGKILL);
 	session_worker_died(s, W_EXITCODE(0, SIGKILL));
+}
+
+/* The worker died (how; broke: it broke protocol; starting: before
+ * its hello).  The run in flight waits for the next worker, its answer
+ * written now as far as it can be (session_restored ends it); with
+ * none, the next answer says the worker died between requests. */
+void
+session_run_died(struct session *s, const char *how, bool broke,
+    bool starting)
+{
+	struct sreq *r = s->run;
+
+	if (r == NULL) {
+		if (!starting && s->died_idle == NULL && broke)
+			xasprintf(&s->died_idle, "it broke protocol: %s, so it "
+			    "was killed", how);
+		else if (!starting && s->died_idle == NULL)
+			s->died_idle = xstrdup(how);
+	} else if (life_died_under(&s->life)) {
+		r->broke = broke;
+		r->deadline = r->kill_at = 0;
+		snprintf(r->how, sizeof r->how, "%s", how);
+		if (r->op == OP_EXEC) {
+			s->cells = r->cell;
+			r->pending = session_exec_response(s, r, r->killed &&
+			    !broke ? session_stop_status(r) : ST_CRASHED, NULL,
+			    NULL, NULL);
+		}
+	}
 }
 
 /* This cell's output cap: its max_output, else --max-output. */
@@ -163,7 +196,7 @@ session_start_run(struct session *s, struct sreq *r)
 	 * may change the state (a completion imports), which a pristine
 	 * checkpoint taken after it would not be. */
 	if (r->op != OP_VARS)
-		s->pristine_owed = false;
+		life_no_pristine(&s->life);
 	msg = session_worker_request(r->req);
 	if (r->op == OP_EXEC)
 		seq = session_start_exec(s, r, msg);
@@ -173,6 +206,6 @@ session_start_run(struct session *s, struct sreq *r)
 		link_allow_input(&s->ctl, seq);
 		json_object_set_new(msg, "input", json_true());
 	}
-	s->state = WK_BUSY;
+	life_sent(&s->life);
 	session_send(s, msg);
 }

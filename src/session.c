@@ -9,6 +9,12 @@
  * not been answered by run->kill_at it gets SIGKILL.  A worker that dies
  * is reported by init; the run in flight is answered with what happened
  * once another worker is up (session-link.c).
+ *
+ * Layer: requests, with the loop.  Calls down into the worker
+ * (session-link.c, its state in session-life.c) and the link; serves
+ * the supervisor's ops (session-ckpt.c) and starts runs (session-run.c);
+ * answers go up only through the hub's queue (session_answer,
+ * session_post).
  */
 #include "config.h"
 
@@ -70,13 +76,13 @@ session_may_serve(const struct session *s, const struct sreq *r)
 
 	if (r->ready != NULL)
 		return true;
-	if ((flags & OPF_QUIET) && s->state != WK_READY)
+	if ((flags & OPF_QUIET) && !life_ready(&s->life))
 		return false;
 	/* An interrupt init is still to send was meant for the request
 	 * before: sent after the next one reached the worker, it would
 	 * stop that one.  Once sent, the worker drops it between
 	 * requests (worker.c). */
-	if ((flags & OPF_RUN) && s->ints_owed > 0)
+	if ((flags & OPF_RUN) && s->life.ints_owed > 0)
 		return false;
 	/* A checkpoint on its way is read before the worker runs
 	 * anything more: its frame is checked against the worker as its
@@ -113,17 +119,25 @@ session_dispatch(struct session *s)
 	}
 }
 
+/* The run a live worker owes its reply, or NULL: none runs, or its
+ * worker is starting, or gone, or being replaced under it. */
+struct sreq *
+session_serving(const struct session *s)
+{
+	return life_serving(&s->life) ? s->run : NULL;
+}
+
 bool
 session_interrupt(struct session *s)
 {
-	struct sreq *r = s->run;
+	struct sreq *r = session_serving(s);
 
-	if (r == NULL || s->state != WK_BUSY || r->after != AFTER_NONE ||
-	    r->op == OP_SNAPSHOT)
+	if (r == NULL || r->op == OP_SNAPSHOT)
 		return false;
 	r->interrupted = !r->timed_out;
 	if (r->stop_ns == 0)
 		r->stop_ns = now_ns();
+	life_deadline(&s->life);
 	session_signal(s, SIGINT);
 	if (r->kill_at == 0)
 		r->kill_at = now_ms() + (int64_t)ceil(s->opts->grace * 1000);
@@ -292,17 +306,14 @@ session_cancel(struct session *s, uint64_t seq)
 static void
 session_check_deadlines(struct session *s)
 {
-	struct sreq *r = s->run;
+	struct sreq *r = session_serving(s);
 	int64_t now = now_ms();
 
-	if (s->resuming != NULL && s->resume_deadline != 0 &&
-	    now >= s->resume_deadline) {
-		/* Stopped or wedged: init reports the kill, and the next
-		 * checkpoint is tried (session_worker_died). */
-		s->resume_deadline = 0;
+	/* Stopped or wedged: init reports the kill, and the next
+	 * checkpoint is tried (session_worker_died). */
+	if (life_resume_expired(&s->life, now))
 		session_signal(s, SIGKILL);
-	}
-	if (r == NULL || s->state != WK_BUSY || r->after != AFTER_NONE)
+	if (r == NULL)
 		return;
 	if (r->kill_at != 0 && now >= r->kill_at) {
 		session_usage_end(s, r, NULL);	/* the last chance to */
@@ -318,6 +329,7 @@ session_check_deadlines(struct session *s)
 		r->deadline = 0;
 		if (r->stop_ns == 0)
 			r->stop_ns = now_ns();
+		life_deadline(&s->life);
 		session_signal(s, SIGINT);
 		r->kill_at = now + (int64_t)ceil(s->opts->grace * 1000);
 	}
@@ -326,13 +338,13 @@ session_check_deadlines(struct session *s)
 int64_t
 session_next_deadline(const struct session *s)
 {
-	const struct sreq *r = s->run;
+	const struct sreq *r = session_serving(s);
 
 	if (s->events != NULL || s->failed)
 		return 0;
-	if (s->resuming != NULL && s->resume_deadline != 0)
-		return s->resume_deadline;
-	if (r == NULL || s->state != WK_BUSY || r->after != AFTER_NONE)
+	if (s->life.resuming != NULL && s->life.resume_deadline != 0)
+		return s->life.resume_deadline;
+	if (r == NULL)
 		return session_ckpt_deadline(s);
 	if (r->kill_at != 0)
 		return r->kill_at;
@@ -399,7 +411,7 @@ session_run(struct session *s, const struct pollfd *pfd, int n)
 		session_ckpt_tick(s);
 	}
 	session_deliver(s);
-	if (s->state == WK_READY && !link_ckpt_owed(&s->ctl))
+	if (life_ready(&s->life) && !link_ckpt_owed(&s->ctl))
 		session_reset_peak(s);
 	return s->failed ? -1 : 0;
 }
@@ -498,6 +510,7 @@ session_new(const struct coil_opts *opts, char *err, size_t errlen)
 	s->queue_tail = &s->queue;
 	s->events_tail = &s->events;
 	s->orphan_warnings = json_array();
+	life_init(&s->life);
 	link_init(&s->ctl, -1);
 	s->out = s->err = s->pidfd = s->gate_fd = -1;
 	usage_init(&s->usage);

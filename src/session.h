@@ -44,7 +44,9 @@
  * (util.h) runs in whatever state the one thread left.
  *
  * Errors and the end: nothing here calls exit(), and only out of memory
- * ends the process, through fatal's teardown (util.h).  When the session
+ * or a broken invariant (the worker's life taking an event its state
+ * cannot, session-life.c) ends the process, through fatal's teardown
+ * (util.h).  When the session
  * cannot go on (init cannot start, the worker never starts, poll fails)
  * session_run returns -1 and session_failure says why; the front end
  * ends its loop and returns, and main's session_free tears everything
@@ -54,6 +56,10 @@
  * Ownership: session_submit steals req and id.  An event and all it
  * points to are borrowed for the duration of the callback;
  * response_ref keeps a response longer.
+ *
+ * Layer: the hub's contract, called by the front ends (agent, MCP,
+ * plain, the UI, listen, replay); the layers inside are listed in
+ * session-int.h.
  */
 #ifndef COIL_SESSION_H
 #define COIL_SESSION_H
@@ -198,7 +204,8 @@ int session_cell(const struct session *s);
 json_t *session_history(const struct session *s);
 
 /* An observer event as a protocol line's object: {"event": name, "seq",
- * "origin", ...}.  For attach sockets and transcripts. */
+ * "origin", ...}.  For attach sockets and transcripts (session-event.c:
+ * the event alone, nothing of the hub's). */
 json_t *session_event_json(const struct session_event *ev);
 
 #endif
