@@ -1,3 +1,4 @@
+# module: _coil_audit
 """coil's audit hook: puts the sandbox's denials into words.
 
 The worker runs this file right after Py_Initialize and before any user

@@ -1,3 +1,4 @@
+# module: _coil
 # magictab.py - the magics themselves: each a function under _magic(),
 # which enters it in magics.py's table with its usage and help.  Run
 # once at start-up in the "_coil" module's namespace, after magics.py

@@ -1,3 +1,4 @@
+# module: _coil
 # worker.py - the Python half of coil's worker, run once at start-up in a
 # module of its own ("_coil").  The C half (worker.c) reads requests from
 # the supervisor, calls handle(req) and sends back the dict it returns.
