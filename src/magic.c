@@ -1,5 +1,7 @@
 /*
- * magic.c - coil's checkpoint magics (see magic.h).  Supervisor only.
+ * magic.c - coil's checkpoint magics (see magic.h).  The supervisor's
+ * front ends parse them; the worker's C half hands the table to
+ * worker.py (magic_list).
  */
 #include "config.h"
 
@@ -9,8 +11,8 @@
 #include "magic.h"
 #include "util.h"
 
-/* The usage and help are magictab.py's, word for word (%lsmagic, %magic?,
- * and the refusal inside a cell). */
+/* The usage and help are also what the worker says of them (%lsmagic,
+ * %snapshot?, the refusal inside a cell): magic_list. */
 static const struct magic magic_table[] = {
 	{ "snapshot", MAGIC_ARG_OPTIONAL, "%snapshot [NAME]", "Pin a "
 	  "checkpoint of the session as it is now under NAME (snapN without "
@@ -82,4 +84,17 @@ magic_request(const char *name, const char *arg, size_t len)
 	else if (strcmp(name, "snapshot") == 0 && len > 0)
 		json_object_set_new(req, "name", json_stringn(arg, len));
 	return req;
+}
+
+json_t *
+magic_list(void)
+{
+	json_t *list = json_array();
+	size_t i;
+
+	for (i = 0; i < nitems(magic_table); i++)
+		json_array_append_new(list, json_pack("[s, s, s]",
+		    magic_table[i].name, magic_table[i].usage,
+		    magic_table[i].help));
+	return list;
 }

@@ -1,12 +1,13 @@
 /*
  * magic.h - coil's checkpoint magics, "%snapshot [NAME]", "%snapshots"
  * and "%rollback NAME|CELL": their one table and their one parser.
- * Supervisor only: checkpoints are the supervisor's, so each front end
- * turns these into the protocol's ops before a worker could see them:
- * the request layer an exec whose code is one (request_magic), plain
- * mode a line (plain-ckpt.c), the UI its :snapshot and :rollback
- * commands (ui-keys.c).  The worker's magic table (magictab.py) lists
- * them with the same usage and help, to refuse them inside a cell.
+ * Checkpoints are the supervisor's, so each front end turns these into
+ * the protocol's ops before a worker could see them: the request layer
+ * an exec whose code is one (request_magic), plain mode a line
+ * (plain-ckpt.c), the UI its :snapshot and :rollback commands
+ * (ui-keys.c).  The worker's magic table (magictab.py) gets them from
+ * this one (magic_list, in worker.py's setup conf), to list them and to
+ * refuse them inside a larger cell.
  */
 #ifndef COIL_MAGIC_H
 #define COIL_MAGIC_H
@@ -50,5 +51,9 @@ bool magic_arg_ok(const struct magic_call *c);
  * with one; "to" for a rollback: a cell number when it is 1 to 9
  * digits, else the text.  New reference. */
 json_t *magic_request(const char *name, const char *arg, size_t len);
+
+/* The table for the worker: [[name, usage, help], ...].  New
+ * reference. */
+json_t *magic_list(void);
 
 #endif

@@ -93,6 +93,7 @@ def setup(conf):
     sys.argv[:] = [""]
     ns.setdefault("__builtins__", builtins)
     _install_door()
+    _ckpt_magics(conf.get("ckpt_magics") or ())
     builtins.display = display
     sys.breakpointhook = _breakpoint
     if conf.get("allow_import"):
