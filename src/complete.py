@@ -1,3 +1,4 @@
+# module: _coil
 # complete.py - the complete op: what Tab offers, as IPython offers it.
 # Run once at start-up in the "_coil" module's namespace, after
 # display.py and before worker.py, whose _OPS table names op_complete.

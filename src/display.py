@@ -1,3 +1,4 @@
+# module: _coil
 # display.py - rich display in coil's cells: the display() builtin (with
 # IPython's signature) and the _repr_*_ protocol.  Run once at start-up
 # in the "_coil" module's namespace, after magics.py and before

@@ -1,3 +1,4 @@
+# module: _coil_audit
 """What a cell did outside itself, for its answer: coil's effects recorder.
 
 The worker runs this file right after Py_Initialize, in the namespace of

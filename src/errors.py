@@ -1,3 +1,4 @@
+# module: _coil
 # errors.py - how coil tells an error to the model: the first of the
 # worker's two Python files, run once at start-up in the "_coil" module's
 # namespace, before worker.py, which calls what it defines: _classify

@@ -250,26 +250,37 @@ out:
 	return -1;
 }
 
+/* path made absolute against the supervisor's working directory: a new
+ * string, or NULL with err filled. */
+static char *
+hostfs_absolute(const char *path, char *err, size_t errlen)
+{
+	char *cwd, *buf;
+
+	if (*path == '/')
+		return xstrdup(path);
+	if ((cwd = getcwd(NULL, 0)) == NULL) {
+		err_set(err, errlen, "getcwd: %s", strerror(errno));
+		return NULL;
+	}
+	xasprintf(&buf, "%s/%s", cwd, path);
+	free(cwd);
+	return buf;
+}
+
 int
 hostfs_walk(const char *path, enum hostfs_last last, struct hostfs_dir *dir,
     char **name, char *err, size_t errlen)
 {
 	struct hostfs_stack s = { NULL, 0, 0 };
 	struct stat st;
-	char *buf, *rest, *c, *cwd, *got = NULL;
+	char *buf, *rest, *c, *got = NULL;
 	int planted = 0, links = 0, fd, rc, e;
 
 	dir->fd = -1;
 	dir->cells = dir->magic = false;
-	if (*path == '/') {
-		buf = xstrdup(path);
-	} else {
-		if ((cwd = getcwd(NULL, 0)) == NULL)
-			return err_set(err, errlen, "getcwd: %s",
-			    strerror(errno));
-		xasprintf(&buf, "%s/%s", cwd, path);
-		free(cwd);
-	}
+	if ((buf = hostfs_absolute(path, err, errlen)) == NULL)
+		return -1;
 	rest = buf;
 	/* "file/" names a directory, as the kernel reads it: no file */
 	if (last == HOSTFS_PARENT && buf[strlen(buf) - 1] == '/') {

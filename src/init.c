@@ -301,6 +301,28 @@ init_fork_worker(int *fds, int nfds, json_t *conf)
 	json_decref(m);
 }
 
+/* The supervisor's orders read so far: spawn a worker (the descriptors
+ * that came with it are the worker's), or signal one. */
+static void
+init_take(struct chan *c, json_t *conf)
+{
+	json_t *m;
+	int fds[CHAN_MAX_FDS], nfds;
+
+	while ((m = chan_next(c, fds, &nfds, NULL)) != NULL) {
+		const char *t = json_string_value(json_object_get(m, "t"));
+
+		if (t != NULL && strcmp(t, "spawn") == 0)
+			init_fork_worker(fds, nfds, conf);
+		else if (t != NULL && strcmp(t, "signal") == 0)
+			init_signal_child(m);
+		if (t == NULL || strcmp(t, "spawn") != 0)
+			while (nfds > 0)
+				close(fds[--nfds]);
+		json_decref(m);
+	}
+}
+
 static void __attribute__((noreturn))
 init_main(json_t *conf)
 {
@@ -347,9 +369,6 @@ init_main(json_t *conf)
 		    strerror(errno));
 	chan_init(&c, init_sock);
 	for (;;) {
-		json_t *m;
-		int fds[CHAN_MAX_FDS], nfds;
-
 		pfd[0].fd = init_sock;
 		pfd[0].events = POLLIN;
 		pfd[1].fd = sfd;
@@ -367,19 +386,7 @@ init_main(json_t *conf)
 		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
 			if (chan_fill(&c) <= 0)
 				break;
-			while ((m = chan_next(&c, fds, &nfds, NULL)) != NULL) {
-				const char *t = json_string_value(
-				    json_object_get(m, "t"));
-
-				if (t != NULL && strcmp(t, "spawn") == 0)
-					init_fork_worker(fds, nfds, conf);
-				else if (t != NULL && strcmp(t, "signal") == 0)
-					init_signal_child(m);
-				if (t == NULL || strcmp(t, "spawn") != 0)
-					while (nfds > 0)
-						close(fds[--nfds]);
-				json_decref(m);
-			}
+			init_take(&c, conf);
 		}
 	}
 	/* The supervisor is gone: take the session's processes along. */

@@ -1,3 +1,4 @@
+# module: _coil
 # magics.py - IPython's syntax in coil's cells: line and cell magics
 # (%timeit, %%time), shell escapes (!ls, x = !ls, !!ls) and help (obj?,
 # obj??).  Run once at start-up in the "_coil" module's namespace, after

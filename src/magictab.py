@@ -1,3 +1,4 @@
+# module: _coil
 # magictab.py - the magics themselves: each a function under _magic(),
 # which enters it in magics.py's table with its usage and help.  Run
 # once at start-up in the "_coil" module's namespace, after magics.py
@@ -537,12 +538,11 @@ def _supervisor_only(name):
     return refuse
 
 
-_magic("snapshot", _LINE, "%snapshot [NAME]", "Pin a checkpoint of the "
-       "session as it is now under NAME (snapN without one).")(_supervisor_only("snapshot"))
-_magic("rollback", _LINE, "%rollback NAME|CELL", "Go back to a snapshot, or "
-       "to the state after a cell.")(_supervisor_only("rollback"))
-_magic("snapshots", _LINE, "%snapshots", "List the checkpoints, the cell "
-       "each stands at and its memory.")(_supervisor_only("snapshots"))
+def _ckpt_magics(entries):
+    """The checkpoint magics, as the supervisor's table (src/magic.c)
+    names them: setup's conf "ckpt_magics", [[name, usage, help]...]."""
+    for name, usage, text in entries:
+        _magic(name, _LINE, usage, text)(_supervisor_only(name))
 
 
 # ---- cells that are not Python: %%writefile, %%script, %%capture ---

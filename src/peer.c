@@ -504,6 +504,32 @@ peer_is_keyed(int fd, const json_t *key, char *why, size_t len)
 	return 0;
 }
 
+/* The server's hello on the socket at path: 0 when it is the session's
+ * (its token is key's), else -1 with err filled (a refusal says why). */
+static int
+peer_check_hello(json_t *hello, json_t *key, const char *path, char *err,
+    size_t len)
+{
+	const char *ev, *tok;
+
+	ev = json_string_value(json_object_get(hello, "event"));
+	tok = json_string_value(json_object_get(hello, "token"));
+	if (ev != NULL && strcmp(ev, "refused") == 0) {
+		ev = json_string_value(json_object_get(hello, "message"));
+		err_set(err, len, "the session on '%s' refused: %s", path,
+		    ev != NULL ? ev : "no reason given");
+		return -1;
+	}
+	if (ev == NULL || strcmp(ev, "hello") != 0 || tok == NULL ||
+	    strcmp(tok, json_string_value(json_object_get(key, "token"))) !=
+	    0) {
+		err_set(err, len, "refusing to attach to '%s': its server "
+		    "does not know the session's key", path);
+		return -1;
+	}
+	return 0;
+}
+
 int
 peer_connect(const char *path, char *err, size_t len)
 {
@@ -513,7 +539,6 @@ peer_connect(const char *path, char *err, size_t len)
 	struct peer_key k;
 	struct stat st;
 	json_t *key = NULL, *hello = NULL;
-	const char *ev, *tok;
 	int dfd, fd = -1, rc = -1;
 
 	peer_key_init(&k);
@@ -559,23 +584,9 @@ peer_connect(const char *path, char *err, size_t len)
 		    "cannot write", path, why);
 		goto out;
 	}
-	if ((hello = peer_read_hello(fd, path, err, len)) == NULL)
+	if ((hello = peer_read_hello(fd, path, err, len)) == NULL ||
+	    peer_check_hello(hello, key, path, err, len) == -1)
 		goto out;
-	ev = json_string_value(json_object_get(hello, "event"));
-	tok = json_string_value(json_object_get(hello, "token"));
-	if (ev != NULL && strcmp(ev, "refused") == 0) {
-		ev = json_string_value(json_object_get(hello, "message"));
-		err_set(err, len, "the session on '%s' refused: %s", path,
-		    ev != NULL ? ev : "no reason given");
-		goto out;
-	}
-	if (ev == NULL || strcmp(ev, "hello") != 0 || tok == NULL ||
-	    strcmp(tok, json_string_value(json_object_get(key, "token"))) !=
-	    0) {
-		err_set(err, len, "refusing to attach to '%s': its server "
-		    "does not know the session's key", path);
-		goto out;
-	}
 	rc = 0;
 out:
 	if (rc == -1 && fd >= 0)

@@ -1,7 +1,7 @@
 /*
  * plain-ckpt.c - coil's checkpoint magics at the plain REPL (see
- * plain-int.h): %snapshot, %rollback and %snapshots become the same
- * requests as the agent protocol's ops, and their answers are printed
+ * plain-int.h): %snapshot, %rollback and %snapshots (magic.h) become the
+ * same requests as the agent protocol's ops, and their answers are printed
  * for a person.  Supervisor only.
  */
 #include "config.h"
@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "magic.h"
 #include "plain-int.h"
 
 static void
@@ -66,13 +67,11 @@ plain_cells(struct buf *b, json_t *cells)
 static void
 plain_m_snapshot(struct plain *p, const char *arg)
 {
-	json_t *req = json_pack("{s:s}", "op", "snapshot");
 	struct response *msg;
 	char line[256];
 
-	if (*arg != '\0')
-		json_object_set_new(req, "name", json_string(arg));
-	msg = plain_call(p, req, OP_SNAPSHOT);
+	msg = plain_call(p, magic_request("snapshot", arg, strlen(arg)),
+	    OP_SNAPSHOT);
 	if (!plain_op_result(p, msg))
 		return;
 	snprintf(line, sizeof line, "snapshot '%s' at cell %lld\n",
@@ -85,24 +84,12 @@ plain_m_snapshot(struct plain *p, const char *arg)
 static void
 plain_m_rollback(struct plain *p, const char *arg)
 {
-	json_t *req, *f, *v;
+	json_t *f, *v;
 	struct response *msg;
-	const char *c;
 	struct buf b;
 
-	if (*arg == '\0') {
-		plain_puts(2, "coil: usage: %rollback NAME|CELL\n");
-		p->failed = true;
-		return;
-	}
-	for (c = arg; *c >= '0' && *c <= '9'; c++)
-		;
-	req = json_pack("{s:s}", "op", "rollback");
-	if (*c == '\0' && c - arg < 10)
-		json_object_set_new(req, "to", json_integer(atoll(arg)));
-	else
-		json_object_set_new(req, "to", json_string(arg));
-	msg = plain_call(p, req, OP_ROLLBACK);
+	msg = plain_call(p, magic_request("rollback", arg, strlen(arg)),
+	    OP_ROLLBACK);
 	if (!plain_op_result(p, msg))
 		return;
 	f = msg->fields;
@@ -176,71 +163,46 @@ plain_m_snapshots(struct plain *p, const char *arg)
 	plain_puts(1, line);
 }
 
-/* The checkpoint magics become the same requests the agent protocol
- * has; any other magic is left for the worker. */
+/* The checkpoint magics (magic.h) become the same requests the agent
+ * protocol has; any other magic is left for the worker. */
 static const struct plain_magic {
 	const char *name;
-	const char *usage;
 	void (*fn)(struct plain *, const char *);
 } plain_magics[] = {
-	{ "snapshot", "%snapshot NAME  pin the current state as NAME",
-	  plain_m_snapshot },
-	{ "rollback", "%rollback NAME|CELL  go back to a snapshot, or to the "
-	  "state after a cell", plain_m_rollback },
-	{ "snapshots", "%snapshots  list the checkpoints and their memory",
-	  plain_m_snapshots },
+	{ "snapshot", plain_m_snapshot },
+	{ "rollback", plain_m_rollback },
+	{ "snapshots", plain_m_snapshots },
 };
-
-/* The magic of ours line is, and where its argument starts; NULL. */
-static const struct plain_magic *
-plain_magic_of(const char *line, const char **rest)
-{
-	const char *c = line, *name;
-	size_t n, i;
-
-	while (*c == ' ' || *c == '\t')
-		c++;
-	if (*c++ != '%')
-		return NULL;
-	name = c;
-	while ((*c >= 'a' && *c <= 'z') || *c == '_')
-		c++;
-	n = (size_t)(c - name);
-	if (*c != '\0' && *c != ' ' && *c != '\t')
-		return NULL;
-	while (*c == ' ' || *c == '\t')
-		c++;
-	*rest = c;
-	for (i = 0; i < nitems(plain_magics); i++)
-		if (strlen(plain_magics[i].name) == n &&
-		    strncmp(plain_magics[i].name, name, n) == 0)
-			return &plain_magics[i];
-	return NULL;
-}
 
 bool
 plain_is_magic(const char *line)
 {
-	const char *rest;
+	struct magic_call c;
 
-	return plain_magic_of(line, &rest) != NULL;
+	return magic_parse(line, &c);
 }
 
 bool
 plain_magic(struct plain *p, const char *line)
 {
-	const struct plain_magic *m;
-	const char *rest;
-	char *arg, *end;
+	struct magic_call c;
+	char *arg;
+	size_t i;
 
-	if ((m = plain_magic_of(line, &rest)) == NULL)
+	if (!magic_parse(line, &c))
 		return false;
-	arg = xstrdup(rest);
-	end = arg + strlen(arg);
-	while (end > arg && (end[-1] == ' ' || end[-1] == '\t'))
-		*--end = '\0';
-	m->fn(p, arg);
+	/* a missing argument is said here; one too many is let be */
+	if (c.m->arg == MAGIC_ARG_NEEDED && c.len == 0) {
+		plain_puts(2, "coil: usage: ");
+		plain_puts(2, c.m->usage);
+		plain_puts(2, "\n");
+		p->failed = true;
+		return true;
+	}
+	arg = xstrndup(c.arg, c.len);
+	for (i = 0; i < nitems(plain_magics); i++)
+		if (strcmp(plain_magics[i].name, c.m->name) == 0)
+			plain_magics[i].fn(p, arg);
 	free(arg);
 	return true;
 }
-

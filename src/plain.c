@@ -26,6 +26,7 @@
 #include <readline/history.h>
 #include <readline/readline.h>
 
+#include "complete.h"
 #include "outbuf.h"
 #include "history.h"
 #include "plain.h"
@@ -580,108 +581,17 @@ plain_add_line(struct plain *p, const char *line)
 
 /* ---- the terminal: readline ---------------------------------------- */
 
-/* The byte offset in s of its character number chars. */
-static int
-plain_byte_of(const char *s, long long chars)
-{
-	int i;
-
-	for (i = 0; s[i] != '\0'; i++)
-		if ((s[i] & 0xc0) != 0x80 && chars-- == 0)
-			break;
-	return i;
-}
-
-/* One match as readline wants it: replacing its word, which starts at
- * byte start, where the worker's match replaces from byte wstart (after
- * "import os." readline's word is "os.pa", the worker's "pa"). */
-static char *
-plain_match(const char *m, int start, int wstart)
-{
-	char *out;
-
-	if (wstart > start) {
-		xasprintf(&out, "%.*s%s", wstart - start, rl_line_buffer +
-		    start, m);
-		return out;
-	}
-	if (start - wstart <= (int)strlen(m))
-		return xstrdup(m + (start - wstart));
-	return xstrdup(m);
-}
-
-char **
-plain_matches(json_t *fields, const char *text, int start)
-{
-	json_t *m = json_object_get(fields, "matches");
-	size_t i, k, n = json_array_size(m);
-	char **out;
-	int wstart;
-
-	if (n == 0)
-		return NULL;
-	wstart = plain_byte_of(rl_line_buffer, json_integer_value(
-	    json_object_get(fields, "start")));
-	/* No space after a key or a file name: a quote or more path
-	 * follows, not the next word. */
-	rl_completion_append_character = wstart > 0 && strchr("\"'/",
-	    rl_line_buffer[wstart - 1]) != NULL ? '\0' : ' ';
-	/* readline wants the common prefix first, then the matches.  It
-	 * prints them as they are, so a match that would drive the
-	 * terminal (a key a cell chose, a file name) is left out. */
-	out = xcalloc(n + 2, sizeof *out);
-	for (i = 0, k = 0; i < n; i++) {
-		const char *s = json_string_value(json_array_get(m, i));
-
-		if (s != NULL && !termsafe_clean(s, strlen(s)))
-			continue;
-		out[++k] = s != NULL ? plain_match(s, start, wstart) :
-		    xstrdup(text);
-	}
-	if (k == 0) {
-		free(out);
-		return NULL;
-	}
-	return plain_matches_done(out, k);
-}
-
 static char **
 plain_complete(const char *text, int start, int end)
 {
 	struct plain *p = plain_self;
-	json_t *req;
 	struct response *reply;
-	int cursor = 0, k;
 
 	(void)end;
-	/* The protocol's cursor counts characters; rl_point counts bytes. */
-	for (k = 0; k < rl_point; k++)
-		if ((rl_line_buffer[k] & 0xc0) != 0x80)
-			cursor++;
 	rl_attempted_completion_over = 1;
-	req = json_pack("{s:s, s:s, s:i}", "op", "complete", "code",
-	    rl_line_buffer, "cursor", cursor);
-	reply = plain_call(p, req, OP_COMPLETE);
-	return reply != NULL ? plain_matches(reply->fields, text, start) :
+	reply = plain_call(p, complete_request(), OP_COMPLETE);
+	return reply != NULL ? complete_matches(reply->fields, text, start) :
 	    NULL;
-}
-
-char **
-plain_matches_done(char **out, size_t n)
-{
-	size_t common = strlen(out[1]), i, j;
-
-	for (i = 2; i <= n; i++) {
-		for (j = 0; j < common && out[i][j] == out[1][j]; j++)
-			;
-		common = j;
-	}
-	out[0] = xstrndup(out[1], common);
-	if (n == 1) {
-		free(out[1]);
-		out[1] = NULL;
-	}
-	return out;
 }
 
 /* Tab where only blanks come before the cursor indents, as python's and
@@ -751,8 +661,7 @@ plain_tty_loop(struct plain *p)
 	rl_readline_name = "coil";
 	rl_attempted_completion_function = plain_complete;
 	rl_bind_key('\t', plain_tab);
-	rl_completer_word_break_characters =
-	    " \t\n\"'`@$><=;|&{(+-*/%^~[],:!";
+	rl_completer_word_break_characters = COMPLETE_WORD_BREAKS;
 	rl_catch_signals = 0;
 	history = history_path(p->opts);
 	if (history_start(history, err, sizeof err) == -1)

@@ -17,13 +17,4 @@
 
 int plain_main(const struct coil_opts *opts);
 
-/* A readline match list: out[1..n] (n >= 1) the matches; fills out[0]
- * with their common prefix, and with one match leaves it alone, as
- * readline wants.  Returns out. */
-char **plain_matches_done(char **out, size_t n);
-/* readline's match list for the complete op's answer (fields: its
- * "matches", each replacing rl_line_buffer from its "start"), in place
- * of readline's word at byte start, text: NULL when it has none. */
-char **plain_matches(json_t *fields, const char *text, int start);
-
 #endif

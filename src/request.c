@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "chan.h"
+#include "magic.h"
 #include "request.h"
 #include "util.h"
 
@@ -194,67 +195,24 @@ request_op_find(const char *name)
 	    name);
 }
 
-/* The word after '%' at the start of s (after blanks) when it is one of
- * the checkpoint magics; *arg is the rest, blanks trimmed from its start.
- * NULL otherwise. */
-static const struct request_op *
-request_magic_name(const char *s, const char **arg)
-{
-	static const char *const names[] = { "snapshot", "snapshots",
-	    "rollback" };
-	size_t i, n;
-
-	while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
-		s++;
-	if (*s++ != '%')
-		return NULL;
-	for (n = 0; s[n] >= 'a' && s[n] <= 'z'; n++)
-		;
-	for (i = 0; i < nitems(names); i++) {
-		if (strlen(names[i]) != n || strncmp(names[i], s, n) != 0)
-			continue;
-		if (s[n] != '\0' && s[n] != ' ' && s[n] != '\t' &&
-		    s[n] != '\n' && s[n] != '\r')
-			return NULL;
-		for (s += n; *s == ' ' || *s == '\t'; s++)
-			;
-		*arg = s;
-		return request_op_find(names[i]);
-	}
-	return NULL;
-}
-
 bool
 request_magic(json_t *req, enum op *op)
 {
-	const struct request_op *rop;
-	const char *code, *arg, *c;
-	size_t len, digits;
+	struct magic_call c;
+	const char *code;
+	json_t *m;
 
 	code = json_string_value(json_object_get(req, "code"));
 	if (*op != OP_EXEC || code == NULL || strlen(code) !=
 	    json_string_length(json_object_get(req, "code")))
 		return false;
-	if ((rop = request_magic_name(code, &arg)) == NULL)
-		return false;
-	len = strlen(arg);
-	while (len > 0 && strchr(" \t\r\n", arg[len - 1]) != NULL)
-		len--;
-	if (memchr(arg, '\n', len) != NULL ||
-	    (rop->op == OP_SNAPSHOTS && len > 0) ||
-	    (rop->op == OP_ROLLBACK && len == 0))
+	if (!magic_parse(code, &c) || !magic_arg_ok(&c))
 		return false;	/* the worker says how to write it */
-	for (c = arg, digits = 0; digits < len && *c >= '0' && *c <= '9'; c++)
-		digits++;
-	if (rop->op == OP_ROLLBACK && digits == len && len < 10)
-		json_object_set_new(req, "to", json_integer(atoll(arg)));
-	else if (rop->op == OP_ROLLBACK)
-		json_object_set_new(req, "to", json_stringn(arg, len));
-	else if (rop->op == OP_SNAPSHOT && len > 0)
-		json_object_set_new(req, "name", json_stringn(arg, len));
+	m = magic_request(c.m->name, c.arg, c.len);
 	json_object_del(req, "code");
-	json_object_set_new(req, "op", json_string(rop->name));
-	*op = rop->op;
+	json_object_update(req, m);
+	json_decref(m);
+	*op = request_op_find(c.m->name)->op;
 	return true;
 }
 

@@ -1,3 +1,4 @@
+# module: *
 # stdimp.py - how coil's own Python imports the standard library: run
 # first in each of coil's modules ("_coil_audit", "_coil"; pycode.c), so
 # that every file after it imports through _std().

@@ -18,8 +18,8 @@
 #include <readline/history.h>
 #include <readline/readline.h>
 
+#include "complete.h"
 #include "history.h"
-#include "plain.h"
 #include "ui-int.h"
 
 #define UI_ESC(c)	(0x10000 | (c))	/* Esc, then c: as ui-keys.c */
@@ -434,7 +434,6 @@ ui_complete(const char *text, int start, int end)
 	json_t *reply, *m;
 	char **out;
 	size_t i, n;
-	int cursor = 0, k;
 
 	(void)end;
 	rl_attempted_completion_over = 1;
@@ -443,11 +442,7 @@ ui_complete(const char *text, int start, int end)
 		    "runs");
 		return NULL;
 	}
-	for (k = 0; k < rl_point; k++)
-		if ((rl_line_buffer[k] & 0xc0) != 0x80)
-			cursor++;
-	reply = ui_call(u, json_pack("{s:s, s:s, s:i}", "op", "complete",
-	    "code", rl_line_buffer, "cursor", cursor), 3000);
+	reply = ui_call(u, complete_request(), 3000);
 	m = json_object_get(reply, "matches");
 	n = json_array_size(m);
 	/* An ambiguous Tab lists the choices at once, in the result pane,
@@ -463,7 +458,7 @@ ui_complete(const char *text, int start, int end)
 		}
 		u->dirty = true;
 	}
-	out = plain_matches(reply, text, start);
+	out = complete_matches(reply, text, start);
 	json_decref(reply);
 	return out;
 }
@@ -557,8 +552,7 @@ ui_input_start(struct ui *u)
 	rl_outstream = fopen("/dev/null", "w");
 	rl_attempted_completion_function = ui_complete;
 	rl_completion_display_matches_hook = ui_show_matches;
-	rl_completer_word_break_characters =
-	    " \t\n\"'`@$><=;|&{(+-*/%^~[],:!";
+	rl_completer_word_break_characters = COMPLETE_WORD_BREAKS;
 	history = history_path(u->opts);
 	if (history_start(history, err, sizeof err) == -1)
 		snprintf(u->note, sizeof u->note, "no history file %s", err);

@@ -14,6 +14,7 @@
 #include <ncurses.h>
 #include <readline/readline.h>
 
+#include "magic.h"
 #include "ui-int.h"
 
 #define UI_ESC(c)	(0x10000 | (c))	/* Esc, then c */
@@ -340,22 +341,13 @@ c_result(struct ui *u, const char *a)
 static void
 c_snapshot(struct ui *u, const char *a)
 {
-	json_t *req = json_pack("{s:s}", "op", "snapshot");
-
-	if (*a != '\0')
-		json_object_set_new(req, "name", json_string(a));
-	ui_submit(u, req, W_OP);
+	ui_submit(u, magic_request("snapshot", a, strlen(a)), W_OP);
 }
 
 static void
 c_rollback(struct ui *u, const char *a)
 {
-	json_t *req = json_pack("{s:s}", "op", "rollback");
-	size_t n = strspn(a, "0123456789");
-
-	json_object_set_new(req, "to", n > 0 && a[n] == '\0' && n < 10 ?
-	    json_integer(atoi(a)) : json_string(a));
-	ui_submit(u, req, W_OP);
+	ui_submit(u, magic_request("rollback", a, strlen(a)), W_OP);
 }
 
 static void

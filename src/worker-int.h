@@ -10,6 +10,8 @@
  *                 reads), the copies kept of them, the control socket's
  *                 high number
  *   worker-mem.c  the memory Python's start writes, made present in bulk
+ *   worker-send.c a reply back to the supervisor, with its images'
+ *                 descriptors
  *   pycode.c      coil's Python files, built in, run (pycode.h)
  *   pyjson.c      requests to Python and replies back to JSON (pyjson.h)
  *
@@ -31,6 +33,12 @@
  * frames a cell sends mid-cell echo it). */
 extern struct chan worker_ctl;
 extern json_int_t worker_seq;
+
+/* Send reply (consumed) to the request numbered seq, with the image
+ * files its display names as descriptors; one too large for the
+ * supervisor's limits goes as an error saying so.  Ends the worker when
+ * the supervisor is gone. */
+void worker_send(json_t *reply, json_int_t seq);
 
 /* Put _ask and _notebook into the "_coil" module's dict (a PyObject,
  * named by its struct so that this header needs no Python.h): 0, or -1

@@ -1,19 +1,23 @@
+# module: _coil
 # worker.py - the Python half of coil's worker, run once at start-up in a
 # module of its own ("_coil").  The C half (worker.c) reads requests from
 # the supervisor, calls handle(req) and sends back the dict it returns.
 #
 # Everything user code sees lives in __main__; nothing here is imported
-# by name into it.  The module has a second file, errors.py, run before
-# this one in the same namespace: how an error is told (_classify,
-# _incomplete, _error).  Frames of both are named "<coil>" and are cut
-# from every traceback a user sees.
+# by name into it.  The module's other files run before this one in the
+# same namespace (Makefile.am's PYEMBED_PY): errors.py, how an error is
+# told (_classify, _incomplete, _error); magics.py and magictab.py, the
+# IPython syntax; display.py, rich display; complete.py, Tab;
+# streams.py, the cell's stdin, stdout and stderr; introspect.py, the
+# vars and inspect ops.  This file runs the cells (op_exec), keeps the
+# checkpoint hooks and serves the ops (handle).  Frames of all are named
+# "<coil>" and are cut from every traceback a user sees.
 
 import sys
 import builtins
 import gc
 import _ast
 import _random
-import types
 import time as _time
 
 _main = sys.modules["__main__"]
@@ -25,33 +29,7 @@ _Out = {}              # number, and the value it showed
 _unders = ["", "", ""]  # the last three values shown: _, __, ___
 _OUT_MAX = 1000        # IPython's cache_size: then the oldest go
 _registered = set()
-_lost = []             # streams whose output could not be written
 _effects = None        # effects.py's Effects: what a cell touched (worker.c)
-
-
-class _NoStdin:
-    """sys.stdin of a cell: nothing to read, and it says why."""
-    encoding = "utf-8"
-    errors = "strict"
-    closed = False
-
-    def _eof(self, *args):
-        raise EOFError("stdin is not available in coil: there is no "
-                       "terminal to read from; pass data in the cell or "
-                       "read it from a file")
-    read = readline = readlines = __next__ = _eof
-
-    def __iter__(self):
-        return self
-
-    def isatty(self):
-        return False
-
-    def fileno(self):
-        return 0
-
-    def close(self):
-        pass
 
 
 # Checkpoints (worker.c forks them; see ckpt.h).  What the copy needs to
@@ -61,75 +39,6 @@ class _NoStdin:
 # state and gauss_next, the heap's size when it was first frozen).
 _ckpt = {"threads": 0, "random": None, "frozen": False, "blocks": 0}
 _orphans = []          # streams a lost thread may have held locked
-
-
-class _TermStdin(_NoStdin):
-    """sys.stdin of a cell at a terminal: each line is asked of the
-    person there, through the supervisor (worker.c's _ask)."""
-
-    def readline(self, size=-1):
-        _flush()
-        line = _ask("")
-        return "" if line is None else line + "\n"
-
-    def read(self, size=-1):
-        return self.readline()
-
-    def readlines(self, hint=-1):
-        return list(iter(self.readline, ""))
-
-    def __next__(self):
-        line = self.readline()
-        if not line:
-            raise StopIteration
-        return line
-
-    def isatty(self):
-        return True
-
-
-def _term_pager(text):
-    """pydoc's pager at a terminal: the front end pages help's text."""
-    _flush()
-    _ask("", text)
-
-
-def _term_help(*args, **kwds):
-    """help() at a terminal: as python's, paged by the front end."""
-    pydoc = _std("pydoc")
-    saved, pydoc.pager = pydoc.pager, _term_pager
-    try:
-        return _stdin_kinds["help"](*args, **kwds)
-    finally:
-        pydoc.pager = saved
-
-
-def _term_input(prompt=""):
-    """input() at a terminal: the prompt goes with the question, so the
-    person's line editor shows it (pdb's "(Pdb) " too)."""
-    _flush()
-    line = _ask(str(prompt))
-    if line is None:
-        raise EOFError
-    return line
-
-
-_stdin_kinds = {}       # "none"/"term" -> the stdin object, made once
-
-
-def _use_stdin(term):
-    """A cell's stdin and input(): asking the terminal, or refusing."""
-    if not _stdin_kinds:
-        _stdin_kinds["none"] = sys.stdin
-        _stdin_kinds["term"] = _TermStdin()
-        _stdin_kinds["input"] = builtins.input
-        _stdin_kinds["help"] = builtins.help
-    if builtins.help in (_stdin_kinds["help"], _term_help):
-        builtins.help = _term_help if term else _stdin_kinds["help"]
-    if sys.stdin in (_stdin_kinds["none"], _stdin_kinds["term"]):
-        sys.stdin = sys.__stdin__ = _stdin_kinds["term" if term else "none"]
-    if builtins.input in (_stdin_kinds["input"], _term_input):
-        builtins.input = _term_input if term else _stdin_kinds["input"]
 
 
 def ckpt_resumed():
@@ -184,6 +93,7 @@ def setup(conf):
     sys.argv[:] = [""]
     ns.setdefault("__builtins__", builtins)
     _install_door()
+    _ckpt_magics(conf.get("ckpt_magics") or ())
     builtins.display = display
     sys.breakpointhook = _breakpoint
     if conf.get("allow_import"):
@@ -255,212 +165,6 @@ def _guard_imports(names):
     sys.meta_path.insert(0, _Guard)
 
 
-# Output is written in 64 KiB blocks, not a syscall a line: a tenfold
-# difference for print-heavy cells.  Nothing is held long or out of
-# order: worker.c arms a timer whose signal flushes every 20 ms while a
-# cell runs, the audit hook flushes before anything else can write to
-# the same pipe (a child process, a fork, a kill), and the cell's end
-# flushes the rest.  A person at a terminal gets line buffering, so
-# stdout and stderr interleave as they do in python's REPL.
-_FLUSH_EVENTS = frozenset(("os.system", "subprocess.Popen", "os.exec",
-                           "os.posix_spawn", "os.spawn", "os.fork",
-                           "os.forkpty", "os.kill", "os.killpg",
-                           "signal.pthread_kill", "pty.spawn",
-                           "ctypes.dlsym"))
-
-
-_own = {}              # fd -> the stream coil made for it last
-
-
-def _new_stream(fd):
-    io = _std("io")
-    raw = io.FileIO(fd, "w", closefd=False)
-    _own[fd] = io.TextIOWrapper(io.BufferedWriter(raw, 65536),
-                                encoding="utf-8", errors="backslashreplace",
-                                line_buffering=(fd == 2))
-    return _own[fd]
-
-
-def _interrupt_in(e):
-    """The KeyboardInterrupt exception e is or carries, else None.  An
-    interrupt is the cell's wherever it lands, in coil's code too; and
-    CPython's BufferedWriter.flush, when a signal handler raises in its
-    write, can return with the KeyboardInterrupt still set, which the
-    call then reports as a SystemError caused by it."""
-    for _ in range(8):
-        if e is None or isinstance(e, KeyboardInterrupt):
-            return e
-        e = e.__cause__ or e.__context__
-    return None
-
-
-def _flush_tick(signum, frame):
-    try:
-        sys.__stdout__.flush()
-    except BaseException as e:
-        ki = _interrupt_in(e)
-        if ki is not None:
-            raise ki from None      # the tick ran when it came
-
-
-def _audit_flush(event, args):
-    if event in _FLUSH_EVENTS:
-        _flush(interruptible=True)
-    elif event == "import" and args[0] == "linecache" and not _lc_loading:
-        _load_linecache()
-
-
-_lc_loading = []
-
-
-def _load_linecache():
-    """Someone is importing linecache for the first time: the warnings
-    module to show the session's first warning, traceback, inspect.  It
-    will look the cells' lines up at once, so load it one step early
-    and hand it the sources before it is asked (_register_lines)."""
-    _lc_loading.append(True)
-    try:
-        _std("linecache")
-        _register_lines()
-    except KeyboardInterrupt:
-        raise               # meant for the cell that imports
-    except BaseException:
-        pass                # the import that follows says what is wrong
-    finally:
-        _lc_loading.clear()
-
-
-def _flush_before_others():
-    os = _std("os")
-    signal = _std("_signal")    # not signal, which imports enum
-    sig = _conf.get("flush_signal")
-    if sig:
-        signal.signal(sig, _flush_tick)
-        signal.siginterrupt(sig, False)
-    sys.addaudithook(_audit_flush)
-    real_exit, real_abort = os._exit, os.abort
-
-    def _exit(status):
-        _flush()
-        real_exit(status)
-
-    def abort():
-        _flush()
-        real_abort()
-    _exit.__doc__, abort.__doc__ = real_exit.__doc__, real_abort.__doc__
-    os._exit, os.abort = _exit, abort
-
-
-def idle():
-    """Called by worker.c while it waits for a request: what threads of
-    earlier cells wrote goes out now, as background, not in the next
-    cell's output.  Only the streams coil made: one a cell put in
-    sys.stdout or sys.__stdout__ is its code, not to be run while no
-    cell runs (under strict a checkpoint's order may be on its way, and
-    the gate lets the first fork of this thread through).  worker.c
-    counts the threads itself: with none, no one can write and it need
-    not call again."""
-    for s in list(_own.values()):
-        try:
-            s.flush()
-        except BaseException:
-            pass            # the next cell's _flush says what was lost
-
-
-def _line_mode(on):
-    s = sys.__stdout__
-    if getattr(s, "line_buffering", on) != on:
-        try:
-            s.reconfigure(line_buffering=on)
-        except BaseException:
-            pass
-
-
-def _closed(s):
-    """Is stream s gone: None, closed, or a cell's object whose "closed"
-    raises?  One without the attribute is taken as open, as print
-    takes it."""
-    if s is None:
-        return True
-    try:
-        return bool(getattr(s, "closed", False))
-    except BaseException:
-        return True
-
-
-def _repair_streams():
-    """Give the cell working stdout and stderr again: a cell may have set
-    sys.stdout to None or closed it; fd 1 and 2 themselves are repaired
-    in C before this runs."""
-    fixed = []
-    for name, fd in (("stdout", 1), ("stderr", 2)):
-        s = getattr(sys, name, None)
-        dunder = getattr(sys, "__%s__" % name, None)
-        if _closed(s) or _closed(dunder):
-            new = _new_stream(fd)
-            if not _closed(s) and s is not dunder:
-                setattr(sys, "__%s__" % name, new)
-            else:
-                setattr(sys, name, new)
-                setattr(sys, "__%s__" % name, new)
-            fixed.append(name)
-    return fixed
-
-
-def _fix_fd(fd):
-    """Put the supervisor's pipe back on fd if the cell closed or
-    replaced it (worker.c keeps a copy, and checks again after the cell)."""
-    os = _std("os")
-    saved = (_conf.get("saved_fds") or [None, None, None])[fd]
-    if saved is None:
-        return False
-    try:
-        a, b = os.fstat(fd), os.fstat(saved)
-        if (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino):
-            return False
-    except OSError:
-        pass
-    os.dup2(saved, fd, inheritable=True)
-    return True
-
-
-def _flush(interruptible=False):
-    """Flush the cell's streams.  Returns warnings: a cell that closed
-    fd 1 or 2 gets the supervisor's pipe back (and its output with it);
-    output that still cannot be written is dropped, and said so.
-    interruptible: called while the cell runs (an audit hook), where an
-    interrupt that lands in a slow flush is the cell's to get."""
-    warns = []
-    for s in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
-        if _closed(s):
-            continue
-        try:
-            s.flush()
-            continue
-        except BaseException as e:
-            if interruptible and _interrupt_in(e) is not None:
-                raise _interrupt_in(e) from None
-            err = e
-        for name, fd in (("stdout", 1), ("stderr", 2)):
-            if s is not getattr(sys, "__%s__" % name):
-                continue
-            if _fix_fd(fd):
-                warns.append("fd %d was closed or replaced by the cell; "
-                             "coil put its output pipe back" % fd)
-                try:
-                    s.flush()
-                    break
-                except BaseException as e:
-                    err = e
-            _lost.append(s)     # never flushed again, even by the GC
-            setattr(sys, "__%s__" % name, _new_stream(fd))
-            if getattr(sys, name) is s:
-                setattr(sys, name, getattr(sys, "__%s__" % name))
-            warns.append("output the cell wrote to %s was lost: %s"
-                         % (name, err))
-    return warns
-
-
 def _register_lines(names=None):
     """Hand cell sources to linecache so tracebacks, inspect and pdb show
     them.  Only once linecache is loaded: importing it costs start-up.
@@ -518,63 +222,6 @@ def _cut(text, cap):
 # the 3 bytes of a character it may split, so that the text it sends is
 # always over the supervisor's cap.
 _CUT_PAD = 16
-
-
-# The most entries of each list a reply carries: the supervisor weighs
-# every frame before parsing it (chan.h's chan_peer_limits, 131072
-# values) and caps these lists again (session-answer.c); what is left out
-# is counted in "<list>_more", never dropped silently.
-_LIST_MAX = {"vars": 1000, "display": 1000, "matches": 1000,
-             "warnings": 100}
-_SHAPE_MAX = 32     # numbers of a shape listed (NumPy allows 32 or 64)
-
-
-def _cap_list(reply, key, items):
-    """reply[key] = items, at most _LIST_MAX[key] of them, and the count
-    of the rest in reply[key + "_more"]."""
-    n = _LIST_MAX[key]
-    reply[key] = items[:n]
-    if len(items) > n:
-        reply[key + "_more"] = len(items) - n
-
-
-def _safe_repr(v, cap):
-    try:
-        r = repr(v)
-    except BaseException as e:
-        r = "<repr failed: %s: %s>" % (type(e).__name__, e)
-    if not isinstance(r, str):
-        r = "<repr returned %s, not str>" % type(r).__name__
-    return _cut(r, cap)
-
-
-_BIG = (list, tuple, dict, set, frozenset, str, bytes, bytearray)
-_brief = []
-
-
-def _vars_repr(v, cap):
-    """_safe_repr for the namespace's list: a big builtin container or
-    string is cut as its repr is made (reprlib), not made whole and then
-    cut, which for a list of millions took a second of every cell an
-    observer watched (their namespace is summed up after each)."""
-    try:
-        big = type(v) in _BIG and len(v) > 1000
-    except BaseException:
-        big = False
-    if not big:
-        return _safe_repr(v, cap)
-    if not _brief:
-        reprlib = _std("reprlib")
-        r = reprlib.Repr()
-        r.maxlist = r.maxtuple = r.maxset = r.maxfrozenset = 40
-        r.maxdict = 20
-        r.maxstring = r.maxother = r.maxlong = 4 * cap
-        r.maxlevel = 3
-        _brief.append(r)
-    try:
-        return _cut(_brief[0].repr(v), cap)
-    except BaseException:
-        return _safe_repr(v, cap)
 
 
 def _figures(cell):
@@ -754,6 +401,14 @@ def op_exec(req):
     _current[:] = [fname]
     _shown.clear()
     _shown_cell[:] = [cell, cap]
+    _run_cell(reply, tree, code, fname, cell, cap)
+    _after_cell(reply, req, cell)
+    return reply
+
+
+def _run_cell(reply, tree, code, fname, cell, cap):
+    """Run a cell's tree, its last expression's value shown as IPython
+    shows it; the error, if any, is the answer's."""
     body = tree.body
     last = None
     if body and type(body[-1]) is _ast.Expr:
@@ -786,6 +441,12 @@ def op_exec(req):
     # an interrupt sent after this found the cell's code done
     # (session-answer.c's session_ended_first)
     reply["ended_ns"] = _time.monotonic_ns()
+
+
+def _after_cell(reply, req, cell):
+    """What follows every cell that ran: the debugger and the event loop
+    put in their place, the streams flushed and repaired, and the
+    cell's effects, figures, display and warnings put in its answer."""
     _use_stdin(False)       # a thread may not ask between cells
     bdb = sys.modules.get("bdb")
     if bdb is not None and isinstance(getattr(sys.gettrace(), "__self__",
@@ -818,151 +479,6 @@ def op_exec(req):
         reply["namespace"] = v["vars"]
         if "vars_more" in v:
             reply["namespace_more"] = v["vars_more"]
-    return reply
-
-
-def _resolve(name):
-    parts = name.strip().split(".")
-    if not parts or not all(p.isidentifier() for p in parts):
-        raise NameError("%r is not a name or a dotted name" % name)
-    if parts[0] in ns:
-        obj = ns[parts[0]]
-    elif hasattr(builtins, parts[0]):
-        obj = getattr(builtins, parts[0])
-    else:
-        raise NameError("name %r is not defined" % parts[0])
-    for p in parts[1:]:
-        obj = getattr(obj, p)
-    return obj
-
-
-def _typename(v):
-    t = type(v)
-    if t.__module__ in ("builtins", "__main__"):
-        return t.__qualname__
-    return "%s.%s" % (t.__module__, t.__qualname__)
-
-
-def op_vars(req):
-    show_all = req.get("all", False)
-    out = []
-    more = 0
-    mtype = type(sys)
-    for name, v in list(ns.items()):
-        if name == "__builtins__" or (name.startswith("_") and not show_all):
-            continue
-        if _ns_hidden(name) and not show_all:
-            continue
-        if isinstance(v, mtype) and not show_all:
-            continue
-        if len(out) >= _LIST_MAX["vars"]:
-            more += 1       # counted, not summed up
-            continue
-        e = {"name": name, "type": _typename(v)}
-        e["repr"], _ = _vars_repr(v, 100)
-        if len(e["repr"]) > 200:
-            e["repr"] = e["repr"][:199] + "\u2026"
-        try:
-            nb = getattr(v, "nbytes", None)
-            e["size"] = nb if isinstance(nb, int) else sys.getsizeof(v)
-        except BaseException:
-            pass
-        try:
-            shape = getattr(v, "shape", None)
-            if isinstance(shape, tuple) and \
-                    len(shape) <= _SHAPE_MAX and \
-                    all(isinstance(x, int) for x in shape):
-                e["shape"] = list(shape)
-        except BaseException:
-            pass
-        if "shape" in e:
-            dtype = _dtype_summary(v)
-            if dtype:
-                e["dtype"] = dtype
-        if not isinstance(v, type) and hasattr(type(v), "__len__"):
-            try:
-                e["len"] = len(v)
-            except BaseException:
-                pass
-        if isinstance(v, _SIGNED):
-            sig = _signature_summary(v)
-            if sig is not None:
-                e["signature"] = sig
-        out.append(e)
-    reply = {"status": "ok", "vars": out}
-    if more:
-        reply["vars_more"] = more
-    return reply
-
-
-# The callables vars gives a signature: functions, methods and classes;
-# not any object with __call__, whose signature may run user code.
-_SIGNED = (types.FunctionType, types.MethodType, types.BuiltinFunctionType,
-           type)
-
-
-def _dtype_summary(v):
-    """An array's dtype, or a frame's column dtypes, distinct, in order
-    ("int64, object"); None when there is none.  Only attributes: a
-    frame of many columns is looked at for its first few hundred."""
-    try:
-        dt = getattr(v, "dtype", None)
-        # a column named "dtype" is no dtype: it has dimensions
-        if dt is not None and not callable(dt) and \
-                not getattr(dt, "ndim", 0):
-            s = str(dt)
-            return s[:40] if s else None
-        dts = getattr(v, "dtypes", None)
-        if dts is None or callable(dts):
-            return None
-        seen = []
-        for i, d in enumerate(dts):
-            if i >= 256 or len(seen) > 3:
-                break
-            s = str(d)
-            if s not in seen:
-                seen.append(s)
-        if len(seen) > 3:
-            seen[3:] = ["\u2026"]
-        return ", ".join(seen)[:60] or None
-    except BaseException:
-        return None
-
-
-def _signature_summary(v):
-    try:
-        inspect = _std("inspect")
-        s = str(inspect.signature(v))
-    except BaseException:
-        return None
-    return s if len(s) <= 100 else s[:99] + "\u2026"
-
-
-def op_inspect(req):
-    name = req["name"]
-    try:
-        obj = _resolve(name)
-    except BaseException as e:
-        return {"status": "error", "error": {
-            "type": type(e).__name__, "message": str(e),
-            "traceback": None, "line": None}}
-    inspect = _std("inspect")
-    reply = {"status": "ok", "name": name, "type": _typename(obj)}
-    reply["repr"], _ = _safe_repr(obj, _conf.get("max_output", 65536))
-    try:
-        reply["doc"] = inspect.getdoc(obj)
-    except BaseException:
-        reply["doc"] = None
-    try:
-        reply["signature"] = str(inspect.signature(obj)) \
-            if callable(obj) else None
-    except (TypeError, ValueError):
-        reply["signature"] = None
-    try:
-        reply["file"] = inspect.getsourcefile(obj)
-    except BaseException:
-        pass
-    return reply
 
 
 def op_reset(req):

@@ -20,7 +20,8 @@ from coiltest import (COIL, SYSPYTHON, Coil, check, check_exit,  # noqa: E402
                       done, skip)
 
 COIL_FRAMES = ('"<coil>"', " in hook\n", " in deny\n", "audit.py",
-               "effects.py", "errors.py", "worker.py")
+               "effects.py", "errors.py", "worker.py", "streams.py",
+               "introspect.py", "policy.py")
 
 
 def oracle(src):

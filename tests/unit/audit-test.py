@@ -23,12 +23,17 @@ import coiltest                                         # noqa: E402
 from coiltest import check, diag, done                  # noqa: E402
 
 AUDIT_PY = os.path.join(coiltest.TOP, "src", "audit.py")
-# src/stdimp.py runs first in audit.py's namespace, as pycode.c runs it
+# src/stdimp.py and src/policy.py run first in audit.py's namespace, as
+# pycode.c runs them (Makefile.am's PYEMBED_PY).  policy.py's frames get
+# audit.py's file name, as src/pyembed gives all of them one ("<coil>"):
+# audit.py's _callers tells the hook's own frames by it.
 STDIMP_PY = os.path.join(coiltest.TOP, "src", "stdimp.py")
+POLICY_PY = os.path.join(coiltest.TOP, "src", "policy.py")
 spec = importlib.util.spec_from_file_location("audit", AUDIT_PY)
 audit = importlib.util.module_from_spec(spec)
-with open(STDIMP_PY) as f:
-    exec(compile(f.read(), STDIMP_PY, "exec"), audit.__dict__)
+for first, name in ((STDIMP_PY, STDIMP_PY), (POLICY_PY, AUDIT_PY)):
+    with open(first) as f:
+        exec(compile(f.read(), name, "exec"), audit.__dict__)
 spec.loader.exec_module(audit)       # no `conf` given: installs nothing
 
 WD = "/home/ann"                     # a work dir that is a home
@@ -710,9 +715,10 @@ def check_frames():
 
 CHILD = r"""
 import json, socket, sys
-# src/stdimp.py first, as pycode.c runs it (one text: line numbers
-# shift, names of frames do not)
-src = open(sys.argv[3]).read() + "\n" + open(sys.argv[1]).read()
+# src/stdimp.py and src/policy.py first, as pycode.c runs them (one
+# text: line numbers shift, names of frames do not)
+src = "\n".join(open(f).read() for f in (sys.argv[3], sys.argv[4],
+                                         sys.argv[1]))
 conf = json.loads(sys.argv[2])
 g = {"__name__": "_coil_audit", "conf": conf}
 exec(compile(src, "<coil>", "exec"), g)     # as src/pyembed compiles it
@@ -767,7 +773,8 @@ print(json.dumps(out))
 def child(c):
     """Run CHILD with the hook of conf c; its findings."""
     p = subprocess.run([coiltest.SYSPYTHON, "-I", "-c", CHILD, AUDIT_PY,
-                        json.dumps(c), STDIMP_PY], capture_output=True,
+                        json.dumps(c), STDIMP_PY, POLICY_PY],
+                       capture_output=True,
                        text=True,
                        timeout=60)
     try:
