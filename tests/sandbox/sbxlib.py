@@ -368,7 +368,7 @@ def _how(resp):
 
 
 # Without the audit hook, so that only the kernel answers.  A cell cannot
-# remove an audit hook, but it can make src/audit.py's a no-op, as its
+# remove an audit hook, but it can make src/worker/audit.py's a no-op, as its
 # docstring says user code can: the hook looks its handlers up in a dict
 # (`get = handlers.get`), found here in the frame of the hook that refuses
 # something (reading /etc/shadow, or, where Landlock is off and the hook

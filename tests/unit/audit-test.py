@@ -1,4 +1,4 @@
-"""src/audit.py without root, a sandbox or coil: Policy objects built from
+"""src/worker/audit.py without root, a sandbox or coil: Policy objects built from
 conf dicts like sandbox_audit_conf()'s (none, standard, strict, with
 --allow-read, --allow-write, --allow-net), over a machine made of tables
 (FakeHost), asked through the handler table with each event's arguments as
@@ -22,13 +22,13 @@ sys.path.insert(0, os.path.join(os.path.dirname(
 import coiltest                                         # noqa: E402
 from coiltest import check, diag, done                  # noqa: E402
 
-AUDIT_PY = os.path.join(coiltest.TOP, "src", "audit.py")
-# src/stdimp.py and src/policy.py run first in audit.py's namespace, as
+AUDIT_PY = os.path.join(coiltest.TOP, "src", "worker", "audit.py")
+# src/worker/stdimp.py and src/worker/policy.py run first in audit.py's namespace, as
 # pycode.c runs them (Makefile.am's PYEMBED_PY).  policy.py's frames get
 # audit.py's file name, as src/pyembed gives all of them one ("<coil>"):
 # audit.py's _callers tells the hook's own frames by it.
-STDIMP_PY = os.path.join(coiltest.TOP, "src", "stdimp.py")
-POLICY_PY = os.path.join(coiltest.TOP, "src", "policy.py")
+STDIMP_PY = os.path.join(coiltest.TOP, "src", "worker", "stdimp.py")
+POLICY_PY = os.path.join(coiltest.TOP, "src", "worker", "policy.py")
 spec = importlib.util.spec_from_file_location("audit", AUDIT_PY)
 audit = importlib.util.module_from_spec(spec)
 for first, name in ((STDIMP_PY, STDIMP_PY), (POLICY_PY, AUDIT_PY)):
@@ -715,7 +715,7 @@ def check_frames():
 
 CHILD = r"""
 import json, socket, sys
-# src/stdimp.py and src/policy.py first, as pycode.c runs them (one
+# src/worker/stdimp.py and src/worker/policy.py first, as pycode.c runs them (one
 # text: line numbers shift, names of frames do not)
 src = "\n".join(open(f).read() for f in (sys.argv[3], sys.argv[4],
                                          sys.argv[1]))

@@ -73,9 +73,10 @@ def head_of(lines, i):
 
 
 untagged, badtag, calls = [], [], 0
-for name in sorted(os.listdir(SRC)):
-    if not name.endswith(".c"):
-        continue
+sources = sorted(os.path.relpath(os.path.join(top, n), SRC)
+                 for top, _, names in os.walk(SRC) for n in names
+                 if n.endswith(".c") and n != "pyfiles.c")
+for name in sources:
     with open(os.path.join(SRC, name)) as f:
         lines = f.read().split("\n")
     for i, line in enumerate(lines):

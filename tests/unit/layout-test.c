@@ -1,5 +1,5 @@
 /*
- * layout-test.c - the curses UI's layout (src/ui-layout.c) as the pure
+ * layout-test.c - the curses UI's layout (src/ui/ui-layout.c) as the pure
  * function it is: every pane inside the screen, none overlapping, the
  * whole screen covered, at the sizes the issue names and the ones at
  * the edges; the too-small message below the minimum.

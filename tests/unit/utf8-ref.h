@@ -1,6 +1,6 @@
 /*
  * utf8-ref.h - a reference UTF-8 decoder for the tests, written apart
- * from src/outbuf.c so that a bug there is not mirrored here.  Header
+ * from src/lib/outbuf.c so that a bug there is not mirrored here.  Header
  * only: include it in one test program.
  */
 #ifndef COIL_UTF8_REF_H

@@ -60,7 +60,7 @@ struct chan worker_ctl;
 json_int_t worker_seq;		/* of the request being served */
 static json_t *worker_sandbox;	/* the report, for hello */
 
-/* Install src/audit.py's hook, which puts the sandbox's denials into
+/* Install src/worker/audit.py's hook, which puts the sandbox's denials into
  * words (the kernel enforces them whatever it does) and records what
  * each cell touches, under every profile.  Returns its Effects object
  * (a new reference), for worker.py. */

@@ -449,7 +449,7 @@ opt_allow_read(struct coil_opts *o, const struct options_entry *e,
  * writable bind of them would hand cells the session's processes' memory
  * (/proc/N/mem), the session's own limits (a cgroup's pids.max) or the
  * machine's settings.  No --allow-write reaches them, which is what the
- * sandbox's refusals say (src/audit.py).
+ * sandbox's refusals say (src/worker/audit.py).
  */
 static int
 opt_allow_write(struct coil_opts *o, const struct options_entry *e,

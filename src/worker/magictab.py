@@ -539,7 +539,7 @@ def _supervisor_only(name):
 
 
 def _ckpt_magics(entries):
-    """The checkpoint magics, as the supervisor's table (src/magic.c)
+    """The checkpoint magics, as the supervisor's table (src/lib/magic.c)
     names them: setup's conf "ckpt_magics", [[name, usage, help]...]."""
     for name, usage, text in entries:
         _magic(name, _LINE, usage, text)(_supervisor_only(name))

@@ -4,7 +4,7 @@
  *
  * Model-written code is untrusted, so the boundary is the kernel: user,
  * mount, PID, network and IPC namespaces, cgroup limits, rlimits, dropped
- * capabilities, no_new_privs, Landlock and seccomp.  src/audit.py only puts
+ * capabilities, no_new_privs, Landlock and seccomp.  src/worker/audit.py only puts
  * each denial into words; nothing relies on it.
  *
  * Who calls what (coil's process model, see DESIGN.md):
@@ -17,7 +17,7 @@
  *               has been reaped, and in the fatal teardown)
  *   init        sandbox_enter, once, before it forks the worker
  *   worker      sandbox_env, then sandbox_apply (before Python starts), then
- *               after Py_Initialize: sandbox_audit_conf, for src/audit.py;
+ *               after Py_Initialize: sandbox_audit_conf, for src/worker/audit.py;
  *               strict: sandbox_take_notify_fd, passed to the supervisor
  *
  * The order inside is fixed and each step fails closed, naming the errno
@@ -240,7 +240,7 @@ char **sandbox_env(const struct sandbox_conf *, char *const *env);
 void sandbox_env_free(char **);
 
 /*
- * Worker, after sandbox_apply and Py_Initialize: the `conf` dict src/audit.py
+ * Worker, after sandbox_apply and Py_Initialize: the `conf` dict src/worker/audit.py
  * needs to explain denials: profile, workdir, tmpdir, allow_net, the
  * Landlock rules actually in force, what the kernel enforces.  Returns a new
  * reference.
