@@ -6,15 +6,14 @@ is in the agent's next vars; two UIs at once; detaching leaves the
 session running; a UI that attaches while a cell runs shows what the
 cell printed before it came; when the agent ends its session, the UI
 says so and stays readable."""
-import json
 import os
-import socket
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
 from coiltest import Coil, check, done, skip_all  # noqa: E402
+import uilib  # noqa: E402
 from uilib import Screen, coil_cmd, have_tmux  # noqa: E402
 
 if not have_tmux():
@@ -26,23 +25,7 @@ path = os.path.join(sockdir, "s")
 
 
 def socket_call(req):
-    """One request through the socket, as another tool would: its
-    answer (the event lines before it are skipped)."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.settimeout(30)
-        s.connect(path)
-        s.sendall(json.dumps(req).encode() + b"\n")
-        buf = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                return None
-            buf += chunk
-            while b"\n" in buf:
-                line, buf = buf.split(b"\n", 1)
-                msg = json.loads(line)
-                if "event" not in msg and msg.get("id") == req["id"]:
-                    return msg
+    return uilib.socket_call(path, req)
 
 
 agent = Coil("--listen", path, cwd=os.environ.get("TEST_WORKDIR"))

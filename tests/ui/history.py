@@ -8,15 +8,14 @@ in full; and the cell that was running when it attached, with its
 output and answer.  An attached UI answers its own cells' input() (the
 exec's "input" and the input op); a socket client that did not ask
 gets EOFError, and may not answer another's."""
-import json
 import os
-import socket
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
 from coiltest import Coil, check, done, skip_all  # noqa: E402
+import uilib  # noqa: E402
 from uilib import Screen, coil_cmd, have_tmux  # noqa: E402
 
 if not have_tmux():
@@ -30,41 +29,12 @@ def attach_lines():
     """The lines a new socket client gets before the answer to its
     first request (a ping): what the session told it of the past."""
     got = []
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.settimeout(60)
-        s.connect(path)
-        s.sendall(b'{"op": "ping", "id": "p"}\n')
-        buf = b""
-        while True:
-            chunk = s.recv(1 << 16)
-            if not chunk:
-                return got
-            buf += chunk
-            while b"\n" in buf:
-                line, buf = buf.split(b"\n", 1)
-                msg = json.loads(line)
-                if msg.get("id") == "p" and "event" not in msg:
-                    return got
-                got.append(msg)
+    uilib.socket_call(path, {"op": "ping", "id": "p"}, events=got)
+    return got
 
 
 def socket_call(req):
-    """One request through the socket: its answer."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.settimeout(60)
-        s.connect(path)
-        s.sendall(json.dumps(req).encode() + b"\n")
-        buf = b""
-        while True:
-            chunk = s.recv(1 << 16)
-            if not chunk:
-                return None
-            buf += chunk
-            while b"\n" in buf:
-                line, buf = buf.split(b"\n", 1)
-                msg = json.loads(line)
-                if "event" not in msg and msg.get("id") == req["id"]:
-                    return msg
+    return uilib.socket_call(path, req)
 
 
 CELLS = ["a = 1\nprint('first cell says hi')",

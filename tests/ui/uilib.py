@@ -8,9 +8,11 @@ when it returns False, so the check fails and the test goes on).
 masked() hides what changes from run to run (times, memory, addresses)
 so a screen can be compared with an expected file under tests/ui/.
 """
+import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import tempfile
 import time
@@ -28,6 +30,29 @@ def rss_kb(pid):
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     return None
+
+
+def socket_call(path, req, events=None):
+    """One request through the attach socket at path, as another tool
+    would: its answer, or None if the socket closed first.  The event
+    lines before it go to the list events, when one is given."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(60)
+        s.connect(path)
+        s.sendall(json.dumps(req).encode() + b"\n")
+        buf = b""
+        while True:
+            chunk = s.recv(1 << 16)
+            if not chunk:
+                return None
+            buf += chunk
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                msg = json.loads(line)
+                if "event" not in msg and msg.get("id") == req["id"]:
+                    return msg
+                if events is not None:
+                    events.append(msg)
 
 
 def have_tmux():
