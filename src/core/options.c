@@ -1,7 +1,9 @@
 /*
  * options.c - coil's command line (options.h): one table, whose rows say
  * how each option is parsed and stored and are also the --help text.
- * Adding an option is adding a row.
+ * Adding an option is adding a row.  What a transcript keeps of them
+ * and a replay takes back is options-replay.c's, which reads the table
+ * through options-int.h.
  */
 #include "config.h"
 
@@ -17,41 +19,9 @@
 #include <sys/stat.h>
 
 #include "chan.h"
-#include "options.h"
+#include "options-int.h"
 #include "request.h"
 #include "util.h"
-
-struct options_entry;
-
-/* What a setter returns besides 0 and -1: the option did its work (it
- * printed --help, say) and coil exits 0. */
-#define OPTIONS_DONE 1
-
-/* Store arg (NULL for an option without one) in o, as e says: 0, -1
- * with a message in err, or OPTIONS_DONE. */
-typedef int options_set_fn(struct coil_opts *o, const struct options_entry *e,
-    const char *arg, char *err, size_t errlen);
-
-struct options_entry {
-	const char *name;	/* --name */
-	int letter;		/* -x as well, or 0 */
-	const char *arg;	/* its argument in --help, or NULL: none */
-	options_set_fn *set;
-	size_t off, width;	/* the field of struct coil_opts it sets */
-	long long min, max;	/* a number's bounds; the value of --agent */
-	const char *usage;
-	unsigned flags;		/* OPT_* */
-};
-
-/* An option of the session itself: a transcript's header records it,
- * and a replay takes it from there unless the command line gives it. */
-#define OPT_SESSION 0x01
-/* One that holds cells in (the sandbox, what it lets cells reach, the
- * limits): a transcript is a file a cell may have written, so a replay
- * takes it from there only when that makes the session stricter
- * (options_replay). */
-#define OPT_CONTAIN 0x02
-#define OPT_HOLD (OPT_SESSION | OPT_CONTAIN)
 
 #define FIELD(m) offsetof(struct coil_opts, m), \
 	sizeof(((struct coil_opts *)0)->m)
@@ -59,16 +29,14 @@ struct options_entry {
 #define MAX_SIZE (1LL << 40)	/* of any SIZE: a terabyte */
 #define MAX_SECONDS 10000000	/* of any SECS: four months */
 
-static options_set_fn opt_mode, opt_flag, opt_seconds, opt_size, opt_count,
-    opt_dir, opt_string, opt_preload, opt_allow_import, opt_profile,
-    opt_allow_read, opt_allow_write, opt_path, opt_request_schema, opt_help,
-    opt_version, opt_policy, opt_ignore;
+static options_set_fn opt_mode, opt_dir, opt_string, opt_path,
+    opt_request_schema, opt_help, opt_version, opt_ignore;
 
 const char *const ckpt_policy_names[CKPT_NPOLICY] = {
 	[CKPT_POLICY_IDLE] = "idle", [CKPT_POLICY_EVERY] = "every",
 };
 
-static const struct options_entry options[] = {
+const struct options_entry options_table[] = {
 	{ "agent", 0, NULL, opt_mode, FIELD(mode), 0, MODE_AGENT,
 	  "serve JSON requests, one a line, on stdio", 0 },
 	{ "mcp", 0, NULL, opt_mode, FIELD(mode), 0, MODE_MCP,
@@ -152,13 +120,13 @@ static const struct options_entry options[] = {
 	{ "version", 'V', NULL, opt_version, NO_FIELD, 0, 0,
 	  "show the version and licence and exit", 0 },
 };
-
-/* The field e names, as the type its setter knows it has. */
-#define AT(o, e, type) ((type *)(void *)((char *)(o) + (e)->off))
+const size_t options_count = nitems(options_table);
+_Static_assert(nitems(options_table) <= 64,
+    "options.given has a bit a row");
 
 /* Store a whole number in e's field, an int or a 64-bit one (size_t,
  * long, unsigned long long): the bounds keep v within either. */
-static void
+void
 opt_store(struct coil_opts *o, const struct options_entry *e, long long v)
 {
 	char *p = (char *)o + e->off;
@@ -182,7 +150,7 @@ opt_mode(struct coil_opts *o, const struct options_entry *e,
 	return 0;
 }
 
-static int
+int
 opt_flag(struct coil_opts *o, const struct options_entry *e,
     const char *arg, char *err, size_t errlen)
 {
@@ -190,7 +158,7 @@ opt_flag(struct coil_opts *o, const struct options_entry *e,
 	return 0;
 }
 
-static int
+int
 opt_seconds(struct coil_opts *o, const struct options_entry *e,
     const char *arg, char *err, size_t errlen)
 {
@@ -211,7 +179,7 @@ opt_seconds(struct coil_opts *o, const struct options_entry *e,
 
 /* A SIZE; one above MAX_SIZE is no size at all, one above e->max (the
  * share of a frame to the worker, chan.h says why) is over its limit. */
-static int
+int
 opt_size(struct coil_opts *o, const struct options_entry *e,
     const char *arg, char *err, size_t errlen)
 {
@@ -228,7 +196,7 @@ opt_size(struct coil_opts *o, const struct options_entry *e,
 	return 0;
 }
 
-static int
+int
 opt_count(struct coil_opts *o, const struct options_entry *e,
     const char *arg, char *err, size_t errlen)
 {
@@ -374,14 +342,14 @@ opt_modules(const char ***list, size_t *n, const struct options_entry *e,
 	return rc;
 }
 
-static int
+int
 opt_preload(struct coil_opts *o, const struct options_entry *e,
     const char *arg, char *err, size_t errlen)
 {
 	return opt_modules(&o->preload, &o->npreload, e, arg, err, errlen);
 }
 
-static int
+int
 opt_allow_import(struct coil_opts *o, const struct options_entry *e,
     const char *arg, char *err, size_t errlen)
 {
@@ -389,7 +357,7 @@ opt_allow_import(struct coil_opts *o, const struct options_entry *e,
 	    errlen);
 }
 
-static int
+int
 opt_profile(struct coil_opts *o, const struct options_entry *e,
     const char *arg, char *err, size_t errlen)
 {
@@ -399,7 +367,7 @@ opt_profile(struct coil_opts *o, const struct options_entry *e,
 	return 0;
 }
 
-static int
+int
 opt_policy(struct coil_opts *o, const struct options_entry *e,
     const char *arg, char *err, size_t errlen)
 {
@@ -435,7 +403,7 @@ opt_ignore(struct coil_opts *o, const struct options_entry *e,
 	return 0;
 }
 
-static int
+int
 opt_allow_read(struct coil_opts *o, const struct options_entry *e,
     const char *arg, char *err, size_t errlen)
 {
@@ -451,7 +419,7 @@ opt_allow_read(struct coil_opts *o, const struct options_entry *e,
  * machine's settings.  No --allow-write reaches them, which is what the
  * sandbox's refusals say (src/worker/audit.py).
  */
-static int
+int
 opt_allow_write(struct coil_opts *o, const struct options_entry *e,
     const char *arg, char *err, size_t errlen)
 {
@@ -501,8 +469,8 @@ opt_help(struct coil_opts *o, const struct options_entry *e,
 	printf("Usage: coil [OPTION]...\n"
 	    "A persistent Python session shared by a person and a language "
 	    "model.\n\n");
-	for (i = 0; i < nitems(options); i++) {
-		const struct options_entry *oe = &options[i];
+	for (i = 0; i < nitems(options_table); i++) {
+		const struct options_entry *oe = &options_table[i];
 		char shortopt[5] = "    ", left[40];
 
 		if (oe->letter != 0)
@@ -556,13 +524,15 @@ options_getopt(struct option *lopts, char *sopts)
 	size_t i, ns = 0;
 
 	sopts[ns++] = ':';
-	for (i = 0; i < nitems(options); i++) {
-		lopts[i] = (struct option){ options[i].name, options[i].arg ?
-		    required_argument : no_argument, NULL, options[i].letter ?
-		    options[i].letter : 256 + (int)i };
-		if (options[i].letter != 0) {
-			sopts[ns++] = (char)options[i].letter;
-			if (options[i].arg != NULL)
+	for (i = 0; i < nitems(options_table); i++) {
+		const struct options_entry *e = &options_table[i];
+
+		lopts[i] = (struct option){ e->name, e->arg ?
+		    required_argument : no_argument, NULL, e->letter ?
+		    e->letter : 256 + (int)i };
+		if (e->letter != 0) {
+			sopts[ns++] = (char)e->letter;
+			if (e->arg != NULL)
 				sopts[ns++] = ':';
 		}
 	}
@@ -576,10 +546,10 @@ options_of(int c)
 	size_t i;
 
 	if (c >= 256)
-		return &options[c - 256];
-	for (i = 0; i < nitems(options); i++)
-		if (options[i].letter == c)
-			return &options[i];
+		return &options_table[c - 256];
+	for (i = 0; i < nitems(options_table); i++)
+		if (options_table[i].letter == c)
+			return &options_table[i];
 	return NULL;
 }
 
@@ -626,8 +596,8 @@ options_settle(struct coil_opts *o, char *err, size_t errlen)
 bool
 options_parse(int argc, char **argv, struct coil_opts *o, int *status)
 {
-	struct option lopts[nitems(options) + 1];
-	char sopts[2 * nitems(options) + 2], err[512];
+	struct option lopts[nitems(options_table) + 1];
+	char sopts[2 * nitems(options_table) + 2], err[512];
 	const struct options_entry *e;
 	int c, rc;
 
@@ -656,7 +626,7 @@ options_parse(int argc, char **argv, struct coil_opts *o, int *status)
 				    argv[optind - 1]);
 			return false;
 		}
-		o->given |= 1ULL << (e - options);
+		o->given |= 1ULL << (e - options_table);
 		rc = e->set(o, e, optarg, err, sizeof err);
 		if (rc != 0) {
 			if (rc == -1)
@@ -710,252 +680,4 @@ options_free(struct coil_opts *o)
 	for (i = 0; i < o->nallow_import; i++)
 		free((char *)o->allow_import[i]);
 	free(o->allow_import);
-}
-
-/* ---- the session's options in a transcript -------------------------- */
-
-_Static_assert(nitems(options) <= 64, "options.given has a bit a row");
-
-/* A whole number field of e, whatever its width. */
-static long long
-opt_load(const struct coil_opts *o, const struct options_entry *e)
-{
-	const char *p = (const char *)o + e->off;
-	long long v = 0;
-	int i;
-
-	if (e->width == sizeof i) {
-		memcpy(&i, p, sizeof i);
-		return i;
-	}
-	memcpy(&v, p, sizeof v);
-	return v;
-}
-
-/* A list of strings as one comma-separated one, or an array (dirs). */
-static json_t *
-opt_list_json(const char *const *list, size_t n, bool commas)
-{
-	json_t *a = json_array();
-	struct buf b;
-	size_t i;
-
-	if (!commas) {
-		for (i = 0; i < n; i++)
-			json_array_append_new(a, json_string(list[i]));
-		return a;
-	}
-	json_decref(a);
-	buf_init(&b);
-	for (i = 0; i < n; i++)
-		buf_printf(&b, "%s%s", i ? "," : "", list[i]);
-	a = json_string(b.p);
-	buf_free(&b);
-	return a;
-}
-
-/* Option e's value in o as its command line argument (true: a flag
- * that is on); NULL when it is off or empty. */
-static json_t *
-opt_value_json(const struct coil_opts *o, const struct options_entry *e)
-{
-	char s[64];
-
-	if (e->set == opt_seconds) {
-		if (*AT(o, e, const double) < 0)
-			return NULL;	/* unset: the front end's default */
-		snprintf(s, sizeof s, "%g", *AT(o, e, const double));
-		return json_string(s);
-	}
-	if (e->set == opt_size || e->set == opt_count) {
-		if (opt_load(o, e) < e->min)
-			return NULL;	/* unset: --checkpoint-memory's 0 */
-		snprintf(s, sizeof s, "%lld", opt_load(o, e));
-		return json_string(s);
-	}
-	if (e->set == opt_flag)
-		return *AT(o, e, const bool) ? json_true() : NULL;
-	if (e->set == opt_profile)
-		return json_string(sandbox_profile_name(o->sbx.profile));
-	if (e->set == opt_policy)
-		return json_string(ckpt_policy_names[o->checkpoint_policy]);
-	if (e->set == opt_preload && o->npreload > 0)
-		return opt_list_json(o->preload, o->npreload, true);
-	if (e->set == opt_allow_import && o->nallow_import > 0)
-		return opt_list_json(o->allow_import, o->nallow_import, true);
-	if (e->set == opt_allow_read && o->sbx.n_allow_read > 0)
-		return opt_list_json(o->sbx.allow_read, o->sbx.n_allow_read,
-		    false);
-	if (e->set == opt_allow_write && o->sbx.n_allow_write > 0)
-		return opt_list_json(o->sbx.allow_write, o->sbx.n_allow_write,
-		    false);
-	return NULL;
-}
-
-json_t *
-options_json(const struct coil_opts *o)
-{
-	json_t *all = json_object(), *v;
-	size_t i;
-
-	for (i = 0; i < nitems(options); i++)
-		if ((options[i].flags & OPT_SESSION) &&
-		    (v = opt_value_json(o, &options[i])) != NULL)
-			json_object_set_new(all, options[i].name, v);
-	return all;
-}
-
-/* One recorded value through e's own setter: the same checks as on the
- * command line. */
-static int
-opt_replay_one(struct coil_opts *o, const struct options_entry *e,
-    json_t *v, char *err, size_t errlen)
-{
-	size_t i;
-
-	if (json_is_true(v) && e->arg == NULL)
-		return e->set(o, e, NULL, err, errlen);
-	if (json_is_string(v) && e->arg != NULL)
-		return e->set(o, e, json_string_value(v), err, errlen);
-	if (json_is_array(v) && e->arg != NULL) {
-		for (i = 0; i < json_array_size(v); i++)
-			if (!json_is_string(json_array_get(v, i)) ||
-			    e->set(o, e, json_string_value(json_array_get(v, i)),
-			    err, errlen) != 0)
-				return -1;
-		return 0;
-	}
-	return err_set(err, errlen, "not a value of --%s", e->name);
-}
-
-/* v as words of a command line ("--allow-write /a --allow-write /b"),
- * each argument quoted for a shell when it needs it: what a person
- * would type to get it. */
-static void
-opt_words(struct buf *b, const struct options_entry *e, json_t *v)
-{
-	static const char plain[] = "abcdefghijklmnopqrstuvwxyz"
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=.,:/@%";
-	json_t *one;
-	const char *s, *p;
-	size_t i, n = json_is_array(v) ? json_array_size(v) : 1;
-
-	for (i = 0; i < n; i++) {
-		one = json_is_array(v) ? json_array_get(v, i) : v;
-		buf_printf(b, "%s--%s", i ? " " : "", e->name);
-		if (e->arg == NULL)
-			continue;
-		if ((s = json_string_value(one)) == NULL) {
-			buf_printf(b, " (a value that is not a string)");
-			continue;
-		}
-		if (*s != '\0' && strspn(s, plain) == strlen(s)) {
-			buf_printf(b, " %s", s);
-			continue;
-		}
-		buf_addstr(b, " '");
-		for (p = s; *p != '\0'; p++)
-			if (*p == '\'')
-				buf_addstr(b, "'\\''");
-			else
-				buf_add(b, p, 1);
-		buf_addstr(b, "'");
-	}
-}
-
-/* Say that the recording's e (v) was left out, what ran instead, and
- * how to get it. */
-static void
-opt_dropped(struct buf *warnings, const struct options_entry *e, json_t *v,
-    const char *instead)
-{
-	struct buf w;
-
-	buf_init(&w);
-	opt_words(&w, e, v);
-	buf_printf(warnings, "the recording ran with %s: replayed %s; pass "
-	    "%s yourself to replay it so\n", w.p, instead, w.p);
-	buf_free(&w);
-}
-
-/*
- * A recorded option that holds cells in (OPT_CONTAIN): a transcript is a
- * file a cell may have written, so what it asks is taken only where it
- * makes the session stricter than it is: a stricter profile, a lower
- * limit.  A directory to read or write and the network only ever widen
- * what cells reach, and are never taken.  What is left out is said.
- */
-static void
-opt_replay_contained(struct coil_opts *o, const struct options_entry *e,
-    json_t *v, struct buf *warnings)
-{
-	struct coil_opts tmp;
-	char err[512], now[64];
-
-	/* --sandbox none was given: none of these does anything there. */
-	if (o->sbx.profile == SANDBOX_NONE)
-		return;
-	/* (--allow-net is the one flag among them) */
-	if (e->set == opt_allow_read || e->set == opt_allow_write ||
-	    e->set == opt_flag) {
-		opt_dropped(warnings, e, v, "without it");
-		return;
-	}
-	/* A profile, a size or a count: the setter checks it and stores it
-	 * in a copy, which shares o's lists but allocates nothing. */
-	tmp = *o;
-	if (opt_replay_one(&tmp, e, v, err, sizeof err) != 0) {
-		buf_printf(warnings, "the recording's --%s: %s: replayed "
-		    "without it\n", e->name, err);
-		return;
-	}
-	if (e->set == opt_profile) {
-		/* none < standard < strict: the stricter of the two */
-		if (tmp.sbx.profile >= o->sbx.profile) {
-			o->sbx.profile = tmp.sbx.profile;
-			return;
-		}
-		snprintf(now, sizeof now, "under %s",
-		    sandbox_profile_name(o->sbx.profile));
-		opt_dropped(warnings, e, v, now);
-		return;
-	}
-	/* A limit: below its least value, none at all (no checkpoint cap) */
-	if (opt_load(o, e) < e->min || opt_load(&tmp, e) <= opt_load(o, e)) {
-		opt_store(o, e, opt_load(&tmp, e));
-		return;
-	}
-	snprintf(now, sizeof now, "with --%s %lld", e->name, opt_load(o, e));
-	opt_dropped(warnings, e, v, now);
-}
-
-void
-options_replay(struct coil_opts *o, json_t *recorded, struct buf *warnings)
-{
-	const char *name;
-	json_t *v;
-	size_t i;
-	char err[512];
-
-	json_object_foreach(recorded, name, v) {
-		for (i = 0; i < nitems(options); i++)
-			if (strcmp(options[i].name, name) == 0)
-				break;
-		if (i == nitems(options) || !(options[i].flags & OPT_SESSION)) {
-			buf_printf(warnings, "the recording used --%s, which "
-			    "this coil lacks: replayed without it\n", name);
-			continue;
-		}
-		if (o->given & (1ULL << i))
-			continue;	/* the command line's wins */
-		if (options[i].set == opt_seconds && json_is_string(v) &&
-		    strtod(json_string_value(v), NULL) < 0)
-			continue;	/* unset, as coil 0.1.0 recorded it */
-		if (options[i].flags & OPT_CONTAIN)
-			opt_replay_contained(o, &options[i], v, warnings);
-		else if (opt_replay_one(o, &options[i], v, err, sizeof err) != 0)
-			buf_printf(warnings, "the recording's --%s: %s: "
-			    "replayed without it\n", name, err);
-	}
-	o->sbx.workdir = o->workdir;
 }

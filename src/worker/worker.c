@@ -237,13 +237,14 @@ worker_make_timer(json_t *conf)
 	    worker_timer_ok ? WORKER_FLUSH_SIGNAL : 0));
 }
 
+/* The interpreter, isolated from the environment and the user's site
+ * (PyConfig), with coil's name and its stdio in UTF-8; the worker ends
+ * when it does not start. */
 static void
-worker_init_python(json_t *conf, const struct sandbox_conf *sbx,
-    const struct sandbox_report *rep)
+worker_start_python(void)
 {
 	PyConfig config;
 	PyStatus st;
-	PyObject *mod, *dict, *res, *setup, *pconf, *effects;
 
 	PyConfig_InitIsolatedConfig(&config);
 	config.install_signal_handlers = 1;
@@ -269,6 +270,18 @@ worker_init_python(json_t *conf, const struct sandbox_conf *sbx,
 	if (PyStatus_Exception(st))
 		fatal_code(EXIT_PYTHON, 0, "worker: python did not start: %s",
 		    st.err_msg != NULL ? st.err_msg : "unknown error");
+}
+
+/* Python started, with the audit hook first (worker_audit), then coil's
+ * Python half run in _coil's namespace and its setup given conf: the
+ * worker ends when any of it fails. */
+static void
+worker_init_python(json_t *conf, const struct sandbox_conf *sbx,
+    const struct sandbox_report *rep)
+{
+	PyObject *mod, *dict, *res, *setup, *pconf, *effects;
+
+	worker_start_python();
 	/* Before anything else runs: --preload's imports get its words
 	 * too. */
 	effects = worker_audit(sbx, rep);
