@@ -2,7 +2,8 @@
 """agent-run.py FILE.test - run one agent-mode session test, print TAP.
 
 A test file is a session: the requests coil --agent reads and the
-responses it must write, in the order they must arrive.
+responses it must write, in the order they must arrive.  With "@ --mcp"
+it is the MCP server's (JSON-RPC messages, one a line).
 
   @ --timeout 5          extra coil arguments (before the first request)
   > {"code": "1+1"}      a request line, sent as it is
@@ -170,7 +171,9 @@ def main():
     if is_transcript(path):
         replay_test(path)
     args, requests, expected = parse(path)
-    c = Coil(*args, cwd=os.environ.get("TEST_WORKDIR"))
+    # "@ --mcp": the MCP server on the same stdio, not the agent
+    c = Coil(*args, cwd=os.environ.get("TEST_WORKDIR"),
+             argv=[COIL, *args] if "--mcp" in args else None)
     lines, trouble = session(c, requests)
     status = c.close()
 
