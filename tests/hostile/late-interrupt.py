@@ -17,11 +17,9 @@ import sys
 import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
-from coiltest import Coil, check, done, skip_all  # noqa: E402
+from coiltest import Coil, check, done, hooked  # noqa: E402
 
-HOOKED = os.environ.get("COIL_HOOKED")
-if not HOOKED or not os.access(HOOKED, os.X_OK):
-    skip_all("the hooked build (tests/coil-hooked) is not built")
+HOOKED = hooked()
 env = dict(os.environ, COIL_TEST_LATE_INTERRUPT_MS="600")
 
 with Coil("--no-record", argv0=HOOKED, env=env) as c:

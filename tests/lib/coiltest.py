@@ -467,6 +467,16 @@ def cleanup(d):
     shutil.rmtree(d, ignore_errors=True)
 
 
+def hooked():
+    """The hooked build's path (tests/coil-hooked: coil with the test
+    hooks, COIL_TEST_* in the environment slowing one step down); the
+    whole script is skipped when it is not built."""
+    path = os.environ.get("COIL_HOOKED")
+    if not path or not os.access(path, os.X_OK):
+        skip_all("the hooked build (tests/coil-hooked) is not built")
+    return path
+
+
 def wait_for(pred, timeout=10, step=0.05):
     """pred()'s first true value within timeout, else its last value."""
     end = time.time() + timeout
