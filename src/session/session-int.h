@@ -212,6 +212,11 @@ struct session {
 	unsigned ndropped;
 	json_t *sandbox;	/* the worker's report, for ping */
 	char *died_idle;	/* how a worker died between requests */
+	/* The request at the queue's head waits for a checkpoint ordered
+	 * (session_may_serve): the worker is killed if it has not handed
+	 * it over by then, the request's own timeout after the wait
+	 * began (0: no wait; -1: a request without a timeout). */
+	int64_t hold_deadline;
 	bool noted_rollback;
 	bool warned_memory;	/* --checkpoint-memory cannot be enforced */
 	int nsnap;		/* for generated snapshot names */
@@ -280,6 +285,8 @@ void session_reply(struct session *s, struct link_frame *f);
 const char *session_where(json_t *restored, char *buf, size_t len);
 
 /* session-run.c: a request's run */
+/* A request's timeout in seconds: its own, or the session's (0: none). */
+double session_timeout_of(const struct session *s, json_t *req);
 void session_replace(struct session *s, struct sreq *r,
     enum life_after after);
 void session_start_run(struct session *s, struct sreq *r);

@@ -20,8 +20,8 @@
 #include "export.h"
 #include "session-int.h"
 
-static double
-session_timeout_of(struct session *s, json_t *req)
+double
+session_timeout_of(const struct session *s, json_t *req)
 {
 	json_t *t = json_object_get(req, "timeout");
 

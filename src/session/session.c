@@ -92,6 +92,48 @@ session_may_serve(const struct session *s, const struct sreq *r)
 	return !(flags & OPF_QUIET) || !link_ckpt_owed(&s->ctl);
 }
 
+/*
+ * A worker the cells took over can leave a checkpoint's order
+ * unanswered, and the request held behind it (session_may_serve) would
+ * wait for ever, with no deadline of its own: it has not run.  So the
+ * wait gets the request's timeout; when it runs out the worker is
+ * killed, as wedged, and the request goes to the one that replaces it.
+ */
+static void
+session_hold_arm(struct session *s)
+{
+	const struct sreq *r = s->queue;
+	double t;
+
+	if (s->run != NULL || r == NULL || r->ready != NULL ||
+	    !life_ready(&s->life) || !link_ckpt_owed(&s->ctl) ||
+	    !(request_ops[r->op].flags & OPF_QUIET)) {
+		s->hold_deadline = 0;
+		return;
+	}
+	if (s->hold_deadline != 0)
+		return;
+	t = session_timeout_of(s, r->req);
+	s->hold_deadline = t > 0 ? now_ms() + (int64_t)ceil(t * 1000) : -1;
+}
+
+/* The wait of session_hold_arm ran out: the worker is killed. */
+static void
+session_hold_expired(struct session *s, int64_t now)
+{
+	if (s->hold_deadline <= 0 || now < s->hold_deadline)
+		return;
+	s->hold_deadline = 0;
+	free(s->died_idle);
+	s->died_idle = xstrdup("it did not hand over the checkpoint it was "
+	    "ordered to take before the next request's timeout ran out, so "
+	    "coil killed it");
+	/* dying, not ready: nothing is sent to it till init reports its
+	 * end (its socket may close first) */
+	life_killed(&s->life, AFTER_NONE);
+	session_signal(s, SIGKILL);
+}
+
 void
 session_dispatch(struct session *s)
 {
@@ -117,6 +159,7 @@ session_dispatch(struct session *s)
 			session_post(s, e);
 		}
 	}
+	session_hold_arm(s);
 }
 
 /* The run a live worker owes its reply, or NULL: none runs, or its
@@ -313,6 +356,7 @@ session_check_deadlines(struct session *s)
 	 * checkpoint is tried (session_worker_died). */
 	if (life_resume_expired(&s->life, now))
 		session_signal(s, SIGKILL);
+	session_hold_expired(s, now);
 	if (r == NULL)
 		return;
 	if (r->kill_at != 0 && now >= r->kill_at) {
@@ -344,6 +388,8 @@ session_next_deadline(const struct session *s)
 		return 0;
 	if (s->life.resuming != NULL && s->life.resume_deadline != 0)
 		return s->life.resume_deadline;
+	if (s->hold_deadline > 0)
+		return s->hold_deadline;
 	if (r == NULL)
 		return session_ckpt_deadline(s);
 	if (r->kill_at != 0)

@@ -74,6 +74,15 @@ void worker_fork_after(bool child);
  * object (the supervisor's is response_error_json). */
 json_t *worker_error(const char *type, const char *msg);
 
+/* The hooked build (tests/coil-hooked): whether to leave the order of
+ * the checkpoint after cell unanswered, as a worker the cells took over
+ * may (COIL_TEST_IGNORE_CKPT_CELL; tests/hostile/ckpt-ignored.py). */
+#ifdef COIL_TEST_HOOKS
+bool worker_test_ckpt_ignored(int cell);
+#else
+#define worker_test_ckpt_ignored(cell) false
+#endif
+
 /* Keep copies of fd 1 and 2; ends the process when it cannot. */
 void worker_save_fds(void);
 

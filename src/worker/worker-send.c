@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -136,3 +137,13 @@ worker_send(json_t *reply, json_int_t seq)
 	}
 	json_decref(reply);
 }
+
+#ifdef COIL_TEST_HOOKS
+bool
+worker_test_ckpt_ignored(int cell)
+{
+	const char *v = getenv("COIL_TEST_IGNORE_CKPT_CELL");
+
+	return v != NULL && atoi(v) == cell;
+}
+#endif

@@ -660,7 +660,8 @@ worker_ordered_ckpt(json_t *req, json_int_t seq)
 {
 	const char *kind = json_string_value(json_object_get(req, "kind"));
 	int cell = (int)json_integer_value(json_object_get(req, "cell"));
-	int rc = worker_checkpoint(kind != NULL ? kind : "auto", cell, seq);
+	int rc = worker_test_ckpt_ignored(cell) ? 0 :
+	    worker_checkpoint(kind != NULL ? kind : "auto", cell, seq);
 
 	if (rc == 1)
 		return 1;
