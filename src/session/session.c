@@ -66,6 +66,17 @@ sreq_free(struct sreq *r)
 
 static void session_serve(struct session *s, struct sreq *r);
 
+/* A checkpoint on its way is read before the worker runs anything
+ * more: its frame is checked against the worker as its parent, which
+ * only a live worker can be.  Read after a cell killed the worker, it
+ * is lost (link.c's late), and the crash goes back a cell further. */
+static bool
+session_held_by_ckpt(const struct session *s, const struct sreq *r)
+{
+	return (request_ops[r->op].flags & OPF_QUIET) &&
+	    link_ckpt_owed(&s->ctl);
+}
+
 /* Whether the request at the head of the queue may be served now:
  * what its op waits for (request.h's OPF_*).  One answered already
  * (session_reject) waits for its turn only. */
@@ -84,12 +95,7 @@ session_may_serve(const struct session *s, const struct sreq *r)
 	 * requests (worker.c). */
 	if ((flags & OPF_RUN) && s->life.ints_owed > 0)
 		return false;
-	/* A checkpoint on its way is read before the worker runs
-	 * anything more: its frame is checked against the worker as its
-	 * parent, which only a live worker can be.  Read after a cell
-	 * killed the worker, it is lost (link.c's late), and the crash
-	 * goes back a cell further. */
-	return !(flags & OPF_QUIET) || !link_ckpt_owed(&s->ctl);
+	return !session_held_by_ckpt(s, r);
 }
 
 /*
@@ -106,8 +112,7 @@ session_hold_arm(struct session *s)
 	double t;
 
 	if (s->run != NULL || r == NULL || r->ready != NULL ||
-	    !life_ready(&s->life) || !link_ckpt_owed(&s->ctl) ||
-	    !(request_ops[r->op].flags & OPF_QUIET)) {
+	    !life_ready(&s->life) || !session_held_by_ckpt(s, r)) {
 		s->hold_deadline = 0;
 		return;
 	}

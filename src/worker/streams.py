@@ -290,8 +290,9 @@ def _flush(interruptible=False):
             s.flush()
             continue
         except BaseException as e:
-            if interruptible and _interrupt_in(e) is not None:
-                raise _interrupt_in(e) from None
+            ki = _interrupt_in(e) if interruptible else None
+            if ki is not None:
+                raise ki from None
             err = e
         for name, fd in (("stdout", 1), ("stderr", 2)):
             if s is not getattr(sys, "__%s__" % name):
