@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "termsafe.h"
 #include "util.h"
 
 void *
@@ -166,6 +167,24 @@ fatal_errno(const char *fmt, ...)
 	vfatal(EXIT_INTERNAL, e, fmt, ap);
 }
 
+/* A message may name what a cell or a transcript chose (a file, a
+ * variable, a value): to a terminal it goes as termsafe shows a cell's
+ * text, so that it cannot drive the terminal; to a pipe as it is. */
+static void
+coil_say_line(const char *line, size_t n)
+{
+	struct buf b;
+
+	if (!isatty(2) || termsafe_clean(line, n)) {
+		(void)write_all(2, line, n);
+		return;
+	}
+	buf_init(&b);
+	termsafe_text(line, n, 0, &b);
+	(void)write_all(2, b.p, b.len);
+	buf_free(&b);
+}
+
 /* One write, as vfatal's: a pipe read a line at a time gets it whole.
  * No allocation for a short message, so an out-of-memory path may say
  * it too. */
@@ -190,7 +209,7 @@ coil_say(const char *kind, const char *fmt, ...)
 	} else {
 		small[n++] = '\n';
 	}
-	(void)write_all(2, line, (size_t)n);
+	coil_say_line(line, (size_t)n);
 	if (line != small)
 		free(line);
 	errno = e;

@@ -31,7 +31,8 @@
 /*
  * What replay prints: to a terminal made safe first (termsafe.h), since a
  * transcript is as untrusted as the cells it holds and the new run's
- * output is a cell's; to a pipe or a file as it is.
+ * output is a cell's; to a pipe or a file as it is.  coil's own
+ * messages (coil_error, coil_warn) are made safe the same way.
  */
 static void
 replay_put(FILE *f, const char *p, size_t n)
@@ -71,16 +72,6 @@ replay_out(const char *fmt, ...)
 	va_end(ap);
 }
 
-static void __attribute__((format(printf, 1, 2)))
-replay_err(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	replay_vprintf(stderr, fmt, ap);
-	va_end(ap);
-}
-
 /* The file replay_prepare opened, for replay_main. */
 static struct rsrc *replay_src;
 
@@ -110,7 +101,7 @@ replay_prepare(struct coil_opts *o)
 	replay_src = rsrc_open(o->replay, o->code_key, o->tool, err,
 	    sizeof err);
 	if (replay_src == NULL) {
-		replay_err("coil: %s\n", err);
+		coil_error("%s", err);
 		return 2;
 	}
 	if (rsrc_options(replay_src) != NULL) {
@@ -123,7 +114,7 @@ replay_prepare(struct coil_opts *o)
 
 			for (p = warn.p; (nl = strchr(p, '\n')) != NULL;
 			    p = nl + 1)
-				replay_err("coil: warning: %.*s\n",
+				coil_warn("%.*s",
 				    (int)(nl - p), p);
 		}
 		buf_free(&warn);
@@ -222,7 +213,7 @@ replay_wait(struct replay *rp)
 		}
 		if (session_poll(rp->s, &sig, 1, left > INT_MAX ? INT_MAX :
 		    (int)left) == -1) {
-			replay_err("coil: %s\n", session_failure(rp->s));
+			coil_error("%s", session_failure(rp->s));
 			return -1;
 		}
 		if ((sig.revents & POLLIN) &&
@@ -387,14 +378,14 @@ replay_all(struct replay *rp)
 		rcell_clear(&c);
 	}
 	if (rsrc_note(replay_src) != NULL)
-		replay_err("coil: warning: %s\n", rsrc_note(replay_src));
+		coil_warn("%s", rsrc_note(replay_src));
 	if (rp->opts->check)
 		replay_out("%d cell%s replayed from %s (%s), %d differ%s, "
 		    "%d skipped\n", rp->cells, rp->cells == 1 ? "" : "s",
 		    rp->opts->replay, rsrc_kind_names[rsrc_kind(replay_src)],
 		    rp->differ, rp->differ == 1 ? "s" : "", rp->skipped);
 	if (rc == -1) {
-		replay_err("coil: %s\n", err);
+		coil_error("%s", err);
 		return 2;
 	}
 	/* Not every cell ran: a skipped one is no match either. */
@@ -423,14 +414,14 @@ replay_main(const struct coil_opts *opts)
 	int rc = 1;
 
 	if (check_noise_init(&rp.noise, opts->ignore, err, sizeof err) == -1) {
-		replay_err("coil: %s\n", err);
+		coil_error("%s", err);
 		rsrc_close(replay_src);
 		return 2;
 	}
 	if ((rp.sfd = replay_signals()) == -1)
-		replay_err("coil: signalfd: %s\n", strerror(errno));
+		coil_error("signalfd: %s", strerror(errno));
 	else if ((rp.s = session_new(opts, err, sizeof err)) == NULL)
-		replay_err("coil: %s\n", err);
+		coil_error("%s", err);
 	else {
 		rp.client = session_attach(rp.s, ORIGIN_REPLAY, 0,
 		    replay_on_event, &rp);

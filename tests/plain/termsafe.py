@@ -9,7 +9,8 @@ terminal type into coil's input, a C1 control), an SGR sequence written
 in two parts included.  An SGR a cell leaves set (conceal, black on
 black) is reset before coil's own words: the prompt, a traceback, an
 input() prompt and the person's echo stay visible.  coil --replay
-prints a file's code and the new output the same way.  Through a pipe
+prints a file's code and the new output the same way, and coil's own
+messages, which may name what a file or a cell chose.  Through a pipe
 the bytes are left exactly as the cell wrote them: scripts depend on
 that.
 
@@ -234,6 +235,23 @@ def replay(wd):
           b"P\x1b]52;c;cmVw\x07Q\n" in r.stdout,
           "--replay through a pipe prints the bytes unchanged",
           repr(r.stdout))
+    # coil's own messages name what a file chose: made safe too.
+    odd = os.path.join(wd, "no\x1b]0;name\x07.py").encode()
+    t = Pty(["--replay", odd, "--plain"], wd)
+    said = t.expect(b"no^[]0;name^G.py")
+    rc = t.close()
+    check(said and raw_left(t.out) == [] and rc == 2,
+          "--replay's error names a file escaped on a terminal (exit "
+          "status %s)" % rc, repr(t.out))
+    r = subprocess.run([COIL, "--replay", odd], stderr=subprocess.PIPE,
+                       cwd=wd, timeout=120)
+    check(b"no\x1b]0;name\x07.py" in r.stderr,
+          "and through a pipe as it is", repr(r.stderr))
+    t = Pty(["--plain", "--workdir", odd], wd)
+    said = t.expect(b"no^[]0;name^G.py")
+    rc = t.close()
+    check(said and raw_left(t.out) == [] and rc == 2,
+          "so is a command line's error (exit status %s)" % rc, repr(t.out))
 
 
 def main():
