@@ -1,15 +1,15 @@
 /*
- * session-answer.c - the session's answers (see session-int.h): an exec
- * response from the captured streams and the worker's reply, the words
- * for a worker that died or was replaced, ping.
+ * session-answer.c - an answer's parts (see session-int.h): an exec
+ * response from the captured streams and the worker's reply, its lists,
+ * texts and errors capped and the cut said, the worker's answer to the
+ * other ops checked for type.
  *
  * A reply's fields are the worker's word about its own request (link.h):
  * they go into that request's answer, checked for type, and nowhere else.
  *
- * Layer: requests (the answers).  Consumes the worker's reply and
- * restore events (session_reply, session_restored, handed up by
- * session-link.c) and moves the worker's state through session-life.c;
- * answers go up only through the hub's queue.
+ * Layer: an answer's parts, under the run's answer (session-reply.c) and
+ * the checkpoint policy.  Calls down into the costs (session-cost.c) and
+ * reads the captured streams; posts nothing itself.
  */
 #include "config.h"
 
@@ -23,8 +23,8 @@
 #include "sandbox.h"
 #include "session-int.h"
 
-static enum status
-status_of(json_t *reply)
+enum status
+session_status_of(json_t *reply)
 {
 	const char *st = json_string_value(json_object_get(reply, "status"));
 
@@ -54,16 +54,8 @@ session_count_cut(struct response *resp, const char *field,
 	    (json_int_t)cut->lines, "bytes", (json_int_t)cut->bytes));
 }
 
-/*
- * Every list in a reply (display, vars, matches, warnings, the
- * observers' namespace) is the worker's word, and every front end,
- * transcript and notebook walks it: at most SESSION_LIST_MAX entries of
- * each are kept (the worker keeps as many, worker.py's _LIST_MAX), and
- * what was left out is counted, with the worker's own count of what it
- * left out, in the answer's "<list>_more" (as effects_more counts
- * effects), never dropped silently.
- */
-#define SESSION_LIST_MAX 1000
+/* The warnings of an exec reply kept; SESSION_LIST_MAX for the rest
+ * (session-int.h). */
 #define SESSION_WARNINGS_MAX 100
 /* A count of the worker's beyond which it is not believed. */
 #define SESSION_MORE_MAX ((json_int_t)1 << 40)
@@ -86,7 +78,7 @@ session_more_of(json_t *reply, const char *key)
 
 /* The first max entries of list (a new reference); *more gets how many
  * were left out, plus what the reply says it left out before. */
-static json_t *
+json_t *
 session_cap_list(json_t *reply, const char *key, json_t *list, size_t max,
     unsigned long long *more)
 {
@@ -368,7 +360,7 @@ session_worker_answer(json_t *reply)
 {
 	static const char *const internal[] = { "status", "error", "t", "seq",
 	    "ran", "cpu0_ns", "cpu0_kids_ns", "cpu1_kids_ns" };
-	enum status st = status_of(reply);
+	enum status st = session_status_of(reply);
 	struct response *resp = response_new(st == ST_INCOMPLETE ? ST_ERROR :
 	    st);
 	const char *key;
@@ -403,365 +395,5 @@ session_worker_answer(json_t *reply)
 			resp->error = response_error("ProtocolError", "the "
 			    "worker's answer carries no usable error");
 	}
-	return resp;
-}
-
-/* A cell stopped by its deadline or an interrupt request that ended in
- * KeyboardInterrupt: say which, in the protocol's words. */
-static struct response_error *
-session_stop_error(struct sreq *r, json_t *reply)
-{
-	struct response_error *e;
-
-	e = response_error_from_json(json_object_get(reply, "error"));
-	if (e == NULL || strcmp(e->type, "KeyboardInterrupt") != 0) {
-		response_error_free(e);
-		return NULL;
-	}
-	free(e->message);
-	if (r->timed_out) {
-		free(e->type);
-		e->type = xstrdup("TimeoutError");
-		xasprintf(&e->message, "cell %d ran past its %g s timeout and "
-		    "was interrupted", r->cell, r->timeout);
-	} else {
-		e->message = xstrdup("interrupted by an interrupt request");
-	}
-	return e;
-}
-
-/* A cell interrupted (its deadline, an interrupt request) that finished
- * all the same: at a terminal that is os.system's way, whose command
- * gets the Ctrl-C and which returns its status.  Say so, or the answer
- * would look like a cell that never met its deadline. */
-static void
-session_stop_survived(struct sreq *r, struct response *resp, bool late)
-{
-	char *msg;
-
-	if (late && !r->timed_out)
-		xasprintf(&msg, "an interrupt request came as cell %d was "
-		    "starting, before its code ran, and was lost: the cell "
-		    "ran to its end", r->cell);
-	else
-		xasprintf(&msg, "cell %d %s, and went on to finish: the "
-		    "programs it ran got the interrupt too (os.system "
-		    "returns their status, 2 for SIGINT), or it caught "
-		    "KeyboardInterrupt", r->cell, r->timed_out ? "ran past "
-		    "its timeout and was interrupted" : "was interrupted by "
-		    "an interrupt request");
-	response_warn(resp, msg);
-	free(msg);
-}
-
-/* Whether the interrupt went before the cell's code began: the worker
- * then dropped it with those meant for the cell before (worker.c).  The
- * times here are the worker's word (CLOCK_MONOTONIC, which its
- * namespaces share): a lie only mislabels its own cell. */
-static bool
-session_began_after(const struct sreq *r, json_t *reply)
-{
-	json_t *t = json_object_get(reply, "started_ns");
-
-	return r->stop_ns != 0 && json_is_integer(t) &&
-	    (uint64_t)json_integer_value(t) > r->stop_ns;
-}
-
-/* Whether the cell's code had ended before the interrupt reached it:
- * the signal then found coil's own code (which drops it, or answers
- * interrupted), and this is no cell that "went on to finish".  It goes
- * through init, which takes a moment to send it: a cell that ended
- * within SESSION_STOP_RELAY_NS of our order ended before the signal, as
- * far as anyone can tell (one that ran a program the interrupt stopped
- * ends later than that). */
-#define SESSION_STOP_RELAY_NS	2000000u
-
-static bool
-session_ended_first(const struct sreq *r, json_t *reply)
-{
-	json_t *t = json_object_get(reply, "ended_ns");
-
-	return r->stop_ns != 0 && json_is_integer(t) &&
-	    json_integer_value(t) > 0 &&
-	    (uint64_t)json_integer_value(t) < r->stop_ns +
-	    SESSION_STOP_RELAY_NS;
-}
-
-/* Observers see the namespace after each cell, as the worker summed it
- * up in its reply (asked for in session_start_exec). */
-static void
-session_namespace(struct session *s, struct sreq *r, json_t *reply)
-{
-	json_t *vars = json_object_get(reply, "namespace"), *ev;
-	unsigned long long more;
-
-	if (json_is_array(vars)) {
-		ev = json_pack("{s:i, s:o}", "cell", r->cell, "vars",
-		    session_cap_list(reply, "namespace", vars,
-		    SESSION_LIST_MAX, &more));
-		if (more > 0)
-			json_object_set_new(ev, "vars_more",
-			    json_integer((json_int_t)more));
-		session_note_for(s, r, EV_NAMESPACE, ev);
-	}
-	json_object_del(reply, "namespace");
-	json_object_del(reply, "namespace_more");
-}
-
-/* A failed atomic cell: the worker goes, the state before the cell
- * comes back (session_worker_died), then resp is sent.  False when that
- * checkpoint is gone. */
-static bool
-session_undo_atomic(struct session *s, struct sreq *r, struct response *resp)
-{
-	if (r->pre == NULL || !ckpt_alive(r->pre)) {
-		session_warn(s, "cell %d was atomic, but the checkpoint of the "
-		    "state before it is gone (killed from outside coil), so "
-		    "what it did stays", r->cell);
-		return false;
-	}
-	r->pending = resp;
-	r->target = r->pre;
-	r->pre = NULL;
-	r->target->held = true;
-	r->deadline = r->kill_at = 0;
-	s->run = r;
-	life_killed(&s->life, AFTER_ATOMIC);
-	session_signal(s, SIGKILL);
-	return true;
-}
-
-/*
- * The bytes of the images the cell showed, from the descriptors the
- * worker handed over with its reply (figure.h), into resp: read now,
- * within what anyone will use (a notebook's bytes left, or an MCP
- * client's images), and never again by path.  A cell without figures
- * sent no descriptor and costs nothing here.
- */
-static void
-session_take_figures(struct session *s, const struct link_frame *f,
-    struct response *resp)
-{
-	size_t max = export_figures_left(s->export);
-
-	if (f->nfds == 0)
-		return;
-	if (s->opts->mode == MODE_MCP || max > FIGURE_REPLY_MAX)
-		max = FIGURE_REPLY_MAX;
-	if (max == 0)
-		return;
-	resp->figs = figure_take(json_object_get(f->msg, "figures"), f->fds,
-	    f->nfds, json_array_size(resp->display), max, &resp->nfigs);
-}
-
-/* The worker answered the exec in flight (session_reply). */
-void
-session_exec_replied(struct session *s, struct sreq *r,
-    const struct link_frame *f)
-{
-	json_t *reply = f->msg;
-	enum status status = status_of(reply);
-	bool ran = json_is_true(json_object_get(reply, "ran"));
-	struct response_error *error = NULL;
-	struct response *resp;
-
-	session_namespace(s, r, reply);
-	if (status != ST_INCOMPLETE)
-		s->cells = r->cell;
-	if (ran) {
-		session_set_node(s, ckpt_node_new(r->cell, s->node));
-		s->current = NULL;
-	} else if (r->pre != NULL) {
-		s->current = r->pre;
-	}
-	if ((r->timed_out || r->interrupted) && status == ST_ERROR &&
-	    (error = session_stop_error(r, reply)) != NULL)
-		status = session_stop_status(r);
-	resp = session_exec_response(s, r, status, reply, error,
-	    status == ST_TIMEOUT || status == ST_INTERRUPTED ? json_null() :
-	    NULL);
-	session_take_figures(s, f, resp);
-	if ((r->timed_out || r->interrupted) && status == ST_OK &&
-	    !session_ended_first(r, reply))
-		session_stop_survived(r, resp, session_began_after(r, reply));
-	if (r->atomic && ran && status != ST_OK &&
-	    session_undo_atomic(s, r, resp))
-		return;
-	/* The state after the cell, now or once the session is quiet (the
-	 * policy, session-ckpt.c); an order now comes before anyone can see
-	 * the answer and send more. */
-	if (ran && s->opts->checkpoints > 0)
-		session_ckpt_after(s, r);
-	if (r->pre != NULL && r->pre->kind == CKPT_ATOMIC &&
-	    s->current != r->pre) {
-		/* r is no longer s->run: on_drop cannot forget it for us. */
-		struct ckpt *tmp = r->pre;
-
-		r->pre = NULL;
-		ckpt_drop(&s->ck, tmp);
-	}
-	session_answer(r, resp);
-}
-
-/* The worker answered the request in flight (link.c checked that this
- * reply was owed, with the request's seq). */
-void
-session_reply(struct session *s, struct link_frame *f)
-{
-	struct sreq *r = session_serving(s);
-	struct response *resp;
-
-	if (r == NULL) {
-		/* Owed, yet nothing waits for it: a run killed meanwhile. */
-		return;
-	}
-	life_replied(&s->life);
-	/* The end of a cell is read now; the high-water mark is reset for
-	 * the next before the worker is sent anything (session_reset_peak):
-	 * it waits for us then and holds no lock of its memory map, where
-	 * a write to clear_refs during a checkpoint's fork would wait. */
-	session_usage_end(s, r, f->msg);
-	s->hwm_clean = false;
-	s->hwm_due = true;
-	if (r->op == OP_SNAPSHOT) {
-		session_snapshot_done(s, r, f->msg);
-		return;
-	}
-	if (r->op == OP_EXEC) {
-		/* Everything the cell wrote is in the pipes by now: read it
-		 * while the run is still its own, or it would count as
-		 * background. */
-		session_drain_both(s, SIZE_MAX);
-		s->run = NULL;
-		session_exec_replied(s, r, f);
-		return;
-	}
-	s->run = NULL;
-	resp = session_worker_answer(f->msg);
-	/* ours, over any field of that name the worker put in its reply */
-	if (r->op == OP_VARS)
-		response_set(resp, "totals", session_totals(s));
-	session_answer(r, resp);
-}
-
-/* The answer to a run whose worker died under it (AFTER_DIED). */
-static struct response *
-session_died_answer(struct session *s, struct sreq *r, const char *tail,
-    json_t *restored)
-{
-	struct response *resp;
-	const char *op = request_ops[r->op].name;
-
-	if (r->op != OP_EXEC) {
-		resp = response_new(ST_CRASHED);
-		resp->error = r->broke ? response_error("ProtocolError", "the "
-		    "worker broke protocol while serving '%s': %s, so it was "
-		    "killed; %s", op, r->how, tail) : response_error(
-		    "WorkerDied", "the worker died (%s) while serving '%s'; %s",
-		    r->how, op, tail);
-		resp->restored = json_incref(restored);
-		return resp;
-	}
-	resp = r->pending;
-	r->pending = NULL;
-	response_error_free(resp->error);
-	if (r->broke)
-		resp->error = response_error("ProtocolError", "the worker broke "
-		    "protocol while running cell %d: %s, so it was killed; %s",
-		    r->cell, r->how, tail);
-	else if (r->killed)
-		resp->error = response_error(r->timed_out ? "TimeoutError" :
-		    "KeyboardInterrupt", "cell %d %s and did not stop within "
-		    "%g s of the interrupt, so its worker was killed; %s",
-		    r->cell, r->timed_out ? "ran past its timeout" :
-		    "was interrupted", s->opts->grace, tail);
-	else
-		resp->error = response_error("WorkerDied", "the worker died (%s) "
-		    "while running cell %d; %s", r->how, r->cell, tail);
-	resp->restored = json_incref(restored);
-	return resp;
-}
-
-/* The new worker is up: answer the run that waited for it.  ck is the
- * checkpoint it was resumed from, NULL when it was spawned fresh. */
-void
-session_restored(struct session *s, struct ckpt *ck, json_t *restored)
-{
-	struct sreq *r = s->run;
-	struct response *resp = NULL;
-	char tail[400];
-
-	enum life_after after = s->life.after;
-
-	s->run = NULL;
-	life_answered(&s->life);
-	session_where(restored, tail, sizeof tail);
-	switch (after) {
-	case AFTER_DIED:
-		resp = session_died_answer(s, r, tail, restored);
-		break;
-	case AFTER_ROLLBACK:
-		if (ck == NULL || ck != r->target) {
-			resp = response_failed(response_error("CheckpointError",
-			    "the checkpoint died before it could be resumed; %s",
-			    tail));
-			resp->restored = json_incref(restored);
-			break;
-		}
-		resp = r->pending;
-		r->pending = NULL;
-		response_set(resp, "threads_lost", json_incref(
-		    json_object_get(restored, "threads_lost")));
-		break;
-	case AFTER_START:
-		resp = r->pending;
-		r->pending = NULL;
-		response_set(resp, "threads_lost", json_incref(
-		    json_object_get(restored, "threads_lost")));
-		break;
-	case AFTER_RESET:
-		resp = response_new(ST_OK);
-		response_set(resp, "from", json_string(ck != NULL ?
-		    "pristine checkpoint" : "new interpreter"));
-		break;
-	case AFTER_ATOMIC:
-		resp = r->pending;
-		r->pending = NULL;
-		resp->restored = json_incref(restored);
-		if (ck == NULL || ck != r->target)
-			session_warn(s, "cell %d was atomic, but the checkpoint "
-			    "before it could not be resumed; %s", r->cell, tail);
-		break;
-	default:
-		resp = response_new(ST_OK);
-	}
-	session_answer(r, resp);
-}
-
-struct response *
-session_ping(struct session *s)
-{
-	struct response *resp = response_new(ST_OK);
-
-	/* ping is answered at once, so the smaps of every checkpoint are
-	 * read at most once a second for it; snapshots reads them fresh. */
-	if (s->ping_mem_at == 0 || now_ms() - s->ping_mem_at > 1000) {
-		s->ping_mem = ckpt_memory(&s->ck, s->pidfd);
-		s->ping_mem_at = now_ms();
-	}
-	response_set(resp, "version", json_string(PACKAGE_VERSION));
-	if (s->python != NULL)
-		response_set(resp, "python", json_string(s->python));
-	response_set(resp, "sandbox", s->sandbox != NULL ?
-	    session_gate_report(s) : json_pack("{s:s, s:b}", "profile",
-	    sandbox_profile_name(s->opts->sbx.profile), "starting", 1));
-	response_set(resp, "cell", json_integer(s->cells));
-	response_set(resp, "running", json_boolean(s->run != NULL &&
-	    s->run->op == OP_EXEC));
-	response_set(resp, "totals", session_totals(s));
-	response_set(resp, "checkpoints", json_pack("{s:i, s:o, s:i}",
-	    "count", s->ck.count, "memory", s->ping_mem >= 0 ?
-	    json_integer(s->ping_mem) : json_null(), "max_auto",
-	    s->opts->checkpoints));
 	return resp;
 }

@@ -4,9 +4,10 @@
  * where the cell began used only within bounds, and the session's
  * totals for ping and vars.  Supervisor only.
  *
- * Layer: requests.  Calls the worker's usage handle (usage.h) and
- * fills the run's response; called by session-run.c as a cell starts
- * and by session-answer.c as it is answered.
+ * Layer: the costs, under the answers.  Calls the worker's usage
+ * handle (usage.h) and fills the run's response; called by
+ * session-run.c as a cell starts and by session-answer.c and
+ * session-reply.c as it is answered.
  */
 #include "config.h"
 

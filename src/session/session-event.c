@@ -3,7 +3,7 @@
  * its name and its JSON object, from the event alone, no session state.
  * Supervisor only.
  *
- * Layer: below the hub, beside response.c: the hub, the attach sockets
+ * Layer: a leaf, beside response.c: the hub, the attach sockets
  * (listen.c), the transcript (record.c) and the UI read events through
  * it, so that an observer needs nothing of the hub's to write one.
  */

@@ -2,37 +2,37 @@
  * session-int.h - what the parts of the session share (session.h is the
  * contract; this is the inside).  Supervisor only.
  *
- * The layers, each calling only the ones below it (front ends -> hub ->
- * requests -> worker -> link -> chan); results go up through the hub's
- * queue (session_answer, session_post), and the worker layer hands its
- * events up through a few named calls (session-link.c says which):
+ * The files, top down; each calls only the ones below it (README
+ * has the list that tests/unit/layers.py checks).  Nothing calls up:
+ * what a lower file has to say to a client waits in the outbox's queue
+ * until the hub delivers it, and what the worker sends is handed down
+ * by session-link.c to the file that consumes it.
  *
- *   hub       session-hub.c
- *   requests  session.c, session-run.c, session-ckpt.c,
- *             session-answer.c, session-cost.c
- *   worker    session-link.c, session-life.c (its state machine)
- *   link      link.c, init.c, ckpt.c;  chan.c below them all
- *
- *   session.c         the requests: the queue, cancel and interrupt,
- *                     and the loop (descriptors, deadlines), the
- *                     session's start and end
- *   session-hub.c     the clients and what reaches them: attach,
- *                     detach, the event queue, output shaped for JSON,
- *                     warnings and background routed to their cause
- *   session-link.c    the worker: its channels, spawn and resume, the
- *                     frames it sends (a table of handlers after link.c's
- *                     checks), its output, its death, init's reports,
- *                     the words for a restore
+ *   session.c         the requests: the queue, its dispatcher, cancel
+ *                     and interrupt, the loop (descriptors, deadlines),
+ *                     the session's start and end
+ *   session-hub.c     the clients: attach, detach, the queue delivered,
+ *                     the history an attaching client is given
  *   session-run.c     a request's run: what the worker is sent, an
- *                     exec's cell, its caps, the checkpoint before it;
- *                     the worker replaced on purpose, or lost under it
- *   session-ckpt.c    checkpoint policy and the ops served with them:
- *                     ordering one and when (idle or every), what a
- *                     restore lost, the strict fork gate, snapshot,
- *                     snapshots, rollback
- *   session-answer.c  the answers: exec responses from the captured
- *                     streams and the worker's reply, ping
+ *                     exec's cell, its caps, the checkpoint before it
+ *   session-ops.c     ping, snapshot, snapshots, rollback: the ops the
+ *                     supervisor answers from its own state
+ *   session-link.c    the worker's frames (a table of handlers after
+ *                     link.c's checks), its death and its replacement,
+ *                     init's reports
+ *   session-reply.c   the answer to the run in flight: from the
+ *                     worker's reply, or from what a new worker holds,
+ *                     with the words for a restore
+ *   session-ckpt.c    checkpoint policy: ordering one and when (idle or
+ *                     every), what a restore lost, the strict fork gate
+ *   session-answer.c  an answer's parts: exec responses from the
+ *                     captured streams and the worker's reply, capped
  *   session-cost.c    what a cell costs: the worker's usage, the totals
+ *   session-proc.c    the worker as a process: channels, spawn and
+ *                     resume, sends, signals, its output drained
+ *   session-post.c    the outbox: events made and queued, warnings
+ *                     routed to their cause, output shaped for JSON,
+ *                     answers posted, the session's failure
  *   session-life.c    the worker's life: one state machine, and the
  *                     fields that follow the worker (session-life.h)
  *   session-event.c   an event as a protocol line, from the event
@@ -243,55 +243,46 @@ struct session {
 /* The worker's stdout and stderr pipes: 1 MiB, the drain budget. */
 #define SESSION_PIPE_SIZE (1 << 20)
 
-/* session-hub.c: clients and events */
-struct sclient *session_client(const struct session *s, int id);
-void sclient_free(struct sclient *c);
-void sevent_free(struct sevent *e);
-void session_drop(struct session *s, struct sreq *r, const char *reason);
+/*
+ * The files below call down this list, never up it (the order in
+ * README; tests/unit/layers.py checks each call): session.c, the hub,
+ * the ops, the worker's link, the run's answer, the checkpoint policy,
+ * the answers' parts, the costs, the worker's process, the outbox.
+ */
 
-/* session.c and session-hub.c */
-void session_fail(struct session *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-void session_warn(struct session *s, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-json_t *session_warnings(struct session *s);
-void session_post(struct session *s, struct sevent *e);
-struct sevent *session_event_new(enum session_ev kind, const struct sreq *r);
-void session_note(struct session *s, enum session_ev kind, json_t *info);
-void session_note_for(struct session *s, const struct sreq *r,
-    enum session_ev kind, json_t *info);
-bool session_watched(const struct session *s);
-void session_answer(struct sreq *r, struct response *resp);
-void session_output(struct session *s, int stream, const char *p, size_t n);
-void sreq_free(struct sreq *r);
-/* The run a live worker owes its reply, or NULL (session-life.h). */
-struct sreq *session_serving(const struct session *s);
+/* session.c: the queue and its dispatcher */
 void session_dispatch(struct session *s);
 
-/* session-link.c: the worker */
-void session_spawn(struct session *s);
-void session_restore(struct session *s);
-void session_from_worker(struct session *s);
-void session_from_init(struct session *s);
-void session_signal(struct session *s, int sig);
-void session_send(struct session *s, json_t *msg);
-void session_close_worker(struct session *s);
-bool session_drain(struct session *s, bool is_err, size_t budget);
-void session_drain_both(struct session *s, size_t budget);
-void session_worker_died(struct session *s, int status);
-void session_hello(struct session *s, struct link_frame *f);
-void session_reply(struct session *s, struct link_frame *f);
-/* Where a restore left the namespace, in words, into buf. */
-const char *session_where(json_t *restored, char *buf, size_t len);
+/* session-hub.c: clients and delivery */
+void sclient_free(struct sclient *c);
+void session_drop(struct session *s, struct sreq *r, const char *reason);
 
-/* session-run.c: a request's run */
+/* session-run.c and session-ops.c: ops, the worker's and the session's */
 /* A request's timeout in seconds: its own, or the session's (0: none). */
 double session_timeout_of(const struct session *s, json_t *req);
+void session_start_run(struct session *s, struct sreq *r);
+/* the servers of snapshot, snapshots and rollback (session.c's table) */
+void session_snapshot(struct session *s, struct sreq *r);
+void session_snapshots(struct session *s, struct sreq *r);
+void session_rollback(struct session *s, struct sreq *r);
+struct response *session_ping(struct session *s);
+
+/* session-link.c: the worker's frames, its death, init's reports */
+void session_from_worker(struct session *s);
+void session_from_init(struct session *s);
+void session_worker_died(struct session *s, int status);
+void session_restore(struct session *s);
 void session_replace(struct session *s, struct sreq *r,
     enum life_after after);
-void session_start_run(struct session *s, struct sreq *r);
+
+/* session-reply.c: the answer to the run in flight */
+void session_reply(struct session *s, struct link_frame *f);
 void session_run_died(struct session *s, const char *how, bool broke,
     bool starting);
+void session_restored(struct session *s, struct ckpt *ck,
+    json_t *restored);
+/* Where a restore left the namespace, in words, into buf. */
+const char *session_where(json_t *restored, char *buf, size_t len);
 
 /* session-ckpt.c: checkpoints */
 void session_order_ckpt(struct session *s, enum link_ckpt kind, int cell);
@@ -309,26 +300,29 @@ void session_ckpt_arrived(struct session *s, struct link_frame *f);
 void session_ckpt_failed(struct session *s, struct link_frame *f);
 void session_ckpt_dropped(void *ctx, struct ckpt *ck);
 void session_set_node(struct session *s, struct ckpt_node *n);
-/* the servers of snapshot, snapshots and rollback (session.c's table) */
-void session_snapshot(struct session *s, struct sreq *r);
-void session_snapshots(struct session *s, struct sreq *r);
-void session_rollback(struct session *s, struct sreq *r);
-void session_snapshot_done(struct session *s, struct sreq *r,
-    json_t *reply);
 
-/* session-answer.c: answers */
+/* session-answer.c: an answer's parts */
 struct response *session_exec_response(struct session *s, struct sreq *r,
     enum status status, json_t *reply, struct response_error *error,
     json_t *restored);
-/* f: the reply's frame (borrowed), whose figures' descriptors are read
- * now (figure.h); the caller closes them with the frame. */
-void session_exec_replied(struct session *s, struct sreq *r,
-    const struct link_frame *f);
-void session_restored(struct session *s, struct ckpt *ck,
-    json_t *restored);
 enum status session_stop_status(const struct sreq *r);
-struct response *session_ping(struct session *s);
 struct response *session_worker_answer(json_t *reply);
+/* A reply's status: ok, incomplete or error. */
+enum status session_status_of(json_t *reply);
+/*
+ * Every list in a reply (display, vars, matches, warnings, the
+ * observers' namespace) is the worker's word, and every front end,
+ * transcript and notebook walks it: at most SESSION_LIST_MAX entries of
+ * each are kept (the worker keeps as many, worker.py's _LIST_MAX), and
+ * what was left out is counted, with the worker's own count of what it
+ * left out, in the answer's "<list>_more" (as effects_more counts
+ * effects), never dropped silently.
+ */
+#define SESSION_LIST_MAX 1000
+/* The first max entries of list (a new reference); *more gets how many
+ * were left out, plus what the reply says it left out before. */
+json_t *session_cap_list(json_t *reply, const char *key, json_t *list,
+    size_t max, unsigned long long *more);
 
 /* session-cost.c: what a cell costs */
 struct usage_proc *session_usage(struct session *s);
@@ -341,5 +335,37 @@ json_t *session_totals(const struct session *s);
 /* What the cell of r cost, into resp; added to the totals. */
 void session_take_usage(struct session *s, struct sreq *r, json_t *reply,
     struct response *resp);
+
+/* session-proc.c: the worker's process */
+void session_spawn(struct session *s);
+/* Resume ck as the worker; it answers with hello.  -1 when it is gone. */
+int session_resume(struct session *s, struct ckpt *ck);
+void session_signal(struct session *s, int sig);
+void session_send(struct session *s, json_t *msg);
+void session_close_worker(struct session *s);
+bool session_drain(struct session *s, bool is_err, size_t budget);
+void session_drain_both(struct session *s, size_t budget);
+/* init's {"t":"fatal"}: it could not set up the sandbox or itself. */
+void session_init_fatal(struct session *s, json_t *m);
+/* The run a live worker owes its reply, or NULL (session-life.h). */
+struct sreq *session_serving(const struct session *s);
+
+/* session-post.c: the outbox */
+void session_fail(struct session *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void sreq_free(struct sreq *r);
+struct sclient *session_client(const struct session *s, int id);
+void session_warn(struct session *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+json_t *session_warnings(struct session *s);
+bool session_watched(const struct session *s);
+struct sevent *session_event_new(enum session_ev kind, const struct sreq *r);
+void session_post(struct session *s, struct sevent *e);
+void session_note(struct session *s, enum session_ev kind, json_t *info);
+void session_note_for(struct session *s, const struct sreq *r,
+    enum session_ev kind, json_t *info);
+void sevent_free(struct sevent *e);
+void session_output(struct session *s, int stream, const char *p, size_t n);
+void session_answer(struct sreq *r, struct response *resp);
 
 #endif

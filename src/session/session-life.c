@@ -2,7 +2,8 @@
  * session-life.c - the worker's life: its state machine and the fields
  * that follow the worker (see session-life.h).  Supervisor only.
  *
- * Layer: worker.  Calls nothing of the session's: util.h only.
+ * Layer: a leaf, the lowest of the session's files.  Calls nothing of
+ * the session's: util.h only.
  *
  * Invariant: the state moves only through life_rules, and a pair that
  * is not in it ends the process (a broken invariant, not the worker's

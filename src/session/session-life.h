@@ -3,10 +3,10 @@
  * machine, and the fields that follow the worker from spawn to death.
  * Supervisor only; no Python.
  *
- * Layer: worker.  Called by the session's request and answer parts
- * (session.c, session-run.c, session-answer.c, session-ckpt.c) and by
- * session-link.c, which turns the worker's frames and init's reports
- * into these events.  It calls nothing above itself: it does no I/O, and
+ * Layer: a leaf, the lowest of the session's files.  Called by the
+ * files above it (session.c, the ops, the run's answer, the checkpoint
+ * policy, the worker's process) and by session-link.c, which turns the
+ * worker's frames and init's reports into these events.  It calls nothing above itself: it does no I/O, and
  * only moves the state along life_rules and keeps its counters.
  *
  * The states say what the worker is doing; the run in flight (s->run)

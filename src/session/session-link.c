@@ -1,8 +1,8 @@
 /*
- * session-link.c - the session's worker (see session-int.h): its
- * channels, its start (spawned fresh by init or resumed from a
- * checkpoint), the frames it sends, its output, its death, and init's
- * reports.
+ * session-link.c - what the session's worker says and does (see
+ * session-int.h): the frames it sends, its death and its replacement,
+ * and init's reports.  The worker as a process (channels, spawn,
+ * resume, signals, output) is session-proc.c's.
  *
  * The worker is untrusted (link.h): every frame it writes is checked
  * against what the supervisor asked it for, and one that is not owed ends
@@ -11,8 +11,8 @@
  * it orders one (session_order_ckpt) after a cell that ran code, when
  * the policy says (session-ckpt.c), after a fresh worker's hello (the
  * pristine one) and after a resume (the re-arm).  The socket keeps them
- * in order: reply N, checkpoint N, reply N+1 ...  A new worker is either spawned fresh by
- * init or resumed from a checkpoint (session_restore), and only once the
+ * in order: reply N, checkpoint N, reply N+1 ...  A new worker is
+ * either spawned fresh by init or resumed from a checkpoint (session_restore), and only once the
  * old one is dead, as init reports: its checkpoints are then children of
  * init, which a resumed worker's death signal relies on.  Ops that
  * replace the worker on purpose (rollback, reset, a failed atomic cell)
@@ -20,13 +20,12 @@
  * set until the new worker says hello, so that the answer says what is
  * really there.
  *
- * Layer: worker.  Calls down into the link (link.c), chan.c, init.c and
- * ckpt.c, and moves the worker's state only through session-life.c.  It
- * hands each checked frame up to the layer that consumes it (the table
- * session_on_frame: answers, checkpoint policy) and, when the worker
- * dies or a new one is up, tells the requests (session_run_died,
- * session_restored): those are its only calls upward, besides the hub's
- * queue for events and warnings.
+ * Layer: the worker's link, under the ops.  Hands each checked frame
+ * down to the file that consumes it (the table session_on_frame: the
+ * run's answer, the checkpoint policy) and, when the worker dies or a
+ * new one is up, tells the run's answer (session_run_died,
+ * session_restored); moves the worker's state only through
+ * session-life.c, and works the process through session-proc.c.
  */
 #include "config.h"
 
@@ -48,248 +47,9 @@
 
 static void session_spawned(struct session *s, pid_t pid);
 
-void
-session_close_worker(struct session *s)
-{
-	link_close(&s->ctl);
-	if (s->out >= 0)
-		close(s->out);
-	if (s->err >= 0)
-		close(s->err);
-	if (s->pidfd >= 0)
-		close(s->pidfd);
-	s->out = s->err = s->pidfd = -1;
-	usage_close(&s->usage);
-	s->pid = 0;
-	life_died(&s->life);
-}
-
-/*
- * s->pid is in init's PID namespace, not ours: it is never given to
- * kill().  The worker's pidfd names it exactly; without one (a kernel
- * before 5.3, or a worker that has not said hello) init, which lives in
- * that namespace, is asked to send the signal.  An interrupt always goes
- * through init, to the worker's process group: the programs a cell runs
- * get it too, as at a terminal (init_interrupt).
- */
-void
-session_signal(struct session *s, int sig)
-{
-	if (sig == SIGINT && s->pid > 0) {
-		/* Held until init says it sent it (session_dispatch). */
-		if (init_signal(&s->init, s->pid, sig) == 0)
-			life_int_sent(&s->life);
-		return;
-	}
-	if (s->pidfd >= 0) {
-		syscall(SYS_pidfd_send_signal, s->pidfd, sig, NULL, 0);
-		return;
-	}
-	if (s->pid > 0)
-		init_signal(&s->init, s->pid, sig);
-}
-
-/* Send the worker a message; what answers it is owed already. */
-void
-session_send(struct session *s, json_t *msg)
-{
-	if (chan_send(s->ctl.chan.fd, msg, NULL, 0) == -1)
-		session_signal(s, SIGKILL);	/* init reports the death */
-	json_decref(msg);
-}
-
-/* A new worker's control socket and pipes: ours are kept, the worker's
- * ends are put in child[] for the caller to pass on and close.  0, or -1
- * with errno and nothing left open. */
-static int
-session_channels(struct session *s, int child[3])
-{
-	int sv[2] = { -1, -1 }, po[2] = { -1, -1 }, pe[2] = { -1, -1 };
-	int e, i;
-
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == -1 ||
-	    pipe2(po, O_CLOEXEC) == -1 || pipe2(pe, O_CLOEXEC) == -1) {
-		e = errno;
-		for (i = 0; i < 2; i++) {
-			if (sv[i] >= 0)
-				close(sv[i]);
-			if (po[i] >= 0)
-				close(po[i]);
-			if (pe[i] >= 0)
-				close(pe[i]);
-		}
-		errno = e;
-		return -1;
-	}
-	/* A blocking read here would stall every front end. */
-	if (set_nonblock(sv[0], true) == -1 || set_nonblock(po[0], true) ==
-	    -1 || set_nonblock(pe[0], true) == -1) {
-		e = errno;
-		for (i = 0; i < 2; i++) {
-			close(sv[i]);
-			close(po[i]);
-			close(pe[i]);
-		}
-		errno = e;
-		return -1;
-	}
-	/* A cell that prints a lot writes in bigger strides and the loop
-	 * wakes less often; the system's cap (pipe-max-size) may refuse,
-	 * and the default then does. */
-	(void)fcntl(po[0], F_SETPIPE_SZ, SESSION_PIPE_SIZE);
-	(void)fcntl(pe[0], F_SETPIPE_SZ, SESSION_PIPE_SIZE);
-	link_init(&s->ctl, sv[0]);
-	s->out = po[0];
-	s->err = pe[0];
-	child[0] = sv[1];
-	child[1] = po[1];
-	child[2] = pe[1];
-	return 0;
-}
-
-/* init's {"t":"fatal"}: it could not set up the sandbox or itself. */
-static void
-session_init_fatal(struct session *s, json_t *m)
-{
-	session_fail(s, "the sandbox cannot be set up: %s (--sandbox none "
-	    "runs without it)", json_string_value(json_object_get(m,
-	    "error")));
-}
-
-/* init's socket is closed: read what it sent before it went, for a
- * "fatal" report (it exits right after one). */
-static void
-session_init_reason(struct session *s)
-{
-	json_t *m;
-	bool bad = false;
-
-	if (chan_fill(&s->init.chan) <= 0)
-		return;
-	while ((m = chan_next(&s->init.chan, NULL, NULL, &bad)) != NULL) {
-		const char *t = json_string_value(json_object_get(m, "t"));
-
-		if (t != NULL && strcmp(t, "fatal") == 0)
-			session_init_fatal(s, m);
-		json_decref(m);
-	}
-}
-
-void
-session_spawn(struct session *s)
-{
-	int child[3], rc;
-
-	if (session_channels(s, child) == -1) {
-		session_fail(s, "cannot create the worker's channels: %s",
-		    strerror(errno));
-		return;
-	}
-	rc = init_spawn(&s->init, child[0], child[1], child[2]);
-	close(child[0]);
-	close(child[1]);
-	close(child[2]);
-	if (rc == -1) {
-		int e = errno;
-
-		/* init is gone; if it said why, that is the reason to give */
-		session_init_reason(s);
-		session_fail(s, "cannot reach coil's init process: %s",
-		    strerror(e));
-		session_close_worker(s);
-		return;
-	}
-	life_spawned(&s->life);
-	session_note(s, EV_WORKER, json_pack("{s:s}", "state", "starting"));
-	/* strict: the fork listener comes first, before any Python runs */
-	if (s->opts->sbx.profile == SANDBOX_STRICT)
-		link_owe(&s->ctl, LINK_GATE, 0, 0, -1);
-	link_owe(&s->ctl, LINK_HELLO, 0, 0, -1);
-	s->pid = 0;
-	buf_free(&s->start_err);
-}
-
-/* Resume ck as the worker; it answers with hello.  -1 when it is gone. */
-static int
-session_resume(struct session *s, struct ckpt *ck)
-{
-	int child[3], rc;
-
-	if (session_channels(s, child) == -1)
-		return -1;
-	/* The re-arm is ours to order once it has said hello. */
-	rc = ckpt_resume(ck, child[0], child[1], child[2], false);
-	close(child[0]);
-	close(child[1]);
-	close(child[2]);
-	if (rc == -1) {
-		session_close_worker(s);
-		return -1;
-	}
-	ckpt_touch(&s->ck, ck);
-	session_note(s, EV_WORKER, json_pack("{s:s, s:i}", "state",
-	    "resuming", "cell", ck->node->cell));
-	s->pid = s->ctl.pid = ck->pid;
-	link_owe(&s->ctl, LINK_HELLO, 0, 0, ck->node->cell);
-	s->pidfd = ck->pidfd;		/* to kill it if it never says hello */
-	usage_close(&s->usage);
-	ck->pidfd = -1;
-	life_resumed(&s->life, ck, SESSION_RESUME_MS);
-	buf_free(&s->start_err);
-	return 0;
-}
-
-/* Read a pipe until it is empty, or budget bytes were read; false at
- * end of file. */
-bool
-session_drain(struct session *s, bool is_err, size_t budget)
-{
-	char chunk[65536];
-	int fd = is_err ? s->err : s->out;
-	size_t got = 0;
-	ssize_t n;
-
-	if (fd < 0)
-		return false;
-	while (got < budget) {
-		n = read(fd, chunk, sizeof chunk);
-		if (n > 0) {
-			session_output(s, is_err ? 2 : 1, chunk, (size_t)n);
-			got += (size_t)n;
-			continue;
-		}
-		if (n == 0)
-			return false;
-		if (errno == EINTR)
-			continue;
-		return errno == EAGAIN;
-	}
-	return true;		/* more later: the loop turns first */
-}
-
-/* Both pipes, drained of what they hold now.  One poll asks both, where
- * two reads would each fail with EAGAIN: this runs twice on every
- * cell's round trip, and the pipes are most often empty.  An end of
- * file is left for the loop's poll, which sees it too. */
-void
-session_drain_both(struct session *s, size_t budget)
-{
-	struct pollfd p[2] = {
-		{ .fd = s->out, .events = POLLIN },
-		{ .fd = s->err, .events = POLLIN },
-	};
-
-	if (poll(p, 2, 0) <= 0)
-		return;
-	if (p[0].revents != 0)
-		session_drain(s, false, budget);
-	if (p[1].revents != 0)
-		session_drain(s, true, budget);
-}
-
 /* hello: a worker is up, spawned fresh or resumed from a checkpoint (the
  * one owed hello says which; link.c checked that it agrees). */
-void
+static void
 session_hello(struct session *s, struct link_frame *f)
 {
 	json_t *m = f->msg;
@@ -346,63 +106,6 @@ session_hello(struct session *s, struct link_frame *f)
 	json_decref(restored);
 	if (ck != NULL && ck->kind == CKPT_ATOMIC)
 		ckpt_drop(&s->ck, ck);
-}
-
-/* Append to buf what cells holds, in runs: "5-9, 12"; "..." when the
- * rest does not fit. */
-static void
-session_cells_text(json_t *cells, char *buf, size_t len)
-{
-	size_t i = 0, n = json_array_size(cells), at;
-	json_int_t first, last;
-
-	while (i < n) {
-		first = last = json_integer_value(json_array_get(cells, i++));
-		while (i < n && json_integer_value(json_array_get(cells, i)) ==
-		    last + 1)
-			last = json_integer_value(json_array_get(cells, i++));
-		at = strlen(buf);
-		if (len - at < 32) {
-			snprintf(buf + at, len - at, ", ...");
-			return;
-		}
-		snprintf(buf + at, len - at, first == last ? "%s%lld" :
-		    "%s%lld-%lld", at > 0 && buf[at - 1] != ' ' ? ", " : "",
-		    (long long)first, (long long)last);
-	}
-}
-
-/* Where a restore left the namespace, for messages: "the namespace is
- * back at the state after cell 4; cells 5-7 ran after that checkpoint
- * and are lost: run them again if you need what they did; 1 thread did
- * not survive". */
-const char *
-session_where(json_t *restored, char *buf, size_t len)
-{
-	json_t *cell = json_object_get(restored, "cell");
-	json_t *lost = json_object_get(restored, "lost");
-	int threads = (int)json_integer_value(json_object_get(restored,
-	    "threads_lost"));
-	size_t n = json_array_size(lost);
-
-	if (!json_is_integer(cell))
-		snprintf(buf, len, "nothing could be restored, so a fresh "
-		    "namespace started");
-	else
-		snprintf(buf, len, "the namespace is back at the state after "
-		    "cell %d", (int)json_integer_value(cell));
-	if (n > 0) {
-		snprintf(buf + strlen(buf), len - strlen(buf), "; cell%s ",
-		    n > 1 ? "s" : "");
-		session_cells_text(lost, buf, len);
-		snprintf(buf + strlen(buf), len - strlen(buf), " %s lost: run "
-		    "%s again if you need what %s did", n > 1 ? "are" : "is",
-		    n > 1 ? "them" : "it", n > 1 ? "they" : "it");
-	}
-	if (threads > 0)
-		snprintf(buf + strlen(buf), len - strlen(buf), "; %d thread%s "
-		    "did not survive", threads, threads > 1 ? "s" : "");
-	return buf;
 }
 
 /* The worker is gone.  Pick what comes next: the run's target, or the
@@ -619,25 +322,6 @@ session_input_asked(struct session *s, struct link_frame *f)
 	session_post(s, e);
 }
 
-int
-session_input(struct session *s, const char *line)
-{
-	struct sevent *e;
-
-	if (link_answered_input(&s->ctl) == -1)
-		return -1;
-	session_send(s, json_pack("{s:s, s:s?}", "op", "input", "line",
-	    line));
-	if (s->run != NULL) {
-		e = session_event_new(EV_ANSWERED, s->run);
-		e->ev.info = json_pack("{s:s?}", "line", line);
-		if (line == NULL)
-			json_object_set_new(e->ev.info, "line", json_null());
-		session_post(s, e);
-	}
-	return 0;
-}
-
 /* %save FILE.ipynb: the cell gets the notebook's bytes, not a path of
  * its choosing written by us (link.h).  Answered at once, whatever the
  * cell does next; an fd rather than the bytes, so that a cell that
@@ -707,4 +391,23 @@ session_from_worker(struct session *s)
 	 * reports the exit. */
 	link_close(&s->ctl);
 	session_signal(s, SIGKILL);
+}
+
+/* Replace the worker on purpose: kill it and go on at once, without
+ * waiting for init to report its exit (a worker of a few GB takes tens
+ * of milliseconds to die, a rollback should take one): the next one
+ * (r->target, or a fresh spawn) owns new channels, and the old one's
+ * exit report no longer matches s->pid.  worker.c arms the resumed
+ * worker's death signal only once init is its parent, so the old
+ * worker's end does not take it along. */
+void
+session_replace(struct session *s, struct sreq *r, enum life_after after)
+{
+	r->deadline = r->kill_at = 0;
+	if (r->target != NULL)
+		r->target->held = true;
+	s->run = r;
+	life_killed(&s->life, after);
+	session_signal(s, SIGKILL);
+	session_worker_died(s, W_EXITCODE(0, SIGKILL));
 }

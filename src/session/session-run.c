@@ -1,14 +1,13 @@
 /*
  * session-run.c - a request's run in the worker (see session-int.h):
  * what the worker is sent of it, an exec's cell number, output caps,
- * the measure of its cost and the checkpoint of the state before it,
- * and the replacement of the worker that rollback, reset and a failed
- * atomic cell ask for.  The worker's side of the conversation, its
- * frames and its death, is session-link.c's.
+ * the measure of its cost and the checkpoint of the state before it.
+ * The worker's side of the conversation, its frames and its death, is
+ * session-link.c's; the answer, session-reply.c's.
  *
- * Layer: requests.  Calls down into the worker (session-link.c; its
- * state moves through session-life.c) and the link; up only through the
- * hub's queue.
+ * Layer: the ops, beside session-ops.c.  Calls down into the worker's
+ * link (a reset replaces the worker: session_replace), its process and
+ * life, the checkpoint policy, the costs and the outbox.
  */
 #include "config.h"
 
@@ -28,54 +27,6 @@ session_timeout_of(const struct session *s, json_t *req)
 	if (json_is_number(t))
 		return json_number_value(t);
 	return s->opts->timeout < 0 ? OPTS_TIMEOUT : s->opts->timeout;
-}
-
-/* Replace the worker on purpose: kill it and go on at once, without
- * waiting for init to report its exit (a worker of a few GB takes tens
- * of milliseconds to die, a rollback should take one): the next one
- * (r->target, or a fresh spawn) owns new channels, and the old one's
- * exit report no longer matches s->pid.  worker.c arms the resumed
- * worker's death signal only once init is its parent, so the old
- * worker's end does not take it along. */
-void
-session_replace(struct session *s, struct sreq *r, enum life_after after)
-{
-	r->deadline = r->kill_at = 0;
-	if (r->target != NULL)
-		r->target->held = true;
-	s->run = r;
-	life_killed(&s->life, after);
-	session_signal(s, SIGKILL);
-	session_worker_died(s, W_EXITCODE(0, SIGKILL));
-}
-
-/* The worker died (how; broke: it broke protocol; starting: before
- * its hello).  The run in flight waits for the next worker, its answer
- * written now as far as it can be (session_restored ends it); with
- * none, the next answer says the worker died between requests. */
-void
-session_run_died(struct session *s, const char *how, bool broke,
-    bool starting)
-{
-	struct sreq *r = s->run;
-
-	if (r == NULL) {
-		if (!starting && s->died_idle == NULL && broke)
-			xasprintf(&s->died_idle, "it broke protocol: %s, so it "
-			    "was killed", how);
-		else if (!starting && s->died_idle == NULL)
-			s->died_idle = xstrdup(how);
-	} else if (life_died_under(&s->life)) {
-		r->broke = broke;
-		r->deadline = r->kill_at = 0;
-		snprintf(r->how, sizeof r->how, "%s", how);
-		if (r->op == OP_EXEC) {
-			s->cells = r->cell;
-			r->pending = session_exec_response(s, r, r->killed &&
-			    !broke ? session_stop_status(r) : ST_CRASHED, NULL,
-			    NULL, NULL);
-		}
-	}
 }
 
 /* This cell's output cap: its max_output, else --max-output. */

@@ -10,11 +10,11 @@
  * is reported by init; the run in flight is answered with what happened
  * once another worker is up (session-link.c).
  *
- * Layer: requests, with the loop.  Calls down into the worker
- * (session-link.c, its state in session-life.c) and the link; serves
- * the supervisor's ops (session-ckpt.c) and starts runs (session-run.c);
- * answers go up only through the hub's queue (session_answer,
- * session_post).
+ * Layer: the top of the session's files (README has the order), below
+ * the front ends, which call session.h.  Serves the ops through
+ * session-run.c and session-ops.c, hands the worker's and init's
+ * descriptors to session-link.c, and answers through the outbox
+ * (session-post.c), which the hub delivers.
  */
 #include "config.h"
 
@@ -30,37 +30,6 @@
 #include "export.h"
 #include "record.h"
 #include "session-int.h"
-
-/* The first failure is the one the person sees. */
-void
-session_fail(struct session *s, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (s->failed)
-		return;
-	s->failed = true;
-	va_start(ap, fmt);
-	vsnprintf(s->failure, sizeof s->failure, fmt, ap);
-	va_end(ap);
-}
-
-void
-sreq_free(struct sreq *r)
-{
-	if (r->target != NULL)
-		r->target->held = false;
-	if (r->pre != NULL)
-		r->pre->held = false;
-	response_free(r->pending);
-	response_free(r->ready);
-	json_decref(r->warnings);
-	json_decref(r->req);
-	json_decref(r->id);
-	buf_free(&r->shape[0].carry);
-	buf_free(&r->shape[1].carry);
-	free(r);
-}
 
 /* ---- the queue ----------------------------------------------------- */
 
@@ -165,14 +134,6 @@ session_dispatch(struct session *s)
 		}
 	}
 	session_hold_arm(s);
-}
-
-/* The run a live worker owes its reply, or NULL: none runs, or its
- * worker is starting, or gone, or being replaced under it. */
-struct sreq *
-session_serving(const struct session *s)
-{
-	return life_serving(&s->life) ? s->run : NULL;
 }
 
 bool

@@ -1,5 +1,7 @@
 /*
  * wire.c - the agent protocol's lines on a conn (see wire.h).
+ *
+ * Layer: the top of the session's files: calls session.h only.
  */
 #include "config.h"
 

@@ -7,7 +7,13 @@ it owns.  A file may include headers of its own folder and of the
 folders below it, never of one above: so the front ends sit on the hub,
 the hub on the requests and the worker's life, those on the link and
 the channel, and nothing low reaches back into a front end.  A header
-no folder holds (config.h, made by configure) is left alone."""
+no folder holds (config.h, made by configure) is left alone.
+
+Inside src/session/, the files are layers too, at the level of calls:
+its README lists them top down, and a file calls a function of a file
+below it, never of one above; two files on one line may call one
+another one way only.  A call is a name a file uses that another file
+defines outside "static"; comments are left out."""
 import os
 import re
 import sys
@@ -60,4 +66,61 @@ for folder, name in files:
 check(files != [], "the sources are found (%d files)" % len(files))
 check(up == [], "no include runs from a lower layer to a higher one",
       "\n".join(up))
+
+
+def session_order():
+    """The files of src/session/README's list, each with its rank."""
+    rank, n = {}, 0
+    with open(os.path.join(SRC, "session", "README")) as f:
+        for line in f:
+            m = re.match(r"^  (\S+(?:, \S+)*)(\s{2,}\S|$)", line)
+            if m is None:
+                continue
+            for stem in m.group(1).split(", "):
+                rank[stem] = n
+            n += 1
+    return rank
+
+
+def defined(text):
+    """The functions text defines outside static, GNU style: the name at
+    the start of a line, its type on the line above."""
+    return set(m.group(2) for m in re.finditer(
+        r"^(?!static)([^\n]*)\n(\w+)\(", text, re.M)
+        if not m.group(1).startswith(("#", " ", "\t")) and m.group(1))
+
+
+def session_calls():
+    rank = session_order()
+    folder = os.path.join(SRC, "session")
+    texts = {}
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".c"):
+            with open(os.path.join(folder, name)) as f:
+                texts[name[:-2]] = re.sub(r"/\*.*?\*/", "", f.read(),
+                                          flags=re.S)
+    stray = sorted(set(texts) - set(rank))
+    check(len(rank) > 5 and stray == [], "every file of src/session/ is on "
+          "its README's list (%d of them)" % len(texts), stray)
+    owner = {}
+    for stem, text in texts.items():
+        for fn in defined(text):
+            owner[fn] = stem
+    edges = {}
+    for stem, text in texts.items():
+        for word in set(re.findall(r"\b\w+\b", text)):
+            to = owner.get(word)
+            if to is not None and to != stem:
+                edges.setdefault((stem, to), []).append(word)
+    up = ["%s -> %s: %s" % (a, b, " ".join(sorted(ns)))
+          for (a, b), ns in sorted(edges.items())
+          if rank.get(b, 0) < rank.get(a, 0) or
+          (rank.get(b) == rank.get(a) and (b, a) in edges)]
+    check(len(edges) > 10, "the calls between the session's files are "
+          "found (%d pairs of files)" % len(edges))
+    check(up == [], "no file of src/session/ calls one above it on the "
+          "list, nor two on a line each other", "\n".join(up))
+
+
+session_calls()
 done()
