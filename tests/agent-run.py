@@ -6,6 +6,8 @@ responses it must write, in the order they must arrive.  With "@ --mcp"
 it is the MCP server's (JSON-RPC messages, one a line).
 
   @ --timeout 5          extra coil arguments (before the first request)
+  @ requires numpy       skip the file unless python3 imports these
+  @@ --sandbox none      run the session once more with these arguments
   > {"code": "1+1"}      a request line, sent as it is
   >b b'{"code": "\\xff"}' a request given as a Python bytes literal
   < {"result": "2"}      the next response line must contain this object
@@ -13,13 +15,19 @@ it is the MCP server's (JSON-RPC messages, one a line).
   # ...                  a comment
 
 Expected objects match by subset: every key given must be there with a
-matching value.  A string "~RE" matches any string RE finds a match in,
-"!~RE" any string it does not, and "*" any value at all.  All requests
-are written at once, then stdin is closed, as a pipe would.
+matching value, and a key given as "!*" must not be there.  A string
+"~RE" matches any string RE finds a match in, "!~RE" any string it does
+not, and "*" any value at all.  A list matches item by item; one that
+ends in "..." matches any list holding its other items in that order,
+among others.  All requests are written at once, then stdin is closed,
+as a pipe would.
 
-Each expected response is one check (its mismatches as diagnostics),
-then one that no line came beyond them, one that every line was UTF-8
-JSON, and one that coil exited 0.
+Each run is a fresh coil in a fresh work dir (under $TEST_WORKDIR),
+removed after it: the first with the "@" arguments, then one for each
+"@@" line with its arguments added.  In each, every expected response
+is one check (its mismatches as diagnostics), then one that no line
+came beyond them, one that every line was UTF-8 JSON, and one that
+coil exited 0.
 
 A test file may also be a transcript, as coil --record writes one (its
 first line is {"coil_transcript": ...}; see share/example.transcript):
@@ -31,14 +39,17 @@ import ast
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "lib"))
-from coiltest import COIL, Coil, check, diag, done, tap  # noqa: E402
+from coiltest import (COIL, SYSPYTHON, Coil, check, diag,  # noqa: E402
+                      done, skip_all, tap)
 
 DEADLINE = 120          # seconds for the whole session
 
@@ -60,11 +71,16 @@ def match(want, got, path="$"):
             return ["%s: expected an object, got %r" % (path, got)]
         errs = []
         for k, v in want.items():
-            if k not in got:
+            if v == "!*":
+                if k in got:
+                    errs.append("%s: key %r is there" % (path, k))
+            elif k not in got:
                 errs.append("%s: no key %r" % (path, k))
             else:
                 errs += match(v, got[k], "%s.%s" % (path, k))
         return errs
+    if isinstance(want, list) and want[-1:] == ["..."]:
+        return among(want[:-1], got, path)
     if isinstance(want, list):
         if not isinstance(got, list) or len(got) != len(want):
             return ["%s: expected %r, got %r" % (path, want, got)]
@@ -80,14 +96,33 @@ def match(want, got, path="$"):
     return []
 
 
+def among(want, got, path):
+    """The ways the list got lacks want's items, in want's order."""
+    if not isinstance(got, list):
+        return ["%s: expected a list, got %r" % (path, got)]
+    i = 0
+    for g in got:
+        if i < len(want) and not match(want[i], g):
+            i += 1
+    if i < len(want):
+        return ["%s: no item matching %r (in order) in %r"
+                % (path, want[i], got)]
+    return []
+
+
 def parse(path):
-    """(coil arguments, requests, [(line number, expected object)]).
-    A request is bytes to write, or a float: seconds to wait."""
-    args, requests, expected = [], [], []
+    """(coil arguments, [arguments of each further run], modules required,
+    requests, [(line number, expected object)]).  A request is bytes to
+    write, or a float: seconds to wait."""
+    args, again, needs, requests, expected = [], [], [], [], []
     with open(path, encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
             line = line.rstrip("\n")
-            if line.startswith("@ "):
+            if line.startswith("@ requires "):
+                needs += line[11:].split()
+            elif line.startswith("@@ "):
+                again.append(line[3:].split())
+            elif line.startswith("@ "):
                 args += line[2:].split()
             elif line.startswith(">b "):
                 requests.append(ast.literal_eval(line[3:]))
@@ -97,7 +132,13 @@ def parse(path):
                 requests.append(float(line[2:]))
             elif line.startswith("< "):
                 expected.append((n, json.loads(line[2:])))
-    return args, requests, expected
+    return args, again, needs, requests, expected
+
+
+def missing(mods):
+    """The modules of mods that python3, the one coil embeds, lacks."""
+    return [m for m in mods if subprocess.run(
+        [SYSPYTHON, "-c", "import " + m], capture_output=True).returncode]
 
 
 def feed(c, requests):
@@ -165,18 +206,23 @@ def replay_test(path):
     done()
 
 
-def main():
-    path = sys.argv[1]
-    name = os.path.basename(path)
-    if is_transcript(path):
-        replay_test(path)
-    args, requests, expected = parse(path)
-    # "@ --mcp": the MCP server on the same stdio, not the agent
-    c = Coil(*args, cwd=os.environ.get("TEST_WORKDIR"),
-             argv=[COIL, *args] if "--mcp" in args else None)
-    lines, trouble = session(c, requests)
-    status = c.close()
+def run(args, requests):
+    """One session in a work dir of its own: (the lines coil wrote, what
+    went wrong reading them or None, its exit status, its stderr)."""
+    wd = tempfile.mkdtemp(prefix="run.", dir=os.environ.get("TEST_WORKDIR"))
+    try:
+        # "@ --mcp": the MCP server on the same stdio, not the agent
+        c = Coil(*args, cwd=wd,
+                 argv=[COIL, *args] if "--mcp" in args else None)
+        lines, trouble = session(c, requests)
+        status = c.close()
+    finally:
+        shutil.rmtree(wd, ignore_errors=True)
+    return lines, trouble, status, c.stderr_text()
 
+
+def checks(name, expected, lines, trouble, status):
+    """The checks of one run: each expected response, then the rest."""
     parsed, bad = [], []
     for i, raw in enumerate(lines, 1):
         try:
@@ -197,14 +243,32 @@ def main():
             check(not errs, what, "\n".join(errs + [
                 "got: " + json.dumps(parsed[i], ensure_ascii=False)[:1000]]))
     extra = lines[len(expected):]
-    check(not extra, "no line beyond the %d expected" % len(expected),
+    check(not extra, "%s: no line beyond the %d expected"
+          % (name, len(expected)),
           "\n".join(l[:300].decode(errors="replace") for l in extra))
-    check(not bad, "every line coil wrote is UTF-8 JSON", "\n".join(bad))
-    check(status == 0 and trouble is None, "coil exits 0",
+    check(not bad, "%s: every line coil wrote is UTF-8 JSON" % name,
+          "\n".join(bad))
+    check(status == 0 and trouble is None, "%s: coil exits 0" % name,
           trouble or "exit status %s" % status)
-    err = c.stderr_text()
-    if tap().failed and err:
-        diag("--- coil's stderr ---\n" + err[-4000:])
+
+
+def main():
+    path = sys.argv[1]
+    name = os.path.basename(path)
+    if is_transcript(path):
+        replay_test(path)
+    args, again, needs, requests, expected = parse(path)
+    lack = missing(needs)
+    if lack:
+        skip_all("python3 cannot import %s (apt-get install %s)" % (
+            ", ".join(lack), " ".join("python3-" + m for m in lack)))
+    for more in [[]] + again:
+        failed = tap().failed
+        lines, trouble, status, err = run(args + more, requests)
+        label = "%s(%s)" % (name, " ".join(more)) if more else name
+        checks(label, expected, lines, trouble, status)
+        if tap().failed > failed and err:
+            diag("--- coil's stderr ---\n" + err[-4000:])
     done()
 
 
