@@ -430,31 +430,33 @@ take_cell(struct response *r, json_t *v)
 	return true;
 }
 
+/* A string member into one of r's texts, as set (response_set_output,
+ * ...) puts it. */
+static bool
+take_text(struct response *r, json_t *v,
+    void (*set)(struct response *, const char *, size_t))
+{
+	if (json_is_string(v))
+		set(r, json_string_value(v), json_string_length(v));
+	return json_is_string(v);
+}
+
 static bool
 take_output(struct response *r, json_t *v)
 {
-	if (json_is_string(v))
-		response_set_output(r, json_string_value(v),
-		    json_string_length(v));
-	return json_is_string(v);
+	return take_text(r, v, response_set_output);
 }
 
 static bool
 take_stderr(struct response *r, json_t *v)
 {
-	if (json_is_string(v))
-		response_set_stderr(r, json_string_value(v),
-		    json_string_length(v));
-	return json_is_string(v);
+	return take_text(r, v, response_set_stderr);
 }
 
 static bool
 take_result(struct response *r, json_t *v)
 {
-	if (json_is_string(v))
-		response_set_result(r, json_string_value(v),
-		    json_string_length(v));
-	return json_is_string(v) || json_is_null(v);
+	return json_is_null(v) || take_text(r, v, response_set_result);
 }
 
 static bool
