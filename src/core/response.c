@@ -2,10 +2,13 @@
  * response.c - one answer to one request (see response.h).
  *
  * The serializer writes the fields in the order the protocol's examples
- * show them: id, status, then what the op and the status carry.
+ * show them: id, status, then what the op and the status carry.  The
+ * parser (response_from_json) takes those members back one by one, by
+ * a table, and leaves every other member to the op's fields.
  */
 #include "config.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -348,4 +351,276 @@ response_text(struct response *r, unsigned flags, size_t *len)
 	}
 	*len = r->text_len[flags];
 	return r->text[flags];
+}
+
+/* ---- the inverse: a line back into the struct ----------------------- */
+
+/* The index of v's string in names[0..n), or -1. */
+static int
+response_name_of(const char *const *names, int n, json_t *v)
+{
+	const char *s = json_string_value(v);
+	int i;
+
+	for (i = 0; s != NULL && i < n; i++)
+		if (strcmp(names[i], s) == 0)
+			return i;
+	return -1;
+}
+
+static bool
+take_id(struct response *r, json_t *v)
+{
+	json_decref(r->id);
+	r->id = json_incref(v);
+	return true;
+}
+
+/* A count: an integer from 0 up. */
+static bool
+take_count(json_t *v, unsigned long long *out)
+{
+	if (!json_is_integer(v) || json_integer_value(v) < 0)
+		return false;
+	*out = (unsigned long long)json_integer_value(v);
+	return true;
+}
+
+static bool
+take_seq(struct response *r, json_t *v)
+{
+	unsigned long long n;
+
+	if (!take_count(v, &n))
+		return false;
+	r->seq = n;
+	return true;
+}
+
+static bool
+take_origin(struct response *r, json_t *v)
+{
+	int i = response_name_of(origin_names, ORIGIN_REPLAY + 1, v);
+
+	if (i >= 0)
+		r->origin = (enum origin)i;
+	return i >= 0;
+}
+
+static bool
+take_status(struct response *r, json_t *v)
+{
+	int i = response_name_of(status_names, ST_INVALID + 1, v);
+
+	if (i >= 0)
+		r->status = (enum status)i;
+	return i >= 0;
+}
+
+static bool
+take_cell(struct response *r, json_t *v)
+{
+	if (json_is_null(v))
+		return true;
+	if (!json_is_integer(v) || json_integer_value(v) < INT_MIN ||
+	    json_integer_value(v) > INT_MAX)
+		return false;
+	r->cell = (int)json_integer_value(v);
+	r->has |= RESP_CELL;
+	return true;
+}
+
+/* A string member into one of r's texts, as set (response_set_output,
+ * ...) puts it. */
+static bool
+take_text(struct response *r, json_t *v,
+    void (*set)(struct response *, const char *, size_t))
+{
+	if (json_is_string(v))
+		set(r, json_string_value(v), json_string_length(v));
+	return json_is_string(v);
+}
+
+static bool
+take_output(struct response *r, json_t *v)
+{
+	return take_text(r, v, response_set_output);
+}
+
+static bool
+take_stderr(struct response *r, json_t *v)
+{
+	return take_text(r, v, response_set_stderr);
+}
+
+static bool
+take_result(struct response *r, json_t *v)
+{
+	return json_is_null(v) || take_text(r, v, response_set_result);
+}
+
+static bool
+take_error(struct response *r, json_t *v)
+{
+	if (json_is_null(v))
+		return true;
+	r->error = response_error_from_json(v);
+	return r->error != NULL;
+}
+
+static bool
+take_display(struct response *r, json_t *v)
+{
+	if (json_is_array(v))
+		r->display = json_incref(v);
+	return json_is_array(v);
+}
+
+static bool
+take_duration(struct response *r, json_t *v)
+{
+	r->duration_ms = json_number_value(v);
+	return json_is_number(v);
+}
+
+static bool
+take_cpu(struct response *r, json_t *v)
+{
+	if (json_is_number(v)) {
+		r->cpu_ms = json_number_value(v);
+		r->has |= RESP_COST;
+	}
+	return json_is_number(v) || json_is_null(v);
+}
+
+static bool
+take_memory(struct response *r, json_t *v)
+{
+	unsigned long long n;
+
+	if (json_is_null(v))
+		return true;
+	if (!take_count(v, &n))
+		return false;
+	r->memory_peak = (long long)n;
+	return true;
+}
+
+static bool
+take_effects(struct response *r, json_t *v)
+{
+	if (json_is_array(v))
+		r->effects = json_incref(v);
+	return json_is_array(v);
+}
+
+static bool
+take_effects_more(struct response *r, json_t *v)
+{
+	return take_count(v, &r->effects_more);
+}
+
+static bool
+take_truncated(struct response *r, json_t *v)
+{
+	return take_count(v, &r->truncated);
+}
+
+static bool
+take_restored(struct response *r, json_t *v)
+{
+	r->restored = json_incref(v);
+	return true;
+}
+
+static bool
+take_background(struct response *r, json_t *v)
+{
+	if (json_is_object(v))
+		r->background = json_incref(v);
+	return json_is_object(v);
+}
+
+static bool
+take_warnings(struct response *r, json_t *v)
+{
+	size_t i;
+	json_t *w;
+
+	if (!json_is_array(v))
+		return false;
+	json_array_foreach(v, i, w)
+		if (!json_is_string(w))
+			return false;
+	r->warnings = json_incref(v);
+	return true;
+}
+
+/*
+ * The members response_json writes from the struct's own fields; any
+ * other is an op's (r->fields).  exec's members are its only when the
+ * response is exec's ("output" is there): in another op's answer a
+ * "cell" or "result" is that op's field, as the supervisor sets them
+ * (a rollback's "cell").
+ */
+static const struct response_member {
+	const char *key;
+	bool exec;
+	const char *what;
+	bool (*take)(struct response *r, json_t *v);
+} response_members[] = {
+	{ "id", false, "", take_id },
+	{ "seq", false, "a count", take_seq },
+	{ "origin", false, "agent, person or replay", take_origin },
+	{ "status", false, "a status's name", take_status },
+	{ "cell", true, "a cell's number or null", take_cell },
+	{ "output", true, "a string", take_output },
+	{ "stderr", true, "a string", take_stderr },
+	{ "result", true, "a string or null", take_result },
+	{ "error", false, "an error object or null", take_error },
+	{ "display", true, "an array", take_display },
+	{ "duration_ms", true, "a number", take_duration },
+	{ "cpu_ms", true, "a number or null", take_cpu },
+	{ "memory_peak", true, "a count or null", take_memory },
+	{ "effects", true, "an array", take_effects },
+	{ "effects_more", true, "a count", take_effects_more },
+	{ "truncated", true, "a count", take_truncated },
+	{ "restored", false, "", take_restored },
+	{ "background", false, "an object", take_background },
+	{ "warnings", false, "an array of strings", take_warnings },
+};
+
+struct response *
+response_from_json(json_t *o, char *err, size_t errlen)
+{
+	const struct response_member *m;
+	struct response *r;
+	const char *k;
+	bool exec;
+	json_t *v;
+
+	if (!json_is_object(o) || json_object_get(o, "status") == NULL) {
+		err_set(err, errlen, "a response is a JSON object with a "
+		    "'status'");
+		return NULL;
+	}
+	exec = json_object_get(o, "output") != NULL;
+	r = response_new(ST_OK);
+	r->has = exec ? RESP_EXEC : 0;
+	r->memory_peak = -1;	/* absent: unknown, as null */
+	json_object_foreach(o, k, v) {
+		for (m = response_members; m < response_members +
+		    nitems(response_members); m++)
+			if (strcmp(m->key, k) == 0 && (exec || !m->exec))
+				break;
+		if (m == response_members + nitems(response_members)) {
+			response_set(r, k, json_incref(v));
+		} else if (!m->take(r, v)) {
+			err_set(err, errlen, "a response's '%s' is not %s", k,
+			    m->what);
+			response_free(r);
+			return NULL;
+		}
+	}
+	return r;
 }

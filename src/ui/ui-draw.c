@@ -214,9 +214,9 @@ ui_draw_cells(struct ui *u)
 		int n;
 
 		n = snprintf(row, sizeof row, "[%d] %-6s %-11s %7.0f ms  ",
-		    c->cell, c->origin, c->resp != NULL ? json_string_value(
-		    json_object_get(c->resp, "status")) : "running",
-		    json_number_value(json_object_get(c->resp, "duration_ms")));
+		    c->cell, c->origin, c->resp != NULL ?
+		    status_names[c->resp->status] : "running",
+		    c->resp != NULL ? c->resp->duration_ms : 0.0);
 		snprintf(row + n, sizeof row - (size_t)n, "%.*s", (int)strcspn(
 		    c->code, "\n"), c->code);
 		if (a != A_NORMAL) {
@@ -369,7 +369,7 @@ ui_draw_result(struct ui *u)
 {
 	const struct ui_rect *r = &u->lay.result;
 	const struct ui_cell *c = ui_last_answer(u);
-	json_t *e, *res;
+	const struct response_error *e;
 	char title[128];
 	struct buf b;
 	int i;
@@ -391,23 +391,17 @@ ui_draw_result(struct ui *u)
 		return;
 	}
 	snprintf(title, sizeof title, " result of cell %d (%s): %s, %.0f ms",
-	    c->cell, c->origin, json_string_value(json_object_get(c->resp,
-	    "status")), json_number_value(json_object_get(c->resp,
-	    "duration_ms")));
+	    c->cell, c->origin, status_names[c->resp->status],
+	    c->resp->duration_ms);
 	ui_title(r, title, false);
-	e = json_object_get(c->resp, "error");
-	res = json_object_get(c->resp, "result");
-	if (json_is_object(e)) {
-		const char *tb = json_string_value(json_object_get(e,
-		    "traceback"));
-
-		if (tb != NULL && *tb != '\0')
-			ui_draw_text(u, r, r->y + 1, tb, UL_FAIL);
+	e = c->resp->error;
+	if (e != NULL) {
+		if (e->traceback != NULL && *e->traceback != '\0')
+			ui_draw_text(u, r, r->y + 1, e->traceback, UL_FAIL);
 		else
-			ui_draw_text(u, r, r->y + 1, json_string_value(
-			    json_object_get(e, "message")), UL_FAIL);
-	} else if (json_is_string(res)) {
-		ui_draw_text(u, r, r->y + 1, json_string_value(res), UL_OUT);
+			ui_draw_text(u, r, r->y + 1, e->message, UL_FAIL);
+	} else if (c->resp->has & RESP_RESULT) {
+		ui_draw_text(u, r, r->y + 1, c->resp->result, UL_OUT);
 	} else {
 		ui_draw_text(u, r, r->y + 1, "(no result)", UL_NOTE);
 	}
@@ -501,15 +495,10 @@ ui_draw_status(struct ui *u)
 		    u->reading != NULL ? "Ctrl-D: end of input, Ctrl-C "
 		    "interrupts" : "Ctrl-C interrupts");
 	} else if (c != NULL) {
-		json_t *mem = json_object_get(c->resp, "memory_peak");
-
 		n = snprintf(s, sizeof s, " cell %d %s %.2fs cpu %.2fs "
-		    "mem %.0fM",
-		    c->cell, json_string_value(json_object_get(c->resp,
-		    "status")), json_number_value(json_object_get(c->resp,
-		    "duration_ms")) / 1000, json_number_value(json_object_get(
-		    c->resp, "cpu_ms")) / 1000, json_is_integer(mem) ?
-		    (double)json_integer_value(mem) / 1048576 : 0.0);
+		    "mem %.0fM", c->cell, status_names[c->resp->status],
+		    c->resp->duration_ms / 1000, ui_answer_cpu_ms(c->resp) /
+		    1000, ui_answer_mib(c->resp));
 	} else {
 		n = snprintf(s, sizeof s, " ready");
 	}

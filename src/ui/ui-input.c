@@ -33,6 +33,7 @@ static void ui_next_typed(struct ui *u);
 
 /* ---- what answers to our requests do ------------------------------- */
 
+/* r: the inspect op's fields. */
 static void
 ui_inspect_reply(struct ui *u, json_t *r)
 {
@@ -59,33 +60,34 @@ ui_inspect_reply(struct ui *u, json_t *r)
 	buf_free(&b);
 }
 
+/* A rollback's, a reset's, or %save's (an exec's) answer. */
 static void
-ui_op_reply(struct ui *u, json_t *r)
+ui_op_reply(struct ui *u, const struct response *r)
 {
-	json_t *cell = json_object_get(r, "cell");
+	const char *name = json_string_value(json_object_get(r->fields,
+	    "name"));
+	int cell;
+	bool at = !(r->has & RESP_EXEC) && ui_answer_cell(r, &cell);
 
 	/* the vars asked for below are as of where the op left it: the
 	 * cell it names (rollback), or none run (reset) */
-	if (json_is_integer(cell) && json_object_get(r, "output") == NULL)
-		u->vars_cell = (int)json_integer_value(cell);
-	else if (json_is_string(json_object_get(r, "from")))
+	if (at)
+		u->vars_cell = cell;
+	else if (json_is_string(json_object_get(r->fields, "from")))
 		u->vars_cell = 0;
-	if (json_is_integer(cell) && json_object_get(r, "output") == NULL)
+	if (at)
 		snprintf(u->note, sizeof u->note, "done: the namespace is at "
-		    "cell %lld%s%s", (long long)json_integer_value(cell),
-		    json_is_string(json_object_get(r, "name")) ? ", snapshot " :
-		    "", json_is_string(json_object_get(r, "name")) ?
-		    json_string_value(json_object_get(r, "name")) : "");
+		    "cell %d%s%s", cell, name != NULL ? ", snapshot " : "",
+		    name != NULL ? name : "");
 	else
 		snprintf(u->note, sizeof u->note, "done");
 	ui_submit(u, json_pack("{s:s}", "op", "vars"), W_VARS);
 }
 
 void
-ui_own_reply(struct ui *u, enum ui_why why, json_t *r)
+ui_own_reply(struct ui *u, enum ui_why why, const struct response *r)
 {
-	const char *st = json_string_value(json_object_get(r, "status"));
-	json_t *err = json_object_get(r, "error");
+	const struct response_error *err = r->error;
 
 	if (why == W_EXEC) {
 		if (u->reading != NULL) {
@@ -95,7 +97,7 @@ ui_own_reply(struct ui *u, enum ui_why why, json_t *r)
 			rl_replace_line("", 0);
 		}
 		u->waiting = false;
-		u->incomplete = st != NULL && strcmp(st, "incomplete") == 0;
+		u->incomplete = r->status == ST_INCOMPLETE;
 		if (u->incomplete && u->drop_cell) {
 			buf_free(&u->cell);
 			u->incomplete = false;
@@ -111,22 +113,23 @@ ui_own_reply(struct ui *u, enum ui_why why, json_t *r)
 		}
 		ui_next_typed(u);
 	}
-	if (st != NULL && strcmp(st, "ok") != 0 && why != W_EXEC) {
-		snprintf(u->note, sizeof u->note, "%s", json_is_object(err) ?
-		    json_string_value(json_object_get(err, "message")) : st);
+	if (r->status != ST_OK && why != W_EXEC) {
+		snprintf(u->note, sizeof u->note, "%s", err != NULL ?
+		    err->message : status_names[r->status]);
 		u->dirty = true;
 		return;
 	}
-	if (st != NULL && strcmp(st, "invalid") == 0)
-		snprintf(u->note, sizeof u->note, "%s", json_string_value(
-		    json_object_get(err, "message")));
+	if (r->status == ST_INVALID && err != NULL)
+		snprintf(u->note, sizeof u->note, "%s", err->message);
 	if (why == W_VARS)
-		ui_set_vars(u, json_object_get(r, "vars"), u->vars_cell);
+		ui_set_vars(u, json_object_get(r->fields, "vars"),
+		    u->vars_cell);
 	else if (why == W_PING)
 		snprintf(u->profile, sizeof u->profile, "%s", json_string_value(
-		    json_object_get(json_object_get(r, "sandbox"), "profile")));
+		    json_object_get(json_object_get(r->fields, "sandbox"),
+		    "profile")));
 	else if (why == W_INSPECT)
-		ui_inspect_reply(u, r);
+		ui_inspect_reply(u, r->fields);
 	else if (why == W_OP)
 		ui_op_reply(u, r);
 	u->dirty = true;
@@ -203,16 +206,17 @@ ui_unstrike(char *s)
  * text, which plain mode pages, opens in a window instead.
  */
 void
-ui_input_asked(struct ui *u, json_t *o)
+ui_input_asked(struct ui *u, const struct session_event *ev)
 {
-	const char *prompt = json_string_value(json_object_get(o, "prompt"));
-	const char *page = json_string_value(json_object_get(o, "page"));
+	const char *prompt = json_string_value(json_object_get(ev->info,
+	    "prompt"));
+	const char *page = json_string_value(json_object_get(ev->info,
+	    "page"));
 	char *nl, *line, *text;
 
 	free(u->reading);
 	u->reading = xstrdup(prompt != NULL ? prompt : "");
-	u->reading_seq = (uint64_t)json_integer_value(json_object_get(o,
-	    "seq"));
+	u->reading_seq = ev->seq;
 	if (u->focus != F_OVERLAY)
 		u->focus = F_INPUT;	/* where the answer is typed */
 	u->dirty = true;
@@ -431,7 +435,8 @@ static char **
 ui_complete(const char *text, int start, int end)
 {
 	struct ui *u = ui_self;
-	json_t *reply, *m;
+	struct response *reply;
+	json_t *m;
 	char **out;
 	size_t i, n;
 
@@ -443,7 +448,7 @@ ui_complete(const char *text, int start, int end)
 		return NULL;
 	}
 	reply = ui_call(u, complete_request(), 3000);
-	m = json_object_get(reply, "matches");
+	m = json_object_get(reply != NULL ? reply->fields : NULL, "matches");
 	n = json_array_size(m);
 	/* An ambiguous Tab lists the choices at once, in the result pane,
 	 * as the worker names them (%who_ls, where readline's word is
@@ -458,8 +463,9 @@ ui_complete(const char *text, int start, int end)
 		}
 		u->dirty = true;
 	}
-	out = complete_matches(reply, text, start);
-	json_decref(reply);
+	out = complete_matches(reply != NULL ? reply->fields : NULL, text,
+	    start);
+	response_free(reply);
 	return out;
 }
 /* ---- dispatch -------------------------------------------------------- */

@@ -4,6 +4,7 @@
  *               (a session in this process, or an attach socket)
  *   ui-model.c  what the screen shows, as data: the scrollback, every
  *               cell of the session, the namespace; fed by events
+ *   ui-wire.c   an attach socket's line read into those events
  *   ui-draw.c   the panes and overlays drawn with ncursesw
  *   ui-input.c  readline in the input window, keys dispatched
  *   ui-keys.c   the key table and the :-commands, F1's help from both
@@ -59,7 +60,8 @@ struct ui_cell {
 	bool shown;		/* its header is in the scrollback */
 	bool done;
 	int64_t started_ms;
-	json_t *resp;		/* its answer (the protocol's object) */
+	struct response *resp;	/* what is kept of its answer, the UI's
+				   own copy (ui-model.c's ui_answer_keep) */
 	size_t weight;		/* the bytes of it a trim lets go of */
 	bool trimmed;		/* resp holds its status and times only */
 };
@@ -89,7 +91,7 @@ struct ui {
 	struct { json_int_t id; enum ui_why why; } pend[64];
 	int npend;
 	json_int_t want_id;	/* a synchronous call waits for it */
-	json_t *reply;
+	struct response *reply;	/* and its answer, a reference */
 
 	/* the model */
 	struct ui_line *lines;	/* a ring of cap lines */
@@ -142,21 +144,34 @@ struct ui {
 
 /* ui.c */
 json_int_t ui_submit(struct ui *u, json_t *req, enum ui_why why);
-json_t *ui_call(struct ui *u, json_t *req, int timeout_ms);
+/* The answer to req (a reference: response_free it), NULL when none
+ * came in timeout_ms. */
+struct response *ui_call(struct ui *u, json_t *req, int timeout_ms);
 void ui_interrupt(struct ui *u);
 
 /* ui-model.c */
 void ui_model_init(struct ui *u, size_t scrollback);
 void ui_model_free(struct ui *u);
-void ui_event(struct ui *u, enum session_ev kind, json_t *o,
-    const char *data, size_t len, bool own);
+/* One event of the session's, borrowed: own when it concerns one of
+ * our requests (its answer, or its cell asking for a line).  The
+ * in-process session's come as it made them; an attach socket's as
+ * ui-wire.c read them from their lines.  Output is ev->data's bytes. */
+void ui_event(struct ui *u, const struct session_event *ev, bool own);
 /* EV_OUTPUT or EV_BACKGROUND: len bytes of cell seq's (0: none) stream
- * (2: stderr, else stdout).  The in-process session's chunks come here
- * as its struct holds them; the socket's through ui_event. */
+ * (2: stderr, else stdout). */
 void ui_output(struct ui *u, enum session_ev kind, uint64_t seq,
     int stream, const char *data, size_t len);
-void ui_own_reply(struct ui *u, enum ui_why why, json_t *resp);
-void ui_history(struct ui *u, json_t *o);
+void ui_own_reply(struct ui *u, enum ui_why why, const struct response *r);
+/* A cell that finished before we attached: ev is its EV_QUEUED with its
+ * answer (resp, or NULL), order the order its streams came in. */
+void ui_history(struct ui *u, const struct session_event *ev,
+    json_t *order);
+/* The cell an answer names, as its line shows it: an op's own field
+ * (a rollback's), else exec's.  False when it names none. */
+bool ui_answer_cell(const struct response *r, int *cell);
+/* An answer's measures, 0 where its line says null. */
+double ui_answer_cpu_ms(const struct response *r);
+double ui_answer_mib(const struct response *r);
 void ui_note_line(struct ui *u, enum ui_kind kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 struct ui_line *ui_line_at(struct ui *u, size_t i);	/* 0: oldest */
@@ -179,7 +194,7 @@ void ui_input_start(struct ui *u);
 void ui_input_end(struct ui *u);
 void ui_key(struct ui *u, int key);
 int ui_input_lines(struct ui *u);
-void ui_input_asked(struct ui *u, json_t *o);
+void ui_input_asked(struct ui *u, const struct session_event *ev);
 const char *ui_prompt(const struct ui *u);
 
 /* ui-keys.c */
@@ -187,6 +202,32 @@ bool ui_bound(struct ui *u, int key);	/* a binding took the key */
 bool ui_filter_key(struct ui *u, int key);	/* the / filter took it */
 void ui_command(struct ui *u, const char *line);	/* after the ':' */
 void ui_help_text(struct buf *b);
+
+/* ui-wire.c: one line of an attach socket, read once into the structs
+ * the model reads.  The line is the session's word, checked all the
+ * same: a member of the wrong type is an error (err says which). */
+enum ui_wire_kind {
+	UW_EVENT,	/* ev, one of the session's events */
+	UW_ANSWER,	/* ev: EV_RESPONSE, the answer to a request of ours */
+	UW_HISTORY,	/* ev: EV_QUEUED with resp (ui_history), order */
+	UW_END,		/* the session ended or refused us: why */
+	UW_OTHER,	/* an event this UI does not know: nothing to do */
+};
+
+struct ui_wire {
+	enum ui_wire_kind kind;
+	struct session_event ev;	/* pointers into line, info, resp */
+	const char *why;	/* UW_END */
+	json_t *order;		/* UW_HISTORY: borrowed from line, or NULL */
+	/* owned */
+	json_t *line;
+	json_t *info;		/* the members not read into ev */
+	struct response *resp;
+};
+
+int ui_wire_read(struct ui_wire *w, const char *p, size_t n, char *err,
+    size_t len);
+void ui_wire_free(struct ui_wire *w);
 
 /* ui-replay.c: the keys do nothing (a note says why) without a replay */
 int ui_replay_open(struct ui *u, char *err, size_t len);

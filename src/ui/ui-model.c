@@ -6,10 +6,12 @@
  * up to UI_KEEP_PER_LINE bytes a scrollback line: a long session holds
  * bounded memory too), and the namespace.
  *
- * Events come in the shape of the attach socket's lines (listen.h:
- * {"event", "seq", "origin", ...}), whichever back end delivered them,
- * so the in-process session and an attached one are drawn alike.  A
- * cell's header goes into the scrollback with its first output or its
+ * Events come as the session's structs (session.h's session_event,
+ * response.h's response), whichever back end delivered them: the
+ * in-process session's as it made them, an attached one's as ui-wire.c
+ * read them from the socket's lines, so both are drawn alike by one
+ * reader.  What JSON is left is the structs' own: a request, an op's
+ * fields, an event's info.  A cell's header goes into the scrollback with its first output or its
  * answer, never before: a line that only proves a block incomplete
  * leaves no trace.
  */
@@ -52,7 +54,7 @@ ui_model_free(struct ui *u)
 	free(u->lines);
 	for (i = 0; i < u->ncells; i++) {
 		free(u->cells[i].code);
-		json_decref(u->cells[i].resp);
+		response_free(u->cells[i].resp);
 	}
 	free(u->cells);
 	json_decref(u->vars);
@@ -186,7 +188,7 @@ ui_cell_drop(struct ui *u, struct ui_cell *c)
 	if (u->untrimmed > i)
 		u->untrimmed--;
 	free(c->code);
-	json_decref(c->resp);
+	response_free(c->resp);
 	memmove(c, c + 1, (u->ncells - i - 1) * sizeof *c);
 	u->ncells--;
 	if (u->last > i)
@@ -195,37 +197,95 @@ ui_cell_drop(struct ui *u, struct ui_cell *c)
 		u->cell_sel--;
 }
 
-/* What the cell list can let go of in an answer: its texts. */
+/* What the cell list can let go of in an answer it keeps: its texts. */
 static size_t
-ui_answer_weight(json_t *r)
+ui_answer_weight(const struct response *r)
 {
-	json_t *e = json_object_get(r, "error");
+	const struct response_error *e = r->error;
 
-	return json_string_length(json_object_get(r, "output")) +
-	    json_string_length(json_object_get(r, "stderr")) +
-	    json_string_length(json_object_get(r, "result")) +
-	    json_string_length(json_object_get(e, "message")) +
-	    json_string_length(json_object_get(e, "traceback")) +
-	    UI_KEEP_PER_EFFECT * json_array_size(json_object_get(r,
-	    "effects"));
+	return r->output_len + r->stderr_len + r->result_len +
+	    (e != NULL && e->message != NULL ? strlen(e->message) : 0) +
+	    (e != NULL && e->traceback != NULL ? strlen(e->traceback) : 0) +
+	    UI_KEEP_PER_EFFECT * json_array_size(r->effects);
 }
 
-/* Keep of c's answer what the list and the status line show: a new
- * object (r may be shared with other clients of the session). */
+/*
+ * What the cell list keeps of an answer r: a new response holding what
+ * the list, the status line, the result pane and a cell's detail show
+ * (exec's members only an exec's answer has).  A copy, not a reference:
+ * r is the session's, also holding the images' bytes and its encoded
+ * lines, which nothing here shows and no trim would let go of.  Whole:
+ * its texts, error and effects too; else (a trim) its status, times
+ * and the error's type alone.
+ */
+static struct response *
+ui_answer_keep(const struct response *r, bool whole)
+{
+	struct response *k = response_new(r->status);
+	const struct response_error *e = r->error;
+
+	if (e != NULL) {
+		k->error = xcalloc(1, sizeof *k->error);
+		k->error->type = xstrdup(e->type);
+		k->error->message = whole ? xstrdup(e->message) : NULL;
+		if (whole && e->traceback != NULL)
+			k->error->traceback = xstrdup(e->traceback);
+	}
+	if (!(r->has & RESP_EXEC))
+		return k;
+	k->has = r->has & (RESP_EXEC | RESP_CELL | RESP_COST);
+	k->cell = r->cell;
+	k->duration_ms = r->duration_ms;
+	k->cpu_ms = r->cpu_ms;
+	k->memory_peak = r->memory_peak;
+	if (!whole)
+		return k;
+	if (r->output != NULL)
+		response_set_output(k, r->output, r->output_len);
+	if (r->stderr_text != NULL)
+		response_set_stderr(k, r->stderr_text, r->stderr_len);
+	if (r->has & RESP_RESULT)
+		response_set_result(k, r->result, r->result_len);
+	k->effects = json_incref(r->effects);
+	return k;
+}
+
+bool
+ui_answer_cell(const struct response *r, int *cell)
+{
+	json_t *f = json_object_get(r->fields, "cell");
+
+	/* response_json writes an op's fields over exec's own */
+	if (f != NULL) {
+		if (json_is_integer(f))
+			*cell = (int)json_integer_value(f);
+		return json_is_integer(f);
+	}
+	if (r->has & RESP_CELL)
+		*cell = r->cell;
+	return (r->has & RESP_CELL) != 0;
+}
+
+double
+ui_answer_cpu_ms(const struct response *r)
+{
+	return (r->has & RESP_EXEC) && (r->has & RESP_COST) ? r->cpu_ms : 0;
+}
+
+double
+ui_answer_mib(const struct response *r)
+{
+	return (r->has & RESP_EXEC) && (r->has & RESP_COST) &&
+	    r->memory_peak >= 0 ? (double)r->memory_peak / 1048576 : 0;
+}
+
+/* Keep of c's answer what the list and the status line show. */
 static void
 ui_cell_trim(struct ui *u, struct ui_cell *c)
 {
-	json_t *r = c->resp, *e = json_object_get(r, "error"), *slim;
+	struct response *slim = ui_answer_keep(c->resp, false);
 
-	slim = json_pack("{s:O?, s:O?, s:O?, s:O?, s:O?}", "status",
-	    json_object_get(r, "status"), "cell", json_object_get(r, "cell"),
-	    "duration_ms", json_object_get(r, "duration_ms"), "cpu_ms",
-	    json_object_get(r, "cpu_ms"), "memory_peak", json_object_get(r,
-	    "memory_peak"));
-	if (json_is_object(e))
-		json_object_set_new(slim, "error", json_pack("{s:O?}", "type",
-		    json_object_get(e, "type")));
-	json_decref(r);
+	response_free(c->resp);
 	c->resp = slim;
 	c->trimmed = true;
 	u->kept -= c->weight;
@@ -280,46 +340,44 @@ ui_cell_show(struct ui *u, struct ui_cell *c)
 	}
 }
 
+/* An exec request was queued (ev->req, the request object). */
 static void
-ui_queued(struct ui *u, json_t *o)
+ui_queued(struct ui *u, const struct session_event *ev)
 {
-	json_t *req = json_object_get(o, "request");
-	const char *op = json_string_value(json_object_get(req, "op"));
-	const char *code = json_string_value(json_object_get(req, "code"));
+	const char *op = json_string_value(json_object_get(ev->req, "op"));
+	const char *code = json_string_value(json_object_get(ev->req, "code"));
 	struct ui_cell *c;
 
 	if (op == NULL || strcmp(op, "exec") != 0 || code == NULL ||
-	    ui_cell_of(u, (uint64_t)json_integer_value(json_object_get(o,
-	    "seq"))) != NULL)
+	    ui_cell_of(u, ev->seq) != NULL)
 		return;
 	u->cells = xrealloc(u->cells, (u->ncells + 1) * sizeof *u->cells);
 	c = &u->cells[u->ncells++];
-	*c = (struct ui_cell){ .seq = (uint64_t)json_integer_value(
-	    json_object_get(o, "seq")), .code = xstrdup(code) };
-	snprintf(c->origin, sizeof c->origin, "%s", json_string_value(
-	    json_object_get(o, "origin")) != NULL ? json_string_value(
-	    json_object_get(o, "origin")) : "?");
+	*c = (struct ui_cell){ .seq = ev->seq, .code = xstrdup(code) };
+	/* an event of no request's has no origin */
+	snprintf(c->origin, sizeof c->origin, "%s", ev->seq > 0 ?
+	    origin_names[ev->origin] : "?");
 }
 
 /* One line of an error for the scrollback: "Type: message". */
 static void
-ui_fail_line(struct ui *u, json_t *err)
+ui_fail_line(struct ui *u, const struct response_error *e)
 {
-	const char *type = json_string_value(json_object_get(err, "type"));
-	const char *msg = json_string_value(json_object_get(err, "message"));
-	const char *nl = msg != NULL ? strchr(msg, '\n') : NULL;
+	const char *msg = e->message != NULL ? e->message : "";
+	const char *nl = strchr(msg, '\n');
 
-	ui_note_line(u, UL_FAIL, "%s: %.*s", type != NULL ? type : "error",
-	    nl != NULL ? (int)(nl - msg) : 200, msg != NULL ? msg : "");
+	ui_note_line(u, UL_FAIL, "%s: %.*s", e->type, nl != NULL ?
+	    (int)(nl - msg) : 200, msg);
 }
 
 static void
-ui_answer_output(struct ui *u, json_t *text, enum ui_kind kind)
+ui_answer_output(struct ui *u, const char *text, size_t len,
+    enum ui_kind kind)
 {
-	if (json_string_length(text) == 0)
+	if (len == 0)
 		return;
 	ui_close_line(u);
-	ui_append(u, kind, json_string_value(text), json_string_length(text));
+	ui_append(u, kind, text, len);
 }
 
 /* export_split's put: a piece of the answer's stdout (1) or stderr. */
@@ -332,45 +390,41 @@ ui_answer_run(void *ctx, int stream, const char *text, size_t n)
 /* The answer's streams, in the order they came when order (a history
  * line's) says so; else its stdout, then its stderr. */
 static void
-ui_answer_streams(struct ui *u, json_t *r, json_t *order)
+ui_answer_streams(struct ui *u, const struct response *r, json_t *order)
 {
-	json_t *out = json_object_get(r, "output");
-	json_t *err = json_object_get(r, "stderr");
-	const char *const text[2] = { json_string_value(out),
-	    json_string_value(err) };
-	const size_t len[2] = { json_string_length(out),
-	    json_string_length(err) };
+	bool exec = r->has & RESP_EXEC;
+	const char *const text[2] = {
+	    exec ? (r->output != NULL ? r->output : "") : NULL,
+	    exec ? (r->stderr_text != NULL ? r->stderr_text : "") : NULL };
+	const size_t len[2] = { r->output_len, r->stderr_len };
 
-	if (order != NULL && text[0] != NULL && text[1] != NULL) {
+	if (order != NULL && exec) {
 		ui_close_line(u);
 		if (export_split(order, text, len, ui_answer_run, u))
 			return;
 	}
-	ui_answer_output(u, out, UL_OUT);
-	ui_answer_output(u, err, UL_ERR);
+	ui_answer_output(u, text[0], len[0], UL_OUT);
+	ui_answer_output(u, text[1], len[1], UL_ERR);
 }
 
 /* The answer r to cell c; order, for a cell from before we attached,
  * the order its streams came in (or NULL). */
 static void
-ui_answered(struct ui *u, struct ui_cell *c, json_t *r, json_t *order)
+ui_answered(struct ui *u, struct ui_cell *c, const struct response *r,
+    json_t *order)
 {
-	const char *st = json_string_value(json_object_get(r, "status"));
-	json_t *cell = json_object_get(r, "cell");
-
 	if (u->running == c->seq) {
 		u->running = 0;
 		/* k_ctrl_c's note is about this cell, which is over */
 		if (strcmp(u->note, UI_NOTE_INTERRUPTING) == 0)
 			u->note[0] = '\0';
 	}
-	if (st == NULL || strcmp(st, "incomplete") == 0 ||
-	    (strcmp(st, "invalid") == 0 && !c->shown)) {
+	if (r->status == ST_INCOMPLETE || (r->status == ST_INVALID &&
+	    !c->shown)) {
 		ui_cell_drop(u, c);
 		return;
 	}
-	if (json_is_integer(cell))
-		c->cell = (int)json_integer_value(cell);
+	ui_answer_cell(r, &c->cell);
 	if (!c->shown) {
 		/* no output came as events (a cell from before we attached,
 		 * or one that printed nothing): the answer's, if any */
@@ -379,18 +433,18 @@ ui_answered(struct ui *u, struct ui_cell *c, json_t *r, json_t *order)
 	}
 	ui_close_line(u);
 	c->done = true;
-	c->resp = json_incref(r);
+	c->resp = ui_answer_keep(r, true);
 	ui_cells_bound(u, c);
-	if (json_is_object(json_object_get(r, "error")))
-		ui_fail_line(u, json_object_get(r, "error"));
+	if (r->error != NULL)
+		ui_fail_line(u, r->error);
 	u->last = (size_t)(c - u->cells) + 1;
 }
 
 /* The answer to one of our own requests, by what it was for. */
 static void
-ui_own_answer(struct ui *u, json_t *r)
+ui_own_answer(struct ui *u, struct response *r)
 {
-	json_t *id = json_object_get(r, "id");
+	json_t *id = r->id;
 	int i;
 
 	if (!json_is_integer(id))
@@ -401,20 +455,22 @@ ui_own_answer(struct ui *u, json_t *r)
 	if (i == u->npend)
 		return;
 	if (u->want_id == u->pend[i].id) {
-		json_decref(u->reply);
-		u->reply = json_incref(r);
+		response_free(u->reply);
+		u->reply = response_ref(r);
 	} else {
 		ui_own_reply(u, u->pend[i].why, r);
 	}
 	u->pend[i] = u->pend[--u->npend];
 }
 
+/* The events whose fields are info's. */
 static void
-ui_info(struct ui *u, enum session_ev kind, json_t *o)
+ui_info(struct ui *u, const struct session_event *ev)
 {
+	json_t *o = ev->info;
 	const char *what, *how;
 
-	switch (kind) {
+	switch (ev->kind) {
 	case EV_WORKER:
 		what = json_string_value(json_object_get(o, "state"));
 		how = json_string_value(json_object_get(o, "how"));
@@ -460,36 +516,35 @@ ui_output(struct ui *u, enum session_ev kind, uint64_t seq, int stream,
 }
 
 void
-ui_event(struct ui *u, enum session_ev kind, json_t *o, const char *data,
-    size_t len, bool own)
+ui_event(struct ui *u, const struct session_event *ev, bool own)
 {
-	uint64_t seq = (uint64_t)json_integer_value(json_object_get(o, "seq"));
-	const char *stream = json_string_value(json_object_get(o, "stream"));
-	json_t *r = json_object_get(o, "response");
-	struct ui_cell *c = seq > 0 ? ui_cell_of(u, seq) : NULL;
+	struct ui_cell *c = ev->seq > 0 ? ui_cell_of(u, ev->seq) : NULL;
 
+	if (ev->kind == EV_OUTPUT || ev->kind == EV_BACKGROUND) {
+		/* the raw bytes here (SESSION_RAW), a line's data attached;
+		 * none at the end of a stream with nothing held back */
+		if (ev->data != NULL)
+			ui_output(u, ev->kind, ev->seq, ev->stream, ev->data,
+			    ev->len);
+		return;
+	}
 	u->dirty = true;
-	switch (kind) {
+	switch (ev->kind) {
 	case EV_QUEUED:
-		ui_queued(u, o);
+		ui_queued(u, ev);
 		break;
 	case EV_STARTED:
 		if (c == NULL)
 			break;
-		c->cell = (int)json_integer_value(json_object_get(o, "cell"));
+		c->cell = ev->cell;
 		c->started_ms = now_ms();
-		u->running = seq;
-		break;
-	case EV_OUTPUT:
-	case EV_BACKGROUND:
-		ui_output(u, kind, seq, stream != NULL && strcmp(stream,
-		    "stderr") == 0 ? 2 : 1, data, len);
+		u->running = ev->seq;
 		break;
 	case EV_RESPONSE:
 		if (c != NULL)
-			ui_answered(u, c, r, NULL);
+			ui_answered(u, c, ev->resp, NULL);
 		if (own)
-			ui_own_answer(u, r);
+			ui_own_answer(u, ev->resp);
 		break;
 	case EV_CANCELLED:
 		if (c != NULL)
@@ -497,10 +552,10 @@ ui_event(struct ui *u, enum session_ev kind, json_t *o, const char *data,
 		break;
 	case EV_INPUT:
 		if (own)
-			ui_input_asked(u, o);
+			ui_input_asked(u, ev);
 		break;
 	default:
-		ui_info(u, kind, o);
+		ui_info(u, ev);
 		break;
 	}
 }
@@ -508,17 +563,14 @@ ui_event(struct ui *u, enum session_ev kind, json_t *o, const char *data,
 /* A cell that finished before we attached (listen.c's history line):
  * in the list and the output as if we had seen it run. */
 void
-ui_history(struct ui *u, json_t *o)
+ui_history(struct ui *u, const struct session_event *ev, json_t *order)
 {
-	uint64_t seq = (uint64_t)json_integer_value(json_object_get(o, "seq"));
 	struct ui_cell *c;
 
-	ui_queued(u, o);
-	c = ui_cell_of(u, seq);
-	if (c != NULL && !c->done && json_is_object(json_object_get(o,
-	    "response")))
-		ui_answered(u, c, json_object_get(o, "response"),
-		    json_object_get(o, "order"));
+	ui_queued(u, ev);
+	c = ui_cell_of(u, ev->seq);
+	if (c != NULL && !c->done && ev->resp != NULL)
+		ui_answered(u, c, ev->resp, order);
 	/* the vars asked for at attach are as of the last of them */
 	if (c != NULL && c->cell > u->vars_cell)
 		u->vars_cell = c->cell;
@@ -625,10 +677,8 @@ ui_vars_summary(json_t *v, char *out, size_t len)
 /* ---- a cell in full, and the output to a file ----------------------- */
 
 static void
-ui_detail_text(struct buf *b, const char *title, json_t *v)
+ui_detail_text(struct buf *b, const char *title, const char *s)
 {
-	const char *s = json_string_value(v);
-
 	if (s == NULL || *s == '\0')
 		return;
 	buf_printf(b, "\n%s:\n%s%s", title, s, s[strlen(s) - 1] == '\n' ?
@@ -638,37 +688,35 @@ ui_detail_text(struct buf *b, const char *title, json_t *v)
 void
 ui_cell_detail(const struct ui_cell *c, struct buf *b)
 {
-	json_t *r = c->resp, *e = json_object_get(r, "error");
-	json_t *mem = json_object_get(r, "memory_peak");
+	const struct response *r = c->resp;
+	const struct response_error *e = r != NULL ? r->error : NULL;
 	char *fx;
 
 	buf_printf(b, "cell %d, by the %s: %s\n", c->cell, c->origin,
-	    r != NULL ? json_string_value(json_object_get(r, "status")) :
-	    "running");
+	    r != NULL ? status_names[r->status] : "running");
 	if (r != NULL)
 		buf_printf(b, "duration %.1f ms, cpu %.1f ms, memory peak %.1f "
-		    "MiB\n", json_number_value(json_object_get(r,
-		    "duration_ms")), json_number_value(json_object_get(r,
-		    "cpu_ms")),
-		    json_is_integer(mem) ? (double)json_integer_value(mem) /
-		    1048576 : 0.0);
+		    "MiB\n", r->duration_ms, ui_answer_cpu_ms(r),
+		    ui_answer_mib(r));
 	buf_printf(b, "\ncode:\n%s\n", c->code);
 	if (c->trimmed)
 		buf_addstr(b, "\n(its output, result and traceback are no "
 		    "longer kept: the cell list keeps the newest answers "
 		    "whole, 1 KiB a line of --scrollback in all; --record "
 		    "keeps them all)\n");
-	ui_detail_text(b, "stdout", json_object_get(r, "output"));
-	ui_detail_text(b, "stderr", json_object_get(r, "stderr"));
-	ui_detail_text(b, "result", json_object_get(r, "result"));
-	if (json_is_object(e)) {
-		buf_printf(b, "\nerror: %s: %s\n", json_string_value(
-		    json_object_get(e, "type")), json_string_value(
-		    json_object_get(e, "message")));
-		ui_detail_text(b, "traceback", json_object_get(e, "traceback"));
+	if (r == NULL)
+		return;
+	ui_detail_text(b, "stdout", r->output);
+	ui_detail_text(b, "stderr", r->stderr_text);
+	ui_detail_text(b, "result", r->result);
+	if (e != NULL) {
+		/* a trimmed answer keeps the error's type alone */
+		buf_printf(b, "\nerror: %s%s%s\n", e->type, e->message != NULL ?
+		    ": " : "", e->message != NULL ? e->message : "");
+		ui_detail_text(b, "traceback", e->traceback);
 	}
-	if (json_array_size(json_object_get(r, "effects")) > 0) {
-		fx = json_dumps(json_object_get(r, "effects"), JSON_INDENT(1));
+	if (json_array_size(r->effects) > 0) {
+		fx = json_dumps(r->effects, JSON_INDENT(1));
 		buf_printf(b, "\neffects:\n%s\n", fx);
 		free(fx);
 	}

@@ -8,7 +8,8 @@
  * its scrollback is the bound).  With --attach it connects to the unix
  * socket of a `coil --agent --listen` and speaks that protocol: the
  * same events arrive as JSON lines, the same requests go out as lines.
- * Either way the model gets events in the socket's shape (ui-model.c).
+ * Either way the model gets the session's structs (ui-model.c): each
+ * line is read into them once, where it arrives (ui-wire.c).
  *
  * Never frozen.  One poll waits on the back end and the keyboard; keys
  * are read and echoed (the input area and status line alone, which is
@@ -152,37 +153,13 @@ ui_term_start(struct ui *u)
 
 /* ---- the back ends ---------------------------------------------------- */
 
-/* The session here: output as the struct holds it (the raw bytes, no
- * JSON made a chunk); the other events, a few a cell, as the socket
- * would give them. */
+/* The session here: its events as it made them, no JSON made of them. */
 static void
 ui_local_event(void *ctx, const struct session_event *ev)
 {
 	struct ui *u = ctx;
-	json_t *o;
 
-	if (ev->kind == EV_OUTPUT || ev->kind == EV_BACKGROUND) {
-		if (ev->data != NULL && ev->len > 0)
-			ui_output(u, ev->kind, ev->seq, ev->stream, ev->data,
-			    ev->len);
-		return;
-	}
-	o = session_event_json(ev);
-	ui_event(u, ev->kind, o, NULL, 0, ev->client == u->client);
-	json_decref(o);
-}
-
-static enum session_ev
-ui_ev_kind(const char *name, bool *known)
-{
-	int k;
-
-	*known = true;
-	for (k = EV_QUEUED; k <= EV_ANSWERED; k++)
-		if (strcmp(session_ev_names[k], name) == 0)
-			return (enum session_ev)k;
-	*known = false;
-	return EV_WARNING;
+	ui_event(u, ev, ev->client == u->client);
 }
 
 static void
@@ -213,38 +190,33 @@ static void
 ui_remote_line(void *ctx, const char *p, size_t n)
 {
 	struct ui *u = ctx;
-	json_t *o = json_loadb(p, n, JSON_ALLOW_NUL, NULL), *w;
-	const char *ev = json_string_value(json_object_get(o, "event"));
-	const char *data;
-	enum session_ev kind;
-	bool known;
+	struct ui_wire w;
+	char err[256];
 
-	if (!json_is_object(o)) {
-		json_decref(o);
+	if (ui_wire_read(&w, p, n, err, sizeof err) == -1) {
+		ui_note_line(u, UL_NOTE, "a line from the session was skipped: "
+		    "%s", err);
 		return;
 	}
-	if (ev == NULL) {
-		w = json_pack("{s:O, s:O?}", "response", o, "seq",
-		    json_object_get(o, "seq"));
-		ui_event(u, EV_RESPONSE, w, NULL, 0, true);
-		json_decref(w);
-	} else if (strcmp(ev, "end") == 0 || strcmp(ev, "refused") == 0) {
-		data = json_string_value(json_object_get(o, strcmp(ev, "end") ==
-		    0 ? "reason" : "message"));
-		ui_end(u, data != NULL ? data : ev);
-	} else if (strcmp(ev, "history") == 0) {
-		ui_history(u, o);
-	} else {
-		kind = ui_ev_kind(ev, &known);
-		data = json_string_value(json_object_get(o, "data"));
+	switch (w.kind) {
+	case UW_ANSWER:
+		ui_event(u, &w.ev, true);
+		break;
+	case UW_EVENT:
 		/* an input event is ours to answer when its cell is */
-		if (known)
-			ui_event(u, kind, o, data, data != NULL ?
-			    json_string_length(json_object_get(o, "data")) : 0,
-			    kind == EV_INPUT && ui_ours(u, json_object_get(o,
-			    "id"), W_EXEC));
+		ui_event(u, &w.ev, w.ev.kind == EV_INPUT && ui_ours(u, w.ev.id,
+		    W_EXEC));
+		break;
+	case UW_HISTORY:
+		ui_history(u, &w.ev, w.order);
+		break;
+	case UW_END:
+		ui_end(u, w.why);
+		break;
+	case UW_OTHER:
+		break;
 	}
-	json_decref(o);
+	ui_wire_free(&w);
 }
 
 static void
@@ -377,11 +349,11 @@ ui_turn(struct ui *u, bool keys, int wait_ms)
 		ui_keys(u);
 }
 
-json_t *
+struct response *
 ui_call(struct ui *u, json_t *req, int timeout_ms)
 {
 	int64_t end = now_ms() + timeout_ms;
-	json_t *r;
+	struct response *r;
 
 	u->want_id = ui_submit(u, req, W_COMPLETE);
 	while (u->reply == NULL && u->ended == NULL && now_ms() < end)
@@ -470,6 +442,6 @@ ui_main(const struct coil_opts *opts)
 	free(u.ask);
 	free(u.ask_arg);
 	free(u.reading);
-	json_decref(u.reply);
+	response_free(u.reply);
 	return ui_term ? 128 + ui_term : ui_failed ? 1 : 0;
 }
