@@ -3,9 +3,11 @@
  * its name and its JSON object, from the event alone, no session state.
  * Supervisor only.
  *
- * Layer: a leaf, beside response.c: the hub, the attach sockets
- * (listen.c), the transcript (record.c) and the UI read events through
- * it, so that an observer needs nothing of the hub's to write one.
+ * Layer: a leaf, beside response.c: the hub's history, the attach
+ * sockets (listen.c) and the transcript (record.c) write events through
+ * it, so that an observer needs nothing of the hub's to write one (the
+ * UI reads the structs; an attached one reads the lines back into them,
+ * ui-wire.c).
  */
 #include "config.h"
 
