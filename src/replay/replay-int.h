@@ -6,8 +6,6 @@
  *   replay-src.c    the file read as cells, whatever its kind (chosen
  *                   by content); a transcript streamed a line at a time
  *   replay-forms.c  notebooks, "# %%" files and chat logs, read whole
- *   replay-check.c  an outcome as text, its noise normalised, and the
- *                   unified diff of two (pure: tests/unit/check-test.c)
  *   replay.c        the front end: options, session, printing, status
  *   ui-replay.c     the same cells stepped through in the curses UI
  *
@@ -22,6 +20,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "check.h"
 #include "util.h"
 
 /* The kinds of file replay reads. */
@@ -99,36 +98,5 @@ int replay_request(const struct rcell *c, json_t **req, int *op,
 json_t *rforms_error(json_t *type, json_t *message);
 json_t *rforms_read(FILE *f, const char *path, const char *code_key,
     const char *tool, enum rsrc_kind *kind, char *err, size_t errlen);
-
-/* ---- checks (replay-check.c) ---- */
-
-/* The noise an outcome's text is freed of before comparing: object
- * addresses, durations, memory figures, temp paths, and the --ignore
- * patterns. */
-struct check_noise {
-	regex_t *re;
-	const char **with;	/* what each match becomes */
-	size_t n;
-};
-
-/* The built-in patterns and then each of extra (NULL-ended; checked
- * by options.c already): 0, or -1 with a message. */
-int check_noise_init(struct check_noise *nz, const char *const *extra,
-    char *err, size_t errlen);
-void check_noise_free(struct check_noise *nz);
-/* text with the noise replaced; a new string. */
-char *check_normalise(const struct check_noise *nz, const char *text);
-
-/* An outcome as lines to compare: the fields expect holds (status,
- * output, stderr, result, error.type, error.message; "text" for a chat
- * tool result), taken from got (a response object, or for "text" the
- * response flattened as a chat tool sees it).  Normalised.  Appends to
- * out. */
-void check_view(const struct check_noise *nz, json_t *fields, json_t *got,
-    struct buf *out);
-/* The unified diff of two texts (3 lines of context) under the labels,
- * appended to out; false when they are equal (nothing appended). */
-bool check_diff(const char *a, const char *b, const char *label_a,
-    const char *label_b, struct buf *out);
 
 #endif

@@ -16,7 +16,7 @@
  * cell i.
  *
  * Each answer is compared with what the file expects as --check does
- * (replay-check.c: the same fields, the same normalised noise); a cell
+ * (check.c: the same fields, the same normalised noise); a cell
  * that differs is shown as its recorded and new outcomes side by side,
  * or one above the other on a narrow terminal.
  *

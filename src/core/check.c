@@ -1,7 +1,7 @@
 /*
- * replay-check.c - comparing a replayed cell with its recording (see
- * replay-int.h): the outcome as lines, the noise in them replaced, and
- * a unified diff of two outcomes.  Pure: no I/O, no session.
+ * check.c - comparing two outcomes of a cell (see check.h): the outcome
+ * as lines, the noise in them replaced, and a unified diff of two
+ * outcomes.  Pure: no I/O, no session.
  */
 #include "config.h"
 
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "replay-int.h"
+#include "check.h"
 
 /*
  * What changes from run to run without meaning anything.  A pattern
