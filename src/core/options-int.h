@@ -56,7 +56,7 @@ extern const size_t options_count;
  * each value kind of a session's option has its own. */
 options_set_fn opt_flag, opt_seconds, opt_size, opt_count, opt_preload,
     opt_allow_import, opt_profile, opt_allow_read, opt_allow_write,
-    opt_policy;
+    opt_policy, opt_redo;
 
 /* Store a whole number in e's field, an int or a 64-bit one (size_t,
  * long, unsigned long long): the bounds keep v within either. */

@@ -78,6 +78,8 @@ opt_value_json(const struct coil_opts *o, const struct options_entry *e)
 		return json_string(sandbox_profile_name(o->sbx.profile));
 	if (e->set == opt_policy)
 		return json_string(ckpt_policy_names[o->checkpoint_policy]);
+	if (e->set == opt_redo)
+		return json_string(o->no_redo ? "none" : "safe");
 	if (e->set == opt_preload && o->npreload > 0)
 		return opt_list_json(o->preload, o->npreload, true);
 	if (e->set == opt_allow_import && o->nallow_import > 0)

@@ -95,6 +95,9 @@ const struct options_entry options_table[] = {
 	  OPT_HOLD },
 	{ "checkpoint-policy", 0, "WHEN", opt_policy, NO_FIELD, 0, 0,
 	  "when to checkpoint: idle (default) or every", OPT_SESSION },
+	{ "redo", 0, "WHICH", opt_redo, NO_FIELD, 0, 0,
+	  "lost cells run again: safe (default) or none",
+	  OPT_SESSION },
 	{ "record", 0, "FILE", opt_path, FIELD(record), 0, 0,
 	  "append a transcript of the session to FILE", 0 },
 	{ "no-record", 0, NULL, opt_flag, FIELD(no_record), 0, 0,
@@ -380,6 +383,19 @@ opt_policy(struct coil_opts *o, const struct options_entry *e,
 		}
 	return err_set(err, errlen, "unknown checkpoint policy '%s' (idle or "
 	    "every)", arg);
+}
+
+/* safe: the cells a restore lost that did nothing outside the
+ * namespace run again (session-redo.c); none: none does. */
+int
+opt_redo(struct coil_opts *o, const struct options_entry *e,
+    const char *arg, char *err, size_t errlen)
+{
+	if (strcmp(arg, "safe") != 0 && strcmp(arg, "none") != 0)
+		return err_set(err, errlen, "unknown redo policy '%s' (safe "
+		    "or none)", arg);
+	o->no_redo = strcmp(arg, "none") == 0;
+	return 0;
 }
 
 /* A regular expression (POSIX extended), checked here so that a bad one

@@ -51,6 +51,8 @@ struct coil_opts {
 	int checkpoints;		/* automatic ones kept; 0: none */
 	unsigned long long checkpoint_memory;	/* bytes they may hold; 0: no cap */
 	enum ckpt_policy checkpoint_policy;
+	bool no_redo;			/* --redo none: a restore's lost cells
+					   are not run again */
 	const char *listen;		/* --listen: the attach socket, or NULL */
 	const char *attach;		/* --attach: the UI on that socket's
 					   session, or NULL */

@@ -53,6 +53,7 @@ void
 sclient_free(struct sclient *c)
 {
 	json_decref(c->warnings);
+	json_decref(c->restored);
 	outbuf_free(&c->bg_out);
 	outbuf_free(&c->bg_err);
 	buf_free(&c->bg_shape[0].carry);
@@ -214,7 +215,7 @@ session_history(const struct session *s)
 		}
 	}
 	for (r = s->queue; r != NULL; r = r->next)
-		if (r->op == OP_EXEC)
+		if (r->op == OP_EXEC && r->redo == 0)
 			json_array_append_new(lines, session_open_line(r,
 			    EV_QUEUED));
 	return lines;

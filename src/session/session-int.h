@@ -23,6 +23,9 @@
  *   session-reply.c   the answer to the run in flight: from the
  *                     worker's reply, or from what a new worker holds,
  *                     with the words for a restore
+ *   session-redo.c    the cells a restore lost run again, if they
+ *                     did nothing outside the namespace, and compared
+ *                     with what they first answered
  *   session-ckpt.c    checkpoint policy: ordering one and when (idle or
  *                     every), what a restore lost, the strict fork gate
  *   session-answer.c  an answer's parts: exec responses from the
@@ -53,6 +56,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "check.h"
 #include "ckpt.h"
 #include "init.h"
 #include "link.h"
@@ -106,6 +110,44 @@ struct sreq {
 	double floor_ms;
 	bool peak_reset;	/* the high-water mark was the cell's own */
 	struct shaper shape[2];	/* stdout, stderr */
+	int redo;		/* a lost cell run again after a restore
+				   (session-redo.c): its number; 0: none */
+	bool asked_input;	/* exec: the cell read a line */
+};
+
+/* A finished cell, kept should a restore lose it (session-redo.c). */
+struct redo_rec {
+	int cell;
+	enum origin origin;
+	json_t *req;		/* its request */
+	json_t *first;		/* what it first answered, check_view's
+				   fields: status, output, stderr, result,
+				   error */
+	char *why_not;		/* why it may not be run twice; NULL: it
+				   may */
+	size_t bytes;		/* about what it holds */
+};
+
+/* What became of a lost cell in a redo. */
+enum redo_state { REDO_PLANNED, REDO_SAME, REDO_DIFFERS, REDO_LOST };
+
+struct redo_cell {
+	int cell;
+	enum redo_state state;
+	char *why;		/* REDO_LOST: why */
+	json_t *diff;		/* REDO_DIFFERS: its first line that differs */
+};
+
+/* A redo under way (session-redo.c). */
+struct redo {
+	bool active;
+	struct sreq *held;	/* the run whose answer waits; NULL: the
+				   worker died between requests */
+	json_t *restored;	/* the restore's word, completed at the end */
+	struct redo_cell *cells;
+	size_t ncells;
+	struct check_noise noise;	/* made the first time it is needed */
+	bool noise_ok;
 };
 
 struct sclient {
@@ -116,6 +158,8 @@ struct sclient {
 	void *ctx;
 	bool gone;
 	json_t *warnings;	/* for its next response */
+	json_t *restored;	/* a restore between its requests, for its
+				   next answer; or NULL */
 	struct outbuf bg_out, bg_err;	/* background, for its next exec */
 	struct shaper bg_shape[2];
 };
@@ -173,6 +217,11 @@ struct session {
 	struct sreq *run;	/* in flight */
 	struct sreq *queue, **queue_tail;
 	int cells;		/* cells run so far */
+	struct redo_rec *recs;	/* the last cells, oldest first */
+	size_t nrecs, recs_bytes;
+	struct redo redo;
+	const char *redo_refused;	/* why the next restore's lost cells
+					   are not run again, or NULL */
 	char *python;		/* the worker's Py_GetVersion, first word */
 
 	struct outbuf ob_out, ob_err;	/* the running cell's streams */
@@ -282,7 +331,21 @@ void session_run_died(struct session *s, const char *how, bool broke,
 void session_restored(struct session *s, struct ckpt *ck,
     json_t *restored);
 /* Where a restore left the namespace, in words, into buf. */
+#define SESSION_WHERE_MAX 800
 const char *session_where(json_t *restored, char *buf, size_t len);
+void session_idle_restored(struct session *s, json_t *restored);
+
+/* session-redo.c: lost cells run again */
+void session_redo_keep(struct session *s, const struct sreq *r,
+    const struct response *resp);
+bool session_redo_begin(struct session *s, struct sreq *held,
+    json_t *restored);
+bool session_redo_took(struct session *s, struct sreq *r,
+    struct response *resp);
+void session_redo_broke(struct session *s, struct sreq *r,
+    json_t *restored);
+json_t *session_redo_end(struct session *s, struct sreq **held);
+void session_redo_free(struct session *s);
 
 /* session-ckpt.c: checkpoints */
 void session_order_ckpt(struct session *s, enum link_ckpt kind, int cell);

@@ -56,7 +56,6 @@ session_hello(struct session *s, struct link_frame *f)
 	const char *py = json_string_value(json_object_get(m, "python"));
 	struct ckpt *ck = s->life.resuming;
 	json_t *restored;
-	char where[400];
 
 	if (f->nfds > 0) {
 		if (s->pidfd >= 0)
@@ -93,12 +92,11 @@ session_hello(struct session *s, struct link_frame *f)
 	 * before the run's answer lets anything else be sent. */
 	if (ck != NULL && ck->kind != CKPT_ATOMIC)
 		session_order_ckpt(s, LINK_CK_REARM, ck->node->cell);
-	if (s->died_idle != NULL) {
-		session_warn(s, "the worker died between requests (%s); %s",
-		    s->died_idle, session_where(restored, where, sizeof where));
-		free(s->died_idle);
-		s->died_idle = NULL;
-	}
+	/* Between requests: the lost cells are run again first, if they
+	 * may be (session-redo.c), and the client told once they were. */
+	if (s->died_idle != NULL && (s->run != NULL ||
+	    !session_redo_begin(s, NULL, restored)))
+		session_idle_restored(s, restored);
 	session_note(s, EV_WORKER, json_pack("{s:s, s:O, s:s?}", "state",
 	    "ready", "restored", restored, "python", s->python));
 	if (s->run != NULL)
@@ -309,6 +307,7 @@ session_input_asked(struct session *s, struct link_frame *f)
 
 	if (s->run == NULL)
 		return;
+	s->run->asked_input = true;
 	c = session_client(s, s->run->client);
 	if (c == NULL || c->gone) {
 		session_input(s, NULL);

@@ -263,6 +263,8 @@ session_output(struct session *s, int stream, const char *p, size_t n)
 	}
 	if (r != NULL && r->op == OP_EXEC) {
 		outbuf_append(stream == 2 ? &s->ob_err : &s->ob_out, p, n);
+		if (r->redo > 0)
+			return;	/* no one's: session-redo.c */
 		export_runs_add(s->runs, stream, n);
 		session_post_output(s, EV_OUTPUT, r, r->client,
 		    &r->shape[stream - 1], stream, p, n, r->stream ||
@@ -343,6 +345,14 @@ session_answer(struct sreq *r, struct response *resp)
 		session_take_warnings(r->warnings, resp);
 	if (c != NULL)
 		session_take_warnings(c->warnings, resp);
+	if (c != NULL && c->restored != NULL && resp->status != ST_INVALID) {
+		/* a restore between its requests (session_idle_restored) */
+		if (resp->restored == NULL)
+			resp->restored = c->restored;
+		else
+			json_decref(c->restored);
+		c->restored = NULL;
+	}
 	session_take_warnings(s->orphan_warnings, resp);
 	if (resp->has & RESP_EXEC)
 		session_take_background(s, r, resp);

@@ -24,6 +24,8 @@
 #include "export.h"
 #include "session-int.h"
 
+static void session_redone(struct session *s);
+
 /* A cell stopped by its deadline or an interrupt request that ended in
  * KeyboardInterrupt: say which, in the protocol's words. */
 static struct response_error *
@@ -184,7 +186,7 @@ session_exec_replied(struct session *s, struct sreq *r,
 	struct response *resp;
 
 	session_namespace(s, r, reply);
-	if (status != ST_INCOMPLETE)
+	if (status != ST_INCOMPLETE && r->redo == 0)
 		s->cells = r->cell;
 	if (ran) {
 		session_set_node(s, ckpt_node_new(r->cell, s->node));
@@ -218,6 +220,13 @@ session_exec_replied(struct session *s, struct sreq *r,
 		r->pre = NULL;
 		ckpt_drop(&s->ck, tmp);
 	}
+	if (r->redo > 0) {
+		if (session_redo_took(s, r, resp))
+			session_redone(s);
+		return;
+	}
+	if (ran)
+		session_redo_keep(s, r, resp);
 	session_answer(r, resp);
 }
 
@@ -335,6 +344,44 @@ session_died_answer(struct session *s, struct sreq *r, const char *tail,
 	return resp;
 }
 
+/* The worker died between requests: the client whose cell came last
+ * is told, in a warning and in the "restored" of its next answer
+ * (session_answer). */
+void
+session_idle_restored(struct session *s, json_t *restored)
+{
+	struct sclient *c = session_client(s, s->cause);
+	char where[SESSION_WHERE_MAX];
+
+	session_warn(s, "the worker died between requests (%s); %s",
+	    s->died_idle, session_where(restored, where, sizeof where));
+	free(s->died_idle);
+	s->died_idle = NULL;
+	if (c != NULL) {
+		json_decref(c->restored);
+		c->restored = json_incref(restored);
+	}
+}
+
+/* The redo is over (session-redo.c): the answer that waited for it goes
+ * out, or, when the worker died between requests, the warning. */
+static void
+session_redone(struct session *s)
+{
+	struct sreq *held;
+	json_t *restored = session_redo_end(s, &held);
+	char tail[SESSION_WHERE_MAX];
+
+	session_note(s, EV_WORKER, json_pack("{s:s, s:O}", "state", "redone",
+	    "restored", restored));
+	if (held != NULL)
+		session_answer(held, session_died_answer(s, held,
+		    session_where(restored, tail, sizeof tail), restored));
+	else
+		session_idle_restored(s, restored);
+	json_decref(restored);
+}
+
 /* The new worker is up: answer the run that waited for it.  ck is the
  * checkpoint it was resumed from, NULL when it was spawned fresh. */
 void
@@ -342,12 +389,19 @@ session_restored(struct session *s, struct ckpt *ck, json_t *restored)
 {
 	struct sreq *r = s->run;
 	struct response *resp = NULL;
-	char tail[400];
+	char tail[SESSION_WHERE_MAX];
 
 	enum life_after after = s->life.after;
 
 	s->run = NULL;
 	life_answered(&s->life);
+	if (r->redo > 0) {
+		session_redo_broke(s, r, restored);
+		session_redone(s);
+		return;
+	}
+	if (after == AFTER_DIED && session_redo_begin(s, r, restored))
+		return;		/* answered once the redo is over */
 	session_where(restored, tail, sizeof tail);
 	switch (after) {
 	case AFTER_DIED:
@@ -412,7 +466,8 @@ session_run_died(struct session *s, const char *how, bool broke,
 		r->deadline = r->kill_at = 0;
 		snprintf(r->how, sizeof r->how, "%s", how);
 		if (r->op == OP_EXEC) {
-			s->cells = r->cell;
+			if (r->redo == 0)
+				s->cells = r->cell;
 			r->pending = session_exec_response(s, r, r->killed &&
 			    !broke ? session_stop_status(r) : ST_CRASHED, NULL,
 			    NULL, NULL);
@@ -444,18 +499,46 @@ session_cells_text(json_t *cells, char *buf, size_t len)
 	}
 }
 
+/* "; cells 5-7 were run again ...": cells (numbers, or objects with a
+ * "cell") and what became of them, appended to buf. */
+static void
+session_where_add(char *buf, size_t len, json_t *cells, const char *is,
+    const char *are, const char *what)
+{
+	json_t *nums = json_array(), *v;
+	size_t i, n = json_array_size(cells);
+
+	if (n == 0) {
+		json_decref(nums);
+		return;
+	}
+	json_array_foreach(cells, i, v)
+		json_array_append(nums, json_is_object(v) ?
+		    json_object_get(v, "cell") : v);
+	snprintf(buf + strlen(buf), len - strlen(buf), "; cell%s ",
+	    n > 1 ? "s" : "");
+	session_cells_text(nums, buf, len);
+	snprintf(buf + strlen(buf), len - strlen(buf), " %s %s",
+	    n > 1 ? are : is, what);
+	json_decref(nums);
+}
+
 /* Where a restore left the namespace, for messages: "the namespace is
- * back at the state after cell 4; cells 5-7 ran after that checkpoint
- * and are lost: run them again if you need what they did; 1 thread did
- * not survive". */
+ * back at the state after cell 4; cells 5-6 were run again and
+ * answered as before; cell 7 is lost (it wrote 'out.csv'): run it again
+ * if you need what it did; 1 thread did not survive". */
 const char *
 session_where(json_t *restored, char *buf, size_t len)
 {
 	json_t *cell = json_object_get(restored, "cell");
 	json_t *lost = json_object_get(restored, "lost");
+	json_t *first = json_array_get(json_object_get(restored, "lost_why"),
+	    0), *why = json_object_get(first, "why");
+	json_t *differs = json_object_get(restored, "differs");
 	int threads = (int)json_integer_value(json_object_get(restored,
 	    "threads_lost"));
 	size_t n = json_array_size(lost);
+	char what[300];
 
 	if (!json_is_integer(cell))
 		snprintf(buf, len, "nothing could be restored, so a fresh "
@@ -463,14 +546,23 @@ session_where(json_t *restored, char *buf, size_t len)
 	else
 		snprintf(buf, len, "the namespace is back at the state after "
 		    "cell %d", (int)json_integer_value(cell));
-	if (n > 0) {
-		snprintf(buf + strlen(buf), len - strlen(buf), "; cell%s ",
-		    n > 1 ? "s" : "");
-		session_cells_text(lost, buf, len);
-		snprintf(buf + strlen(buf), len - strlen(buf), " %s lost: run "
-		    "%s again if you need what %s did", n > 1 ? "are" : "is",
+	session_where_add(buf, len, json_object_get(restored, "redone"),
+	    "was", "were", "run again and answered as before");
+	snprintf(what, sizeof what, "run again and answered differently "
+	    "(first in its %s)", json_string_value(json_object_get(
+	    json_object_get(json_array_get(differs, 0), "first"), "field"))
+	    ?: "answer");
+	session_where_add(buf, len, differs, "was", "were", what);
+	if (why != NULL)
+		snprintf(what, sizeof what, "lost (cell %d: %.200s): run %s "
+		    "again if you need what %s did", (int)json_integer_value(
+		    json_object_get(first, "cell")), json_string_value(why),
 		    n > 1 ? "them" : "it", n > 1 ? "they" : "it");
-	}
+	else
+		snprintf(what, sizeof what, "lost: run %s again if you need "
+		    "what %s did", n > 1 ? "them" : "it", n > 1 ? "they" :
+		    "it");
+	session_where_add(buf, len, lost, "is", "are", what);
 	if (threads > 0)
 		snprintf(buf + strlen(buf), len - strlen(buf), "; %d thread%s "
 		    "did not survive", threads, threads > 1 ? "s" : "");

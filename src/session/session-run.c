@@ -89,7 +89,7 @@ session_start_exec(struct session *s, struct sreq *r, json_t *msg)
 	size_t n = json_is_integer(cap) ? (size_t)json_integer_value(cap) :
 	    s->opts->max_output;
 
-	r->cell = s->cells + 1;
+	r->cell = r->redo > 0 ? r->redo : s->cells + 1;
 	json_object_set_new(msg, "cell", json_integer(r->cell));
 	session_cap(s, n);
 	r->shape[0].cap = r->shape[1].cap = n;

@@ -102,6 +102,11 @@ session_hold_expired(struct session *s, int64_t now)
 	s->died_idle = xstrdup("it did not hand over the checkpoint it was "
 	    "ordered to take before the next request's timeout ran out, so "
 	    "coil killed it");
+	/* The cells may have taken the worker over: run again, they could
+	 * do it again (session-redo.c). */
+	s->redo_refused = "the worker it ran in stopped obeying coil (it "
+	    "ignored a checkpoint order), which running it again could do "
+	    "again";
 	/* dying, not ready: nothing is sent to it till init reports its
 	 * end (its socket may close first) */
 	life_killed(&s->life, AFTER_NONE);
@@ -119,7 +124,8 @@ session_dispatch(struct session *s)
 		s->queue = r->next;
 		if (s->queue == NULL)
 			s->queue_tail = &s->queue;
-		s->cause = r->client;
+		if (r->redo == 0)
+			s->cause = r->client;
 		if (r->ready != NULL) {
 			struct response *resp = r->ready;
 
@@ -128,7 +134,7 @@ session_dispatch(struct session *s)
 			continue;
 		}
 		session_serve(s, r);
-		if (session_watched(s) && s->run == r) {
+		if (session_watched(s) && s->run == r && r->redo == 0) {
 			e = session_event_new(EV_STARTED, r);
 			session_post(s, e);
 		}
@@ -299,7 +305,7 @@ session_cancel(struct session *s, uint64_t seq)
 	if (s->run != NULL && s->run->seq == seq)
 		return session_interrupt(s);
 	for (pp = &s->queue; (r = *pp) != NULL; pp = &r->next) {
-		if (r->seq != seq)
+		if (r->seq != seq || r->redo > 0)
 			continue;
 		*pp = r->next;
 		if (*pp == NULL)
@@ -609,6 +615,7 @@ session_free(struct session *s)
 		close(s->gate_fd);
 	ckpt_node_unref(s->node);
 	free(s->died_idle);
+	session_redo_free(s);
 	free(s->python);
 	record_close(s->rec);
 	rc = export_close(s->export);

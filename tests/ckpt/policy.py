@@ -48,7 +48,9 @@ def kept_state(c, timeout=10):
     return wait_for(kept, timeout) or last
 
 
-with unsandboxed() as c:
+# --redo none: what a restore itself gives back (tests/ckpt/redo.py runs
+# the lost cells again).
+with unsandboxed("--redo", "none") as c:
     # Quiet: the state after the cell is kept without a request, at a
     # pause, which requests other than cells (kept_state's, a UI's) do
     # not put off.
@@ -125,7 +127,7 @@ with unsandboxed() as c:
     check_exit(c, "coil (idle) exits 0")
 
 
-with unsandboxed() as c:
+with unsandboxed("--redo", "none") as c:
     # A cheap cell is kept at the pause, not as soon as the session is
     # quiet.  Its first cells are not cheap: the copy-on-write faults
     # after each checkpoint.
@@ -148,7 +150,7 @@ with unsandboxed() as c:
     check_exit(c, "coil (idle, pause) exits 0")
 
 
-with unsandboxed("--checkpoint-policy", "every") as c:
+with unsandboxed("--redo", "none", "--checkpoint-policy", "every") as c:
     resps = batch(c, [{"code": "E = %d" % n} for n in (1, 2, 3)] +
                   [{"op": "snapshots"}, {"code": CRASH}, {"code": "E"}])
     check(kept_cells(resps[3]) == [1, 2, 3] and resps[3]["unkept"] == [] and
@@ -161,7 +163,7 @@ with unsandboxed("--checkpoint-policy", "every") as c:
           resps[5])
     check_exit(c, "coil --checkpoint-policy every exits 0")
 
-with unsandboxed("--checkpoints", "0") as c:
+with unsandboxed("--redo", "none", "--checkpoints", "0") as c:
     resps = batch(c, [{"code": "Z = 1"}, {"code": CRASH}])
     check(resps[1]["restored"] == {"cell": None, "threads_lost": 0,
                                    "lost": [1]},

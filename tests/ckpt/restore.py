@@ -166,21 +166,29 @@ with unsandboxed("--grace", "0.5", "--checkpoint-policy", "every",
     check_exit(c, "coil --grace 0.5 exits 0")
 cleanup(wd)
 
-# Without checkpoints: a crash starts a fresh namespace and says so.
-with unsandboxed("--checkpoints", "0") as c:
-    c.call({"code": "z = 1"})
-    r = c.call({"code": "import os; os._exit(1)"})
-    check(r["status"] == "crashed" and r["restored"] == {"cell": None,
-                                                          "threads_lost": 0,
-                                                          "lost": [1]},
-          "--checkpoints 0: restored cell null, cell 1 lost", r)
-    check("cell 1 is lost" in r["error"]["message"],
-          "--checkpoints 0: the message names the lost cell", r)
-    check("fresh namespace" in r["error"]["message"],
-          "--checkpoints 0: the message says fresh", r)
-    r = c.call({"code": "'z' in dir()"})
-    check(r.get("result") == "False", "--checkpoints 0: z is gone", r)
-    r = c.call({"op": "snapshots"})
-    check(r["count"] == 0, "--checkpoints 0: no checkpoints", r)
-    check_exit(c, "coil --checkpoints 0 exits 0")
+# Without checkpoints: a crash starts a fresh namespace and says so; the
+# cell before it is run again (tests/ckpt/redo.py), unless --redo none.
+for redo, restored, said, z in (
+        ("safe", {"cell": None, "threads_lost": 0, "redone": [1],
+                  "differs": [], "lost": [], "lost_why": []},
+         "cell 1 was run again", "True"),
+        ("none", {"cell": None, "threads_lost": 0, "lost": [1]},
+         "cell 1 is lost", "False")):
+    with unsandboxed("--checkpoints", "0", "--redo", redo) as c:
+        c.call({"code": "z = 1"})
+        r = c.call({"code": "import os; os._exit(1)"})
+        check(r["status"] == "crashed" and r["restored"] == restored,
+              "--checkpoints 0, --redo %s: restored cell null, cell 1 %s" %
+              (redo, "redone" if z == "True" else "lost"), r)
+        check(said in r["error"]["message"],
+              "--checkpoints 0, --redo %s: the message says so" % redo, r)
+        check("fresh namespace" in r["error"]["message"],
+              "--checkpoints 0, --redo %s: the message says fresh" % redo,
+              r)
+        r = c.call({"code": "'z' in dir()"})
+        check(r.get("result") == z, "--checkpoints 0, --redo %s: z is %s" %
+              (redo, "back" if z == "True" else "gone"), r)
+        r = c.call({"op": "snapshots"})
+        check(r["count"] == 0, "--checkpoints 0: no checkpoints", r)
+        check_exit(c, "coil --checkpoints 0 --redo %s exits 0" % redo)
 done()

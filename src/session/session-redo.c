@@ -1,0 +1,500 @@
+/*
+ * session-redo.c - the cells a restore lost, run again (see
+ * session-int.h).
+ *
+ * A checkpoint is taken when the session is idle (the default policy),
+ * so after cells sent back to back a crash goes back further than the
+ * last cell.  The supervisor keeps what it needs to run those cells
+ * again: each finished cell's request and what it first answered (its
+ * status, output, stderr, result and error), and whether it may be run
+ * twice.  One may not when it did something outside the namespace,
+ * which its effects say (a file written or deleted, a process started,
+ * a connection; a refused one did nothing), read input, or was stopped
+ * part way (interrupted, past its timeout): running it again would
+ * do that thing twice, or not do what the first run did.
+ *
+ * After a restore, the lost cells that may be run again, in order up to
+ * the first that may not, go to the head of the queue as requests of no
+ * client (sreq.redo: their cell's number), and the answer of the run
+ * the worker died under waits (redo.held) until they are done.  Each is
+ * compared with what it first answered (check.h, as --replay --check
+ * compares): the same, or listed in "differs" with the first line that
+ * differs.  A redo that is stopped (a crash, an interrupt, its timeout)
+ * ends the redo there: the rest is lost.  "restored" then says
+ * "redone", "differs", "lost" and, for each lost cell, why
+ * ("lost_why").  Nobody hears a redone cell's events: it is no one's
+ * request, and no transcript or notebook records it twice.
+ *
+ * The cells kept are bounded (REDO_KEEP_CELLS, REDO_KEEP_BYTES): the
+ * oldest go first, and a lost cell no longer kept is lost, saying so.
+ *
+ * Layer: under the run's answer (session-reply.c, which hands it each
+ * finished cell, a restore and each redone cell's answer) and the
+ * worker's link (a death between requests); calls down into the
+ * checkpoint policy (a fresh interpreter's pristine checkpoint, ordered
+ * before the cells), the worker's life, the outbox, and check.c.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "session-int.h"
+
+#define REDO_KEEP_CELLS 256
+#define REDO_KEEP_BYTES ((size_t)32 << 20)
+/* What "differs" shows of a line that differs. */
+#define REDO_LINE_MAX 160
+
+static void
+redo_rec_free(struct redo_rec *k)
+{
+	json_decref(k->req);
+	json_decref(k->first);
+	free(k->why_not);
+}
+
+/* ---- what a cell first answered ------------------------------------- */
+
+static json_t *
+redo_text(const char *p, size_t n)
+{
+	return p != NULL ? json_stringn(p, n) : json_null();
+}
+
+/* The fields a redo is compared on (check_view's), copied out of resp:
+ * its figures and the rest are not kept. */
+static json_t *
+redo_first_of(const struct response *resp)
+{
+	json_t *o = json_pack("{s:s}", "status", status_names[resp->status]);
+
+	json_object_set_new(o, "output", redo_text(resp->output,
+	    resp->output_len));
+	json_object_set_new(o, "stderr", redo_text(resp->stderr_text,
+	    resp->stderr_len));
+	json_object_set_new(o, "result", redo_text(resp->result,
+	    resp->result_len));
+	json_object_set_new(o, "error", resp->error == NULL ? json_null() :
+	    json_pack("{s:s?, s:s?}", "type", resp->error->type, "message",
+	    resp->error->message));
+	return o;
+}
+
+/* Why r, answered resp, may not be run twice; NULL when it may. */
+static char *
+redo_why_not(const struct sreq *r, const struct response *resp)
+{
+	json_t *e;
+	size_t i;
+	char *why = NULL;
+
+	if (r->asked_input)
+		return xstrdup("it read input");
+	if (resp->status == ST_TIMEOUT || resp->status == ST_INTERRUPTED)
+		return xstrdup(resp->status == ST_TIMEOUT ? "it ran past its "
+		    "timeout" : "it was interrupted");
+	json_array_foreach(resp->effects, i, e) {
+		const char *kind = json_string_value(json_object_get(e,
+		    "kind"));
+		const char *path = json_string_value(json_object_get(e,
+		    "path"));
+
+		if (json_is_true(json_object_get(e, "denied")) || kind == NULL)
+			continue;	/* refused: it did nothing */
+		if (strcmp(kind, "process") == 0)
+			xasprintf(&why, "it started a process (%.80s)",
+			    json_string_value(json_object_get(e, "cmd")));
+		else if (strcmp(kind, "connect") == 0)
+			xasprintf(&why, "it connected to %.80s",
+			    json_string_value(json_object_get(e, "to")));
+		else
+			xasprintf(&why, "it %s '%.80s'", strcmp(kind, "delete")
+			    == 0 ? "deleted" : strcmp(kind, "rename") == 0 ?
+			    "renamed" : "wrote", path != NULL ? path : "?");
+		return why;
+	}
+	if (resp->effects_more > 0)
+		xasprintf(&why, "it did %llu things outside the namespace that "
+		    "coil did not list", resp->effects_more);
+	return why;
+}
+
+/* Keep what cell r first answered, should a restore lose it; the oldest
+ * kept go while there are too many or they weigh too much. */
+void
+session_redo_keep(struct session *s, const struct sreq *r,
+    const struct response *resp)
+{
+	struct redo_rec *k;
+
+	if (s->opts->no_redo || r->redo > 0 || r->cell <= 0)
+		return;
+	s->redo_refused = NULL;		/* a cell of someone's ran */
+	if (s->nrecs == REDO_KEEP_CELLS) {
+		s->recs_bytes -= s->recs[0].bytes;
+		redo_rec_free(&s->recs[0]);
+		memmove(s->recs, s->recs + 1, --s->nrecs * sizeof *s->recs);
+	}
+	s->recs = xrealloc(s->recs, (s->nrecs + 1) * sizeof *s->recs);
+	k = &s->recs[s->nrecs++];
+	k->cell = r->cell;
+	k->origin = r->origin;
+	k->req = json_incref(r->req);
+	k->first = redo_first_of(resp);
+	k->why_not = redo_why_not(r, resp);
+	k->bytes = 256 + json_dumpb(r->req, NULL, 0, JSON_COMPACT) +
+	    resp->output_len + resp->stderr_len + resp->result_len;
+	s->recs_bytes += k->bytes;
+	while (s->recs_bytes > REDO_KEEP_BYTES && s->nrecs > 1) {
+		s->recs_bytes -= s->recs[0].bytes;
+		redo_rec_free(&s->recs[0]);
+		memmove(s->recs, s->recs + 1, --s->nrecs * sizeof *s->recs);
+	}
+}
+
+static struct redo_rec *
+redo_rec_of(struct session *s, int cell)
+{
+	size_t i;
+
+	for (i = s->nrecs; i-- > 0;)
+		if (s->recs[i].cell == cell)
+			return &s->recs[i];
+	return NULL;
+}
+
+/* ---- the redo's outcome, cell by cell -------------------------------- */
+
+static struct redo_cell *
+redo_add(struct redo *rd, int cell, enum redo_state state, char *why)
+{
+	struct redo_cell *c;
+
+	rd->cells = xrealloc(rd->cells, (rd->ncells + 1) * sizeof *rd->cells);
+	c = &rd->cells[rd->ncells++];
+	*c = (struct redo_cell){ .cell = cell, .state = state, .why = why };
+	return c;
+}
+
+static struct redo_cell *
+redo_cell_of(struct redo *rd, int cell)
+{
+	size_t i;
+
+	for (i = 0; i < rd->ncells; i++)
+		if (rd->cells[i].cell == cell)
+			return &rd->cells[i];
+	return NULL;
+}
+
+/* Every cell still to be run is lost, for why; those waiting in the
+ * queue leave it. */
+static void
+redo_stop(struct session *s, const char *why)
+{
+	struct redo *rd = &s->redo;
+	struct sreq *r;
+	size_t i;
+
+	while ((r = s->queue) != NULL && r->redo > 0) {
+		s->queue = r->next;
+		sreq_free(r);
+	}
+	if (s->queue == NULL)
+		s->queue_tail = &s->queue;
+	for (i = 0; i < rd->ncells; i++)
+		if (rd->cells[i].state == REDO_PLANNED) {
+			rd->cells[i].state = REDO_LOST;
+			rd->cells[i].why = xstrdup(why);
+		}
+}
+
+/* ---- a redo begun, run, ended ---------------------------------------- */
+
+static struct sreq *
+redo_sreq(struct session *s, const struct redo_rec *k)
+{
+	struct sreq *r = xcalloc(1, sizeof *r);
+
+	r->s = s;
+	r->req = json_incref(k->req);
+	r->id = json_null();
+	r->op = OP_EXEC;
+	r->origin = k->origin;
+	r->redo = k->cell;
+	buf_init(&r->shape[0].carry);
+	buf_init(&r->shape[1].carry);
+	return r;
+}
+
+/*
+ * A restore lost the cells restored's "lost" lists (held: the run the
+ * worker died under, whose answer waits; NULL: it died between
+ * requests).  Queue those that may be run again, in order up to the
+ * first that may not, and say why for every other: true when any was
+ * queued (the redo is under way, and held is the redo's until
+ * session_redo_end), false when none was (restored says why).
+ */
+bool
+session_redo_begin(struct session *s, struct sreq *held, json_t *restored)
+{
+	struct redo *rd = &s->redo;
+	json_t *lost = json_object_get(restored, "lost"), *v;
+	struct sreq *first = NULL, **tail = &first;
+	int stop = 0;
+	char *why;
+	size_t i;
+
+	if (s->opts->no_redo || json_array_size(lost) == 0)
+		return false;
+	json_array_foreach(lost, i, v) {
+		int cell = (int)json_integer_value(v);
+		struct redo_rec *k = redo_rec_of(s, cell);
+
+		if (s->redo_refused != NULL) {
+			redo_add(rd, cell, REDO_LOST, xstrdup(s->redo_refused));
+			continue;
+		}
+		if (stop > 0) {
+			xasprintf(&why, "it ran after cell %d, which was not "
+			    "run again", stop);
+			redo_add(rd, cell, REDO_LOST, why);
+			continue;
+		}
+		if (k == NULL || k->why_not != NULL) {
+			redo_add(rd, cell, REDO_LOST, xstrdup(k == NULL ?
+			    "coil no longer kept its code" : k->why_not));
+			stop = cell;
+			continue;
+		}
+		redo_add(rd, cell, REDO_PLANNED, NULL);
+		*tail = redo_sreq(s, k);
+		tail = &(*tail)->next;
+	}
+	s->redo_refused = NULL;
+	rd->restored = json_incref(restored);
+	if (first == NULL) {
+		json_decref(session_redo_end(s, &held));
+		return false;
+	}
+	*tail = s->queue;
+	if (s->queue == NULL)
+		s->queue_tail = tail;
+	s->queue = first;
+	/* A fresh interpreter takes its pristine checkpoint when the
+	 * session is quiet, which the redo is not: now, before the cells,
+	 * or a reset would start a new interpreter. */
+	if (s->life.pristine_owed && life_ready(&s->life) &&
+	    !link_ckpt_owed(&s->ctl)) {
+		life_no_pristine(&s->life);
+		session_order_ckpt(s, LINK_CK_PRISTINE, 0);
+	}
+	rd->active = true;
+	rd->held = held;
+	return true;
+}
+
+/* A line of a view as "differs" shows it: without its indent, cut at
+ * a character's end. */
+static json_t *
+redo_line(const char *p, size_t n)
+{
+	if (n >= 2 && p[0] == ' ' && p[1] == ' ') {
+		p += 2;
+		n -= 2;
+	}
+	if (n > REDO_LINE_MAX)
+		n = utf8_complete_prefix(p, REDO_LINE_MAX);
+	return json_stringn(p, n);
+}
+
+/* The first line of two views that differs, as {"field", "was", "now"}:
+ * the field is the heading above it ("output", "result", ...). */
+static json_t *
+redo_first_diff(const char *was, const char *now)
+{
+	const char *a = was, *b = now, *field = "";
+	size_t fl = 0, la, lb;
+
+	for (;;) {
+		la = strcspn(a, "\n");
+		lb = strcspn(b, "\n");
+		if (la > 0 && *a != ' ') {
+			field = a;
+			fl = strcspn(a, ":");
+		}
+		if (la != lb || memcmp(a, b, la) != 0 || a[la] == '\0' ||
+		    b[lb] == '\0')
+			break;
+		a += la + 1;
+		b += lb + 1;
+	}
+	return json_pack("{s:s%, s:o, s:o}", "field", field, fl, "was",
+	    redo_line(a, la), "now", redo_line(b, lb));
+}
+
+/* Compare the redone cell r's answer with its first. */
+static void
+redo_compare(struct session *s, struct redo_cell *c, struct response *resp)
+{
+	struct redo_rec *k = redo_rec_of(s, c->cell);
+	json_t *now = response_json(resp, 0);
+	struct buf was, got;
+	char err[256];
+
+	if (!s->redo.noise_ok) {
+		if (check_noise_init(&s->redo.noise, NULL, err, sizeof err) ==
+		    -1)
+			fatal("%s", err);	/* the built-in patterns */
+		s->redo.noise_ok = true;
+	}
+	buf_init(&was);
+	buf_init(&got);
+	buf_addstr(&was, "");
+	buf_addstr(&got, "");
+	check_view(&s->redo.noise, k->first, k->first, &was);
+	check_view(&s->redo.noise, k->first, now, &got);
+	c->state = strcmp(was.p, got.p) == 0 ? REDO_SAME : REDO_DIFFERS;
+	if (c->state == REDO_DIFFERS)
+		c->diff = redo_first_diff(was.p, got.p);
+	buf_free(&was);
+	buf_free(&got);
+	json_decref(now);
+}
+
+/* A redone cell r answered resp (both taken): true when the redo is
+ * over (session_redo_end says how it went). */
+bool
+session_redo_took(struct session *s, struct sreq *r, struct response *resp)
+{
+	struct redo_cell *c = redo_cell_of(&s->redo, r->redo);
+
+	if (c != NULL && (resp->status == ST_TIMEOUT ||
+	    resp->status == ST_INTERRUPTED)) {
+		c->state = REDO_LOST;
+		xasprintf(&c->why, "run again, it %s, so the redo stopped "
+		    "there", resp->status == ST_TIMEOUT ? "ran past its "
+		    "timeout" : "was interrupted");
+		redo_stop(s, "it ran after a cell whose redo was stopped");
+	} else if (c != NULL) {
+		redo_compare(s, c, resp);
+	}
+	response_free(resp);
+	sreq_free(r);
+	return s->queue == NULL || s->queue->redo == 0;
+}
+
+/* The worker died under the redone cell r (how) and was restored as
+ * restored says: the redo ends there, and what it had redone after the
+ * new restore's cell is lost again. */
+void
+session_redo_broke(struct session *s, struct sreq *r, json_t *restored)
+{
+	struct redo *rd = &s->redo;
+	json_t *cell = json_object_get(restored, "cell"), *v;
+	struct redo_cell *c = redo_cell_of(rd, r->redo);
+	size_t i;
+
+	c->state = REDO_LOST;
+	xasprintf(&c->why, "run again, it %s too (%s), so the redo stopped "
+	    "there", r->killed ? "was killed" : "crashed", r->how);
+	redo_stop(s, "it ran after a cell whose redo crashed");
+	for (i = 0; i < rd->ncells; i++) {
+		c = &rd->cells[i];
+		if ((c->state == REDO_SAME || c->state == REDO_DIFFERS) &&
+		    (!json_is_integer(cell) || c->cell >
+		    json_integer_value(cell))) {
+			c->state = REDO_LOST;
+			c->why = xstrdup("run again, then lost again when a "
+			    "later cell's redo crashed");
+		}
+	}
+	json_array_foreach(json_object_get(restored, "lost"), i, v)
+		if (redo_cell_of(rd, (int)json_integer_value(v)) == NULL)
+			redo_add(rd, (int)json_integer_value(v), REDO_LOST,
+			    xstrdup("lost when a redone cell crashed"));
+	json_object_set(rd->restored, "cell", cell);
+	json_object_set(rd->restored, "threads_lost", json_object_get(
+	    restored, "threads_lost"));
+	sreq_free(r);
+}
+
+static int
+redo_by_cell(const void *a, const void *b)
+{
+	const struct redo_cell *x = a, *y = b;
+
+	return (x->cell > y->cell) - (x->cell < y->cell);
+}
+
+/* The redo is over: restored completed with what became of each lost
+ * cell (a new reference), and the run whose answer waited for it
+ * (NULL: none) into *held. */
+json_t *
+session_redo_end(struct session *s, struct sreq **held)
+{
+	struct redo *rd = &s->redo;
+	json_t *redone = json_array(), *differs = json_array();
+	json_t *lost = json_array(), *why = json_array(), *o = rd->restored;
+	size_t i;
+
+	qsort(rd->cells, rd->ncells, sizeof *rd->cells, redo_by_cell);
+	for (i = 0; i < rd->ncells; i++) {
+		struct redo_cell *c = &rd->cells[i];
+		json_t *n = json_integer(c->cell);
+
+		if (c->state == REDO_SAME)
+			json_array_append(redone, n);
+		else if (c->state == REDO_DIFFERS)
+			json_array_append_new(differs, json_pack("{s:O, s:O}",
+			    "cell", n, "first", c->diff));
+		else {
+			json_array_append(lost, n);
+			json_array_append_new(why, json_pack("{s:O, s:s}",
+			    "cell", n, "why", c->why != NULL ? c->why : "?"));
+		}
+		json_decref(n);
+		free(c->why);
+		json_decref(c->diff);
+	}
+	json_object_set_new(o, "redone", redone);
+	json_object_set_new(o, "differs", differs);
+	json_object_set_new(o, "lost", lost);
+	json_object_set_new(o, "lost_why", why);
+	/* Should the worker die again before a cell of anyone's has run,
+	 * the cells run again may be why: not a third time. */
+	if (json_array_size(redone) + json_array_size(differs) > 0)
+		s->redo_refused = "the worker died again right after it was run "
+		    "again, before any other cell ran";
+	*held = rd->held;
+	free(rd->cells);
+	rd->cells = NULL;
+	rd->ncells = 0;
+	rd->restored = NULL;
+	rd->held = NULL;
+	rd->active = false;
+	return o;
+}
+
+void
+session_redo_free(struct session *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nrecs; i++)
+		redo_rec_free(&s->recs[i]);
+	free(s->recs);
+	if (s->redo.noise_ok)
+		check_noise_free(&s->redo.noise);
+	for (i = 0; i < s->redo.ncells; i++) {
+		free(s->redo.cells[i].why);
+		json_decref(s->redo.cells[i].diff);
+	}
+	free(s->redo.cells);
+	json_decref(s->redo.restored);
+	if (s->redo.held != NULL)
+		sreq_free(s->redo.held);
+}
