@@ -588,8 +588,8 @@ loads_as(const char *line, const char *want)
 	bool ok = strcmp(got != NULL ? got : "", want) == 0;
 
 	if (!ok)
-		printf("#   %s: got %s (%s)\n", line, got != NULL ? got : "NULL",
-		    v == NULL ? jerr.text : "");
+		printf("#   %s: got %s (%s)\n", line, got != NULL ? got :
+		    "NULL", v == NULL ? jerr.text : "");
 	free(got);
 	json_decref(v);
 	return ok;
