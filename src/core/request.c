@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "chan.h"
+#include "jsonline.h"
 #include "magic.h"
 #include "request.h"
 #include "util.h"
@@ -376,16 +377,13 @@ request_check_fields(json_t *o, const struct request_op *rop, char *err,
 	return 0;
 }
 
-/* The value after the "id" key of the outermost object of a line that
- * is not valid JSON, when one can be read there and is an id a request
- * may carry; else NULL.  A tool loop that matches answers by id then
- * hears about its broken line instead of waiting for it. */
-static json_t *
-request_salvage_id(const char *line, size_t len)
+/* Where the value after the "id" key of the outermost object of a line
+ * starts, when the line shows one (valid JSON or not); else len. */
+size_t
+request_id_at(const char *line, size_t len)
 {
 	size_t i, depth = 0;
 	bool key = false;
-	json_t *v;
 
 	for (i = 0; i < len; i++) {
 		char c = line[i];
@@ -396,7 +394,7 @@ request_salvage_id(const char *line, size_t len)
 			while (i < len && line[i] != '"')
 				i += line[i] == '\\' ? 2 : 1;
 			if (i >= len)
-				return NULL;
+				return len;
 			if (!key || depth != 1 || i - start != 2 ||
 			    memcmp(line + start, "id", 2) != 0) {
 				key = false;
@@ -405,14 +403,10 @@ request_salvage_id(const char *line, size_t len)
 			for (i++; i < len && strchr(" \t\r\n", line[i]); i++)
 				;
 			if (i >= len || line[i] != ':')
-				return NULL;
-			v = json_loadb(line + i + 1, len - i - 1, JSON_DECODE_ANY |
-			    JSON_DISABLE_EOF_CHECK, NULL);
-			if (v != NULL && request_type_ok(request_field_find("id"),
-			    v))
-				return v;
-			json_decref(v);
-			return NULL;
+				return len;
+			for (i++; i < len && strchr(" \t\r\n", line[i]); i++)
+				;
+			return i;
 		}
 		if (c == '{' || c == '[')
 			depth++;
@@ -421,6 +415,26 @@ request_salvage_id(const char *line, size_t len)
 		key = depth == 1 && (c == '{' || c == ',' || (key &&
 		    strchr(" \t\r\n", c) != NULL));
 	}
+	return len;
+}
+
+/* The id of a line that is not valid JSON, when one can be read after
+ * its outer object's "id" and is an id a request may carry; else NULL.
+ * A tool loop that matches answers by id then hears about its broken
+ * line instead of waiting for it. */
+static json_t *
+request_salvage_id(const char *line, size_t len)
+{
+	size_t i = request_id_at(line, len);
+	json_t *v;
+
+	if (i >= len)
+		return NULL;
+	v = jsonline_load(line + i, len - i, JSON_DECODE_ANY |
+	    JSON_DISABLE_EOF_CHECK, NULL);
+	if (v != NULL && request_type_ok(request_field_find("id"), v))
+		return v;
+	json_decref(v);
 	return NULL;
 }
 
@@ -437,7 +451,7 @@ request_parse(const char *line, size_t len, json_t **req, json_t **id,
 	json_error_t jerr;
 	json_t *o;
 
-	o = json_loadb(line, len, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES |
+	o = jsonline_load(line, len, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES |
 	    JSON_DECODE_ANY, &jerr);
 	if (o != NULL)
 		return request_from_json(o, req, id, op, err, errlen);
@@ -446,6 +460,21 @@ request_parse(const char *line, size_t len, json_t **req, json_t **id,
 		*id = json_null();
 	return err_set(err, errlen, "the request is not valid JSON: %s "
 	    "(column %d)", jerr.text, jerr.column);
+}
+
+/* o's key when it is a string of digits, as the number they spell.
+ * Eighteen digits fit in any json_int_t; more are no cell anyway, and
+ * stay a name the answer quotes. */
+static void
+request_cell_number(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+	const char *s = json_string_value(v);
+	size_t n = s != NULL ? json_string_length(v) : 0;
+
+	if (n == 0 || n > 18 || strspn(s, "0123456789") != n)
+		return;
+	json_object_set_new(o, key, json_integer(strtoll(s, NULL, 10)));
 }
 
 int
@@ -469,8 +498,11 @@ request_from_json(json_t *o, json_t **req, json_t **id, enum op *op,
 		json_decref(*id);
 		*id = json_incref(v);
 	}
-	if ((rop = request_op_of(o, err, errlen)) == NULL ||
-	    request_check_fields(o, rop, err, errlen) == -1)
+	if ((rop = request_op_of(o, err, errlen)) == NULL)
+		goto out;
+	if (rop->op == OP_ROLLBACK)
+		request_cell_number(o, "to");
+	if (request_check_fields(o, rop, err, errlen) == -1)
 		goto out;
 	*req = o;
 	*op = rop->op;

@@ -102,7 +102,10 @@ int request_parse(const char *line, size_t len, json_t **req, json_t **id,
 
 /* request_parse for a request already parsed (MCP's arguments): v
  * (stolen) is checked as a line holding it would be, with the same
- * results and messages.  On success *req is v. */
+ * results and messages.  On success *req is v.  A rollback's "to" that
+ * is a string of digits becomes the cell number it spells (no snapshot
+ * name is all digits): MCP clients send one for the schema's string or
+ * integer. */
 int request_from_json(json_t *v, json_t **req, json_t **id, enum op *op,
     char *err, size_t errlen);
 
@@ -111,6 +114,9 @@ const struct request_op *request_op_find(const char *name);
  * long to be read whole), when it shows one before its first other
  * field's value; else NULL.  New reference. */
 json_t *request_head_id(const char *head, size_t len);
+/* Where the value after the "id" key of a line's outer object starts
+ * (blanks skipped), valid JSON or not; len when the line shows none. */
+size_t request_id_at(const char *line, size_t len);
 
 /* coil's own checkpoint magics, when an exec's code is one of them and
  * nothing else: "%snapshot [NAME]", "%snapshots" or "%rollback

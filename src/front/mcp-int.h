@@ -31,17 +31,21 @@ json_t *mcp_tool_list(const struct coil_opts *opts);
 
 /* The agent request a call of t with args (an object or NULL,
  * borrowed) becomes, before request_from_json checks it: a deep copy
- * without "id" and the fields the tool leaves out, its op set, and
- * "stream" when the call wants progress.  New reference. */
+ * without the arguments the tool leaves out ("id", "op", the
+ * terminal's fields), its op set, and "stream" when the call wants
+ * progress.  *warnings gets a new array saying what was left out and
+ * why, or NULL.  New reference. */
 json_t *mcp_tool_request(const struct mcp_tool *t, json_t *args,
-    bool stream);
+    bool stream, json_t **warnings);
 
-/* The session's answer as a CallToolResult.  New reference. */
-json_t *mcp_tool_result(const struct response *r);
+/* The session's answer as a CallToolResult; warnings (borrowed, may be
+ * NULL) are the call's own, said before the answer's.  New reference. */
+json_t *mcp_tool_result(const struct response *r, json_t *warnings);
 
-/* A call refused before it reached the session, as a result the model
- * can read and mend (MCP: argument errors are the tool's).  New
- * reference. */
-json_t *mcp_tool_refusal(const char *msg);
+/* A call of t refused before it reached the session, as a result the
+ * model can read and mend (MCP: argument errors are the tool's), with
+ * the structuredContent an "invalid" answer has.  New reference. */
+json_t *mcp_tool_refusal(const struct mcp_tool *t, const char *msg,
+    json_t *warnings);
 
 #endif

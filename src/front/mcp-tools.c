@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,18 +127,59 @@ mcp_tool_list(const struct coil_opts *opts)
 	}
 	return tools;
 }
-json_t *
-mcp_tool_request(const struct mcp_tool *t, json_t *args, bool stream)
+/* Why an argument a call gives is dropped before the session sees it:
+ * the envelope's fields, and the terminal's (mcp_props' hidden ones). */
+static const struct {
+	const char *prop, *why;
+} mcp_dropped[] = {
+	{ "id", "the call's id is JSON-RPC's" },
+	{ "op", "each tool is one op: call the tool you mean" },
+	{ "stream", "output comes as progress when the call has a "
+	  "progressToken" },
+	{ "input", "input() reads end of file here: pass data in the code" },
+	{ "columns", "the terminal's size is not a tool's to set" },
+	{ "lines", "the terminal's size is not a tool's to set" },
+};
+
+static bool
+mcp_tool_hides(const struct mcp_tool *t, const char *prop)
 {
-	json_t *req = json_is_object(args) ? json_deep_copy(args) :
-	    json_object();
 	size_t i;
 
-	json_object_del(req, "id");
+	if (strcmp(prop, "id") == 0 || strcmp(prop, "op") == 0)
+		return true;
 	for (i = 0; i < nitems(mcp_props); i++)
-		if (mcp_props[i].about == NULL &&
-		    strcmp(mcp_props[i].tool, t->name) == 0)
-			json_object_del(req, mcp_props[i].prop);
+		if (mcp_props[i].about == NULL && strcmp(mcp_props[i].tool,
+		    t->name) == 0 && strcmp(mcp_props[i].prop, prop) == 0)
+			return true;
+	return false;
+}
+
+json_t *
+mcp_tool_request(const struct mcp_tool *t, json_t *args, bool stream,
+    json_t **warnings)
+{
+	json_t *req = json_object(), *v;
+	const char *key, *why;
+	char msg[300];
+	size_t i;
+
+	*warnings = NULL;
+	json_object_foreach(args, key, v) {
+		if (!mcp_tool_hides(t, key)) {
+			json_object_set_new(req, key, json_deep_copy(v));
+			continue;
+		}
+		for (i = 0, why = NULL; i < nitems(mcp_dropped); i++)
+			if (strcmp(mcp_dropped[i].prop, key) == 0)
+				why = mcp_dropped[i].why;
+		snprintf(msg, sizeof msg, "'%s' is not an argument of tool "
+		    "'%s'; it was ignored%s%s", key, t->name, why ? ": " : "",
+		    why ? why : "");
+		if (*warnings == NULL)
+			*warnings = json_array();
+		json_array_append_new(*warnings, json_string(msg));
+	}
 	json_object_set_new(req, "op", json_string(request_ops[t->op].name));
 	if (stream && t->op == OP_EXEC)
 		json_object_set_new(req, "stream", json_true());
@@ -319,14 +361,26 @@ mcp_fields_text(const struct response *r, struct buf *b)
 	json_decref(o);
 }
 
-json_t *
-mcp_tool_result(const struct response *r)
+/* The warnings of the call (borrowed, may be NULL), then the answer's,
+ * as lines of text. */
+static void
+mcp_warnings_text(const struct response *r, json_t *call, struct buf *b)
 {
-	json_t *content = json_array(), *images = json_array(), *sc;
-	struct buf b;
-	size_t i;
+	json_t *lists[2] = { call, r->warnings }, *v;
 	const char *w;
-	json_t *v;
+	size_t i, k;
+
+	for (k = 0; k < 2; k++)
+		json_array_foreach(lists[k], i, v)
+			if ((w = json_string_value(v)) != NULL)
+				buf_printf(b, "warning: %s\n", w);
+}
+
+json_t *
+mcp_tool_result(const struct response *r, json_t *warnings)
+{
+	json_t *content = json_array(), *images = json_array(), *sc, *all;
+	struct buf b;
 
 	buf_init(&b);
 	if (r->op == OP_EXEC)
@@ -335,9 +389,7 @@ mcp_tool_result(const struct response *r)
 		mcp_fields_text(r, &b);
 	else
 		mcp_error_text(&b, r->error);
-	json_array_foreach(r->warnings, i, v)
-		if ((w = json_string_value(v)) != NULL)
-			buf_printf(&b, "warning: %s\n", w);
+	mcp_warnings_text(r, warnings, &b);
 	if (b.len == 0)
 		buf_addstr(&b, r->status == ST_OK ? "(no output)\n" :
 		    status_names[r->status]);
@@ -348,13 +400,24 @@ mcp_tool_result(const struct response *r)
 	buf_free(&b);
 	sc = response_json(r, RESPONSE_BRIEF);
 	json_object_del(sc, "id");
+	if (json_array_size(warnings) > 0) {
+		all = json_deep_copy(warnings);
+		json_array_extend(all, json_object_get(sc, "warnings"));
+		json_object_set_new(sc, "warnings", all);
+	}
 	return json_pack("{s:o, s:o, s:b}", "content", content,
 	    "structuredContent", sc, "isError", r->status != ST_OK);
 }
 
 json_t *
-mcp_tool_refusal(const char *msg)
+mcp_tool_refusal(const struct mcp_tool *t, const char *msg,
+    json_t *warnings)
 {
-	return json_pack("{s:[{s:s, s:s}], s:b}", "content", "type", "text",
-	    "text", msg, "isError", 1);
+	struct response *r = response_invalid("%s", msg);
+	json_t *result;
+
+	r->op = t->op;
+	result = mcp_tool_result(r, warnings);
+	response_free(r);
+	return result;
 }

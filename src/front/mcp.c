@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "agent.h"
+#include "jsonline.h"
 #include "mcp.h"
 #include "mcp-int.h"
 #include "outbuf.h"
@@ -50,6 +51,7 @@ struct mcp_call {
 	uint64_t seq;		/* the session's */
 	json_t *id;		/* the client's */
 	json_t *progress;	/* its progressToken, or NULL */
+	json_t *warnings;	/* what the call's arguments lost, or NULL */
 	json_int_t sent;	/* bytes of output sent as progress */
 	bool stateless;		/* a 2026-07-28 request */
 	bool cancelled;		/* no answer is owed */
@@ -62,12 +64,61 @@ struct mcp {
 
 /* ---- messages ------------------------------------------------------- */
 
-/* One message (stolen), "jsonrpc" first.  NULL is a message jansson
- * could not build: said, as an internal error, to the request id. */
+/*
+ * An id is a string or an integer; one beyond 64 bits, which jansson
+ * cannot hold, is kept as its digits in an object of one key (no id a
+ * client sends is an object, so none is mistaken for one) and written
+ * back as those digits: a client matches its answer by the very id it
+ * sent, and a real would come back rounded.
+ */
+#define MCP_BIG_ID "coil.big-id"
+
+static const char *
+mcp_big_id(json_t *id)
+{
+	return json_string_value(json_object_get(id, MCP_BIG_ID));
+}
+
+/* The id at the head of line when it is a big one, the value jansson
+ * read as a real there; else NULL.  New reference. */
+static json_t *
+mcp_id_big(const char *line, size_t len)
+{
+	size_t at = request_id_at(line, len), n;
+	json_t *id;
+	char *digits;
+
+	if (at >= len || !jsonline_big_int(line + at, len - at, &n))
+		return NULL;
+	digits = xstrndup(line + at, n);
+	id = json_pack("{s:s}", MCP_BIG_ID, digits);
+	free(digits);
+	return id;
+}
+
+/* Whether a notification's requestId (a real, for a big one) names the
+ * call of that id. */
+static bool
+mcp_id_names(json_t *id, json_t *rid)
+{
+	const char *big = mcp_big_id(id);
+
+	if (big != NULL && json_is_real(rid))
+		return strtod(big, NULL) == json_real_value(rid);
+	return json_equal(id, rid);
+}
+
+/* One message (stolen), "jsonrpc" first, then "id" when it has one.
+ * NULL is a message jansson could not build: said, as an internal
+ * error, to the request id. */
 static void
 mcp_send(struct agent_io *a, json_t *msg, json_t *id)
 {
+	static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":null";
 	json_t *m = json_pack("{s:s}", "jsonrpc", "2.0");
+	const char *b0 = mcp_big_id(json_object_get(msg, "id"));
+	char *line, *big = b0 != NULL ? xstrdup(b0) : NULL;
+	struct buf b;
 
 	if (msg == NULL)
 		msg = json_pack("{s:O, s:{s:i, s:s}}", "id", id != NULL ? id :
@@ -75,7 +126,25 @@ mcp_send(struct agent_io *a, json_t *msg, json_t *id)
 		    "internal error: coil could not build this answer");
 	json_object_update(m, msg);
 	json_decref(msg);
-	wire_send(&a->io, m);
+	if (big == NULL) {
+		wire_send(&a->io, m);
+		return;
+	}
+	/* The digits in the place of a null id, written as wire_send
+	 * writes a line. */
+	json_object_set_new(m, "id", json_null());
+	line = json_dumps(m, JSON_COMPACT | JSON_REAL_PRECISION(6));
+	json_decref(m);
+	if (line == NULL || strncmp(line, head, sizeof head - 1) != 0)
+		fatal("cannot encode a response");
+	buf_init(&b);
+	buf_add(&b, line, sizeof head - 5);
+	buf_addstr(&b, big);
+	buf_printf(&b, "%s\n", line + sizeof head - 1);
+	wire_send_text(&a->io, b.p, b.len);
+	buf_free(&b);
+	free(line);
+	free(big);
 }
 
 static json_t *mcp_server_info(void);
@@ -228,6 +297,7 @@ mcp_call_free(struct mcp_call **pp)
 	*pp = c->next;
 	json_decref(c->id);
 	json_decref(c->progress);
+	json_decref(c->warnings);
 	free(c);
 }
 
@@ -238,7 +308,8 @@ mcp_call_tool(struct agent_io *a, json_t *id, json_t *params, bool stateless)
 {
 	struct mcp *m = a->proto;
 	const char *name = json_string_value(json_object_get(params, "name"));
-	json_t *args = json_object_get(params, "arguments"), *req, *rid, *tok;
+	json_t *args = json_object_get(params, "arguments"), *req, *rid, *tok,
+	    *warn;
 	const struct mcp_tool *t;
 	struct mcp_call *c;
 	char err[512];
@@ -270,18 +341,23 @@ mcp_call_tool(struct agent_io *a, json_t *id, json_t *params, bool stateless)
 	if (!json_is_string(tok) && !json_is_integer(tok))
 		tok = NULL;
 	/* The agent protocol's own checks, to the letter. */
-	if (request_from_json(mcp_tool_request(t, args, tok != NULL), &req,
-	    &rid, &op, err, sizeof err) == -1) {
+	if (request_from_json(mcp_tool_request(t, args, tok != NULL, &warn),
+	    &req, &rid, &op, err, sizeof err) == -1) {
 		json_decref(rid);
-		mcp_result(a, id, mcp_tool_refusal(err), stateless);
+		mcp_result(a, id, mcp_tool_refusal(t, err, warn), stateless);
+		json_decref(warn);
 		return;
 	}
 	json_decref(rid);
 	c = xcalloc(1, sizeof *c);
 	c->id = json_incref(id);
 	c->progress = tok != NULL ? json_incref(tok) : NULL;
+	c->warnings = warn;
 	c->stateless = stateless;
-	c->seq = session_submit(a->s, a->client, req, json_incref(id), op);
+	/* The session (its transcript, its observers) sees a big id as
+	 * the number it is, near enough. */
+	c->seq = session_submit(a->s, a->client, req, mcp_big_id(id) != NULL ?
+	    json_real(strtod(mcp_big_id(id), NULL)) : json_incref(id), op);
 	c->next = m->calls;
 	m->calls = c;
 }
@@ -297,7 +373,7 @@ mcp_cancel(struct agent_io *a, json_t *id, json_t *params, bool stateless)
 	if (rid == NULL)
 		return;
 	for (c = m->calls; c != NULL; c = c->next)
-		if (!c->cancelled && json_equal(c->id, rid)) {
+		if (!c->cancelled && mcp_id_names(c->id, rid)) {
 			c->cancelled = true;
 			session_cancel(a->s, c->seq);
 			return;
@@ -415,7 +491,8 @@ mcp_message(struct agent_io *a, json_t *msg)
 	    (json_object_get(msg, "result") != NULL ||
 	    json_object_get(msg, "error") != NULL))
 		return;
-	if (id != NULL && !json_is_string(id) && !json_is_integer(id)) {
+	if (id != NULL && !json_is_string(id) && !json_is_integer(id) &&
+	    mcp_big_id(id) == NULL) {
 		mcp_error(a, NULL, RPC_INVALID, NULL, "invalid request: an id "
 		    "must be a string or an integer");
 		return;
@@ -442,23 +519,52 @@ mcp_message(struct agent_io *a, json_t *msg)
 	mcp_method(a, id, method, params, era == 1);
 }
 
+/* The id of a line: the value jansson read (borrowed, may be NULL) when
+ * it is one an id may be, else the digits of a big one, else what can
+ * be read at the head of a line jansson could not read (v NULL).  New
+ * reference, or NULL. */
+static json_t *
+mcp_line_id(const char *line, size_t len, json_t *v)
+{
+	json_t *id;
+
+	if (json_is_string(v) || json_is_integer(v))
+		return json_incref(v);
+	if ((id = mcp_id_big(line, len)) != NULL || v != NULL)
+		return id;
+	if ((id = request_head_id(line, len)) != NULL &&
+	    (json_is_string(id) || json_is_integer(id)))
+		return id;
+	json_decref(id);
+	return NULL;
+}
+
 static void
 mcp_line(struct agent_io *a, const char *line, size_t len)
 {
 	json_error_t jerr;
-	json_t *msg;
+	json_t *msg, *id;
 	size_t i;
 
 	for (i = 0; i < len && (line[i] == ' ' || line[i] == '\t'); i++)
 		;
 	if (i == len)
 		return;
-	msg = json_loadb(line, len, JSON_ALLOW_NUL | JSON_DECODE_ANY, &jerr);
+	msg = jsonline_load(line, len, JSON_ALLOW_NUL | JSON_DECODE_ANY,
+	    &jerr);
 	if (msg == NULL) {
-		mcp_error(a, NULL, RPC_PARSE, NULL, "parse error: %s (column "
+		/* The id the line shows, so that the client's call ends
+		 * now rather than at its own timeout. */
+		id = mcp_line_id(line, len, NULL);
+		mcp_error(a, id, RPC_PARSE, NULL, "parse error: %s (column "
 		    "%d)", jerr.text, jerr.column);
+		json_decref(id);
 		return;
 	}
+	if (json_is_object(msg) && json_is_real(json_object_get(msg, "id")) &&
+	    (id = mcp_line_id(line, len, json_object_get(msg, "id"))) !=
+	    NULL)
+		json_object_set_new(msg, "id", id);
 	if (json_is_array(msg))
 		mcp_error(a, NULL, RPC_INVALID, NULL, "invalid request: "
 		    "batches are not taken (MCP has none since 2025-06-18): "
@@ -475,10 +581,9 @@ static void
 mcp_too_long(struct agent_io *a, size_t bytes, const char *head,
     size_t headlen)
 {
-	json_t *id = request_head_id(head, headlen);
+	json_t *id = mcp_line_id(head, headlen, NULL);
 
-	mcp_error(a, id != NULL && (json_is_string(id) ||
-	    json_is_integer(id)) ? id : NULL, RPC_INVALID, NULL, "the message "
+	mcp_error(a, id, RPC_INVALID, NULL, "the message "
 	    "is %zu bytes, over the %zu-byte limit (--max-request); it was "
 	    "skipped", bytes, a->opts->max_request);
 	json_decref(id);
@@ -505,8 +610,8 @@ mcp_event(struct agent_io *a, const struct session_event *ev)
 		break;
 	case EV_RESPONSE:
 		if (!c->cancelled)
-			mcp_result(a, c->id, mcp_tool_result(ev->resp),
-			    c->stateless);
+			mcp_result(a, c->id, mcp_tool_result(ev->resp,
+			    c->warnings), c->stateless);
 		mcp_call_free(pp);
 		break;
 	case EV_CANCELLED:

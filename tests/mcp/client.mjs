@@ -88,6 +88,12 @@ try {
   out.steps.after_crash = brief(await call('run_python', { code: 'x' }));
   out.steps.reset = brief(await call('reset', {}));
   out.steps.after_reset = brief(await call('run_python', { code: "'x' in dir()" }));
+  // A lone surrogate (a string cut inside a pair), which JSON.stringify
+  // writes escaped: the call is answered, not left to its timeout.
+  out.steps.surrogate = brief(await call('run_python',
+    { code: "s = '\ud800'\nprint(s)\n(len(s), s == chr(0xd800))" }, { timeout: 30000 }));
+  // The schema's string-or-integer "to", sent as a string of digits.
+  out.steps.rollback_digits = brief(await call('rollback', { to: '0' }));
 } catch (e) {
   out.error = String(e.stack || e);
 }

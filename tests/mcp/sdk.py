@@ -10,8 +10,9 @@ them: a value with output, an exception (isError), bad arguments (a
 result the model can read, not a protocol error), an unknown tool (a
 protocol error), a call cancelled while it runs (the SDK's AbortSignal:
 the cell stops, the session goes on), a figure (image content), a
-snapshot and rollback, a crash (restored from the checkpoint) and a
-reset.  The session is recorded by default, as an agent's is.
+snapshot and rollback, a crash (restored from the checkpoint), a
+reset, code holding a lone surrogate (answered, not left to the call's
+timeout) and a rollback to "0".  The session is recorded by default, as an agent's is.
 
 The SDKs are installed with npm ci from tests/mcp/package-lock.json into
 the build tree (tests/mcp-node), once.
@@ -159,6 +160,15 @@ def checks(name, want_version, w, state, out):
     v = s.get("after_reset", {})
     check((v.get("structured") or {}).get("result") == "False",
           name + ": reset empties the namespace", v)
+    v = s.get("surrogate", {})
+    check((v.get("structured") or {}).get("result") == "(1, True)" and
+          (v.get("structured") or {}).get("output") == "\\ud800\n",
+          name + ": a lone surrogate JSON.stringify escaped is answered: "
+          "in a string literal it is that character, printed escaped", v)
+    v = s.get("rollback_digits", {})
+    check(not v.get("isError") and (v.get("structured") or {}).get(
+          "status") == "ok" and (v.get("structured") or {}).get("cell") == 0,
+          name + ": rollback to \"0\" is to cell 0", v)
     check(out.get("stderr") == "" and out.get("close_error") is None,
           name + ": nothing on stderr, and the client closes cleanly",
           out)
@@ -171,9 +181,9 @@ def checks(name, want_version, w, state, out):
         if lines:
             modes.append(lines[0].get("mode"))
             cells += sum(1 for x in lines if x.get("event") == "queued")
-    check(modes == ["mcp"] and cells == 14,
+    check(modes == ["mcp"] and cells == 16,
           name + ": the session is recorded by default, as mode mcp, its "
-          "14 calls that reached it (a probe of the server leaves none)",
+          "16 calls that reached it (a probe of the server leaves none)",
           (modes, cells))
 
 

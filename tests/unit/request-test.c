@@ -2,14 +2,16 @@
  * request-test.c - request_parse on good and bad lines, and the
  * request tables: every field's bounds and types as request_parse holds
  * them, the schema and the --help rows made from them, what the
- * session's dispatcher reads, and request_from_json against
- * request_parse (TAP).
+ * session's dispatcher reads, request_from_json against
+ * request_parse, and jsonline_load on what JSON allows and jansson
+ * alone refuses (TAP).
  */
 #include "config.h"
 
 #include <jansson.h>
 #include <string.h>
 
+#include "jsonline.h"
 #include "request.h"
 #include "tap.h"
 #include "util.h"
@@ -555,6 +557,87 @@ check_warnings(void)
 	    "a long name is near nothing");
 }
 
+/* A rollback's "to" of digits is the cell number they spell. */
+static bool
+rollback_to(const char *line, const char *want)
+{
+	json_t *req, *id;
+	enum op op;
+	char err[512], *got = NULL;
+	bool ok;
+
+	ok = request_parse(line, strlen(line), &req, &id, &op, err,
+	    sizeof err) == 0 && (got = json_dumps(json_object_get(req, "to"),
+	    JSON_ENCODE_ANY)) != NULL && strcmp(got, want) == 0;
+	if (!ok)
+		printf("#   %s: got %s\n", line, got != NULL ? got : err);
+	free(got);
+	json_decref(req);
+	json_decref(id);
+	return ok;
+}
+
+/* jsonline_load(line) dumped compactly must be want ("" for NULL). */
+static bool
+loads_as(const char *line, const char *want)
+{
+	json_error_t jerr;
+	json_t *v = jsonline_load(line, strlen(line), JSON_DECODE_ANY, &jerr);
+	char *got = v != NULL ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) :
+	    NULL;
+	bool ok = strcmp(got != NULL ? got : "", want) == 0;
+
+	if (!ok)
+		printf("#   %s: got %s (%s)\n", line, got != NULL ? got :
+		    "NULL", v == NULL ? jerr.text : "");
+	free(got);
+	json_decref(v);
+	return ok;
+}
+
+/* Lone surrogates keep their escape; integers beyond 64 bits are
+ * reals; nothing else changes, and a broken line stays broken, in its
+ * own words. */
+static void
+check_jsonline(void)
+{
+	json_error_t jerr;
+	size_t end;
+
+	tap_ok(loads_as("[\"\\ud800\"]", "[\"\\\\ud800\"]"),
+	    "a lone high surrogate is the text of its escape");
+	tap_ok(loads_as("\"a\\udc00b\"", "\"a\\\\udc00b\""),
+	    "a lone low surrogate too");
+	tap_ok(loads_as("\"\\ud800\\ud83d\\ude00\"",
+	    "\"\\\\ud800\xf0\x9f\x98\x80\""),
+	    "a pair after a lone one is one character");
+	tap_ok(loads_as("\"\\\\ud800\\ud800\"",
+	    "\"\\\\ud800\\\\ud800\""),
+	    "an escaped backslash is no escape");
+	tap_ok(loads_as("{\"id\": 123456789012345678901234567890}",
+	    "{\"id\":1.2345678901234568e29}"), "a big integer is a real");
+	tap_ok(loads_as("[9223372036854775807, -9223372036854775808, "
+	    "9223372036854775808, \"99999999999999999999\", 1e5, 2]",
+	    "[9223372036854775807,-9223372036854775808,"
+	    "9.2233720368547758e18,\"99999999999999999999\",100000.0,2]"),
+	    "64 bits are an integer, one more a real; strings untouched");
+	tap_ok(jsonline_load("{\"a\": 99999999999999999999,", 26, 0,
+	    &jerr) == NULL && jerr.column == 26 &&
+	    strstr(jerr.text, "too big integer") != NULL,
+	    "a broken line stays broken, the first reading's error said");
+	tap_ok(jsonline_big_int("-9223372036854775809,", 21, &end) &&
+	    end == 20 && !jsonline_big_int("99999999999999999999.5", 22,
+	    NULL) && !jsonline_big_int("-", 1, NULL),
+	    "jsonline_big_int: integers only, their length");
+	tap_ok(rollback_to("{\"op\": \"rollback\", \"to\": \"0\"}", "0") &&
+	    rollback_to("{\"op\": \"rollback\", \"to\": \"007\"}", "7") &&
+	    rollback_to("{\"op\": \"rollback\", \"to\": \"a1\"}",
+	    "\"a1\"") && rollback_to("{\"op\": \"rollback\", \"to\": "
+	    "\"1234567890123456789\"}", "\"1234567890123456789\"") &&
+	    rollback_to("{\"op\": \"rollback\", \"to\": \"-1\"}", "\"-1\""),
+	    "a rollback to a string of digits is to that cell");
+}
+
 int
 main(void)
 {
@@ -566,5 +649,6 @@ main(void)
 	check_table();
 	check_serving();
 	check_from_json();
+	check_jsonline();
 	return tap_done();
 }
