@@ -24,10 +24,14 @@ as a pipe would.
 
 Each run is a fresh coil in a fresh work dir (under $TEST_WORKDIR),
 removed after it: the first with the "@" arguments, then one for each
-"@@" line with its arguments added.  In each, every expected response
-is one check (its mismatches as diagnostics), then one that no line
-came beyond them, one that every line was UTF-8 JSON, and one that
-coil exited 0.
+"@@" line with its arguments added.  Beside the work dir, not in it,
+each run has an empty scratch dir, removed with it (for --allow-write,
+a path outside the work dir).  In "@" and "@@" arguments, requests and
+expected strings, "$WORKDIR" and "$SCRATCH" are their absolute paths.
+
+In each run, every expected response is one check (its mismatches as
+diagnostics), then one that no line came beyond them, one that every
+line was UTF-8 JSON, and one that coil exited 0.
 
 A test file may also be a transcript, as coil --record writes one (its
 first line is {"coil_transcript": ...}; see share/example.transcript):
@@ -206,19 +210,45 @@ def replay_test(path):
     done()
 
 
-def run(args, requests):
+def subst(x, dirs):
+    """x with "$WORKDIR" and "$SCRATCH" replaced: in a request's bytes
+    as JSON string text, in the strings of an expected object."""
+    if isinstance(x, bytes):
+        for k, v in dirs.items():
+            x = x.replace(k.encode(), json.dumps(v)[1:-1].encode())
+        return x
+    if isinstance(x, str):
+        for k, v in dirs.items():
+            x = x.replace(k, v)
+        return x
+    if isinstance(x, list):
+        return [subst(v, dirs) for v in x]
+    if isinstance(x, dict):
+        return {k: subst(v, dirs) for k, v in x.items()}
+    return x
+
+
+def run(args, requests, expected):
     """One session in a work dir of its own: (the lines coil wrote, what
-    went wrong reading them or None, its exit status, its stderr)."""
-    wd = tempfile.mkdtemp(prefix="run.", dir=os.environ.get("TEST_WORKDIR"))
+    went wrong reading them or None, its exit status, its stderr, the
+    expected responses with the dirs' names in them)."""
+    top = os.path.realpath(tempfile.mkdtemp(
+        prefix="run.", dir=os.environ.get("TEST_WORKDIR")))
+    dirs = {"$WORKDIR": os.path.join(top, "work"),
+            "$SCRATCH": os.path.join(top, "scratch")}
     try:
+        for d in dirs.values():
+            os.mkdir(d)
+        args = [subst(a, dirs) for a in args]
         # "@ --mcp": the MCP server on the same stdio, not the agent
-        c = Coil(*args, cwd=wd,
+        c = Coil(*args, cwd=dirs["$WORKDIR"],
                  argv=[COIL, *args] if "--mcp" in args else None)
-        lines, trouble = session(c, requests)
+        lines, trouble = session(c, [subst(r, dirs) for r in requests])
         status = c.close()
     finally:
-        shutil.rmtree(wd, ignore_errors=True)
-    return lines, trouble, status, c.stderr_text()
+        shutil.rmtree(top, ignore_errors=True)
+    return lines, trouble, status, c.stderr_text(), \
+        [(n, subst(want, dirs)) for n, want in expected]
 
 
 def checks(name, expected, lines, trouble, status):
@@ -264,9 +294,10 @@ def main():
             ", ".join(lack), " ".join("python3-" + m for m in lack)))
     for more in [[]] + again:
         failed = tap().failed
-        lines, trouble, status, err = run(args + more, requests)
+        lines, trouble, status, err, want = run(args + more, requests,
+                                                expected)
         label = "%s(%s)" % (name, " ".join(more)) if more else name
-        checks(label, expected, lines, trouble, status)
+        checks(label, want, lines, trouble, status)
         if tap().failed > failed and err:
             diag("--- coil's stderr ---\n" + err[-4000:])
     done()

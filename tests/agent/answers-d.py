@@ -6,10 +6,9 @@
 # bytes and newlines between head and tail of the full text (computed
 # here from the text the cell made), `cut` has each field's {lines,
 # bytes} and `truncated` their sum.  Cuts fall after a newline when one
-# is near, never inside a UTF-8 character.  max_output in a request
-# overrides --max-output for that cell, smaller or larger, and a bad one
-# is refused.
-import json
+# is near, never inside a UTF-8 character; a smaller max_output in a
+# request is the cap of its cell.  max-output.test has what needs no
+# arithmetic: a larger max_output, a bad one, a small answer uncut.
 import os
 import re
 import sys
@@ -179,44 +178,11 @@ with unsandboxed("--max-output", str(SESSION_CAP)) as c:
           "error traceback: head and tail kept, cut.traceback agrees",
           (tb[:80], r.get("cut"), r.get("truncated")))
 
-    # A small answer has no marker and no counts.
-    r = c.run("print('short')\n'x'")
-    check(r.get("output") == "short\n" and r.get("result") == "'x'" and
-          "cut" not in r and "truncated" not in r,
-          "nothing cut: no marker, no cut, no truncated", r)
-
-    # max_output overrides --max-output for one cell, both ways.
+    # max_output smaller than --max-output for one cell.
     r = c.run("print('s' * 400)", max_output=100)
     out = r.get("output", "")
     why = exact("s" * 400 + "\n", out, 100)
     check(not why and len(out.encode()) < 100 + 64,
           "max_output smaller than --max-output: this cell's cap", why)
-    r = c.run("print('b' * 3000)", max_output=5000)
-    check(r.get("output") == "b" * 3000 + "\n" and "truncated" not in r,
-          "max_output larger than --max-output: kept whole",
-          (len(r.get("output", "")), r.get("truncated")))
-    r = c.run("'r' * 3000", max_output=5000)
-    check(r.get("result") == repr("r" * 3000),
-          "max_output larger: the result too", len(r.get("result") or ""))
-    r = c.run("print('b' * 3000)")
-    check(not exact("b" * 3000 + "\n", r.get("output", ""), SESSION_CAP),
-          "the next cell has --max-output again", r.get("truncated"))
-    r = c.run("print('n' * 3000)", max_output=None)
-    check(r.get("truncated") == 3001 - SESSION_CAP,
-          "max_output null is as if absent", r.get("truncated"))
-
-    # Bad values are refused, naming the field, and nothing runs.
-    bad = []
-    for v in (0, -5, 1.5, "100", True, [100], 16 * 1024 * 1024 + 1):
-        r = c.call({"code": "ran = True", "max_output": v})
-        msg = (r.get("error") or {}).get("message", "")
-        if r.get("status") != "invalid" or "'max_output'" not in msg:
-            bad.append((v, r))
-    check(not bad, "invalid max_output values are refused, naming it", bad)
-    r = c.run("'ran' in globals()")
-    check(r.get("result") == "False", "a refused request runs nothing", r)
-    r = c.run("print('z' * 3000)", max_output=16 * 1024 * 1024)
-    check(r.get("status") == "ok" and len(r.get("output", "")) == 3001,
-          "max_output at its bound (16 MiB) is accepted", r.get("status"))
     check_exit(c)
 done()
