@@ -18,6 +18,7 @@ import builtins
 import gc
 import _ast
 import _random
+import _warnings
 import time as _time
 
 _main = sys.modules["__main__"]
@@ -415,6 +416,12 @@ def _run_cell(reply, tree, code, fname, cell, cap):
         last = body.pop()
     if _effects is not None:
         _effects.begin()
+    # Each answer is read alone, so a warning the cell earned is in it
+    # although an earlier cell showed the same from the same line: the
+    # "default" action's once per place is once per place and cell, and
+    # "once" once per cell.  A new filters version empties every
+    # registry of them, in O(1), as warnings.filterwarnings would.
+    _warnings._filters_mutated()
     # an interrupt that came before this was dropped with those meant
     # for earlier cells (worker.c's worker_clear_signals)
     reply["started_ns"] = _time.monotonic_ns()
