@@ -179,11 +179,13 @@ def effects(profile):
                   "open('t2.tmp', 'w').close()\n"
                   "os.replace('t2.tmp', 'kept.csv')")
         check(r.get("effects") == [
+            {"kind": "create", "path": "x.lock"},
+            {"kind": "delete", "path": "x.lock"},
             {"kind": "create", "path": "final.txt"},
             {"kind": "write", "path": "kept.csv"}],
-            "%s: a file made and removed in the cell is no effect; one "
-            "written under a temporary name is the file it ends as"
-            % profile, r.get("effects"))
+            "%s: a file made and removed in the cell is listed both "
+            "times; one written under a temporary name is the file it "
+            "ends as" % profile, r.get("effects"))
         r = c.run("for i in range(5): open('same.txt', 'a').write('x')")
         check(r.get("effects") == [{"kind": "create", "path":
                                     "same.txt"},
