@@ -375,7 +375,8 @@ def op_exec(req):
     fname = "<cell %d>" % cell
     repl = req.get("repl", False)
     _line_mode(repl)
-    _use_stdin(bool(req.get("input")))
+    _use_stdin("term" if req.get("input") else "notebook"
+               if req.get("stdin") == "notebook" else "none")
     if req.get("columns"):
         # the terminal's size, for shutil.get_terminal_size (pandas)
         os = _std("os")
@@ -454,7 +455,7 @@ def _after_cell(reply, req, cell):
     """What follows every cell that ran: the debugger and the event loop
     put in their place, the streams flushed and repaired, and the
     cell's effects, figures, display and warnings put in its answer."""
-    _use_stdin(False)       # a thread may not ask between cells
+    _use_stdin("none")      # a thread may not ask between cells
     bdb = sys.modules.get("bdb")
     if bdb is not None and isinstance(getattr(sys.gettrace(), "__self__",
                                               None), bdb.Bdb):
