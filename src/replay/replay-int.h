@@ -43,6 +43,8 @@ struct rcell {
 	json_t *lines;		/* what its input() was given, in order
 				   (strings; null the end of input); NULL:
 				   nothing */
+	bool notebook;		/* a notebook's: its input() fails as
+				   Jupyter's did, run without stdin */
 	char *pin;		/* once it ran, pin the state as this
 				   snapshot: a rollback later in the file
 				   goes back to it; NULL: none */

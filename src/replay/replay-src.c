@@ -542,6 +542,7 @@ rsrc_next(struct rsrc *src, struct rcell *c, char *err, size_t errlen)
 	c->line = (int)json_integer_value(json_object_get(cell, "line"));
 	c->req = json_incref(json_object_get(cell, "req"));
 	c->expect = json_incref(json_object_get(cell, "expect"));
+	c->notebook = src->kind == RS_NOTEBOOK;
 	if (json_is_string(json_object_get(cell, "pin")))
 		c->pin = xstrdup(json_string_value(json_object_get(cell,
 		    "pin")));

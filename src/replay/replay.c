@@ -168,6 +168,11 @@ replay_request(const struct rcell *c, json_t **req, int *op, char *err,
 	json_decref(id);
 	if (rc == 0 && none)
 		json_object_set_new(*req, "timeout", json_integer(0));
+	/* nbclient runs a notebook with allow_stdin=False: its input()
+	 * raised StdinNotImplementedError, not coil's EOFError (the
+	 * session hands this to the worker for a replay's cells only) */
+	if (rc == 0 && c->notebook && o == OP_EXEC)
+		json_object_set_new(*req, "stdin", json_string("notebook"));
 	*op = (int)o;
 	return rc;
 }

@@ -74,15 +74,6 @@ session_stop_survived(struct sreq *r, struct response *resp, bool late)
 	free(msg);
 }
 
-/* Whether the cell's code had ended before the interrupt reached it:
- * the signal then found coil's own code (which drops it, or answers
- * interrupted), and this is no cell that "went on to finish".  It goes
- * through init, which takes a moment to send it: a cell that ended
- * within SESSION_STOP_RELAY_NS of our order ended before the signal, as
- * far as anyone can tell (one that ran a program the interrupt stopped
- * ends later than that). */
-#define SESSION_STOP_RELAY_NS	2000000u
-
 /* Whether the interrupt went before the cell's code began: the worker
  * then dropped it with those meant for the cell before (worker.c).  The
  * times here are the worker's word (CLOCK_MONOTONIC, which its
@@ -96,15 +87,20 @@ session_began_after(const struct sreq *r, json_t *reply)
 	    (uint64_t)json_integer_value(t) > r->stop_ns;
 }
 
+/* Whether the interrupt reached the worker before the cell's code had
+ * ended: the worker notes when it came (worker-stop.c), as the SIGINT
+ * itself may find it ignoring SIGINT (os.system) and leave no trace.
+ * One that came after found coil's own code, which drops it: that cell
+ * is no cell that "went on to finish", nor is one it never reached. */
 static bool
-session_ended_first(const struct sreq *r, json_t *reply)
+session_stop_reached(json_t *reply)
 {
-	json_t *t = json_object_get(reply, "ended_ns");
+	json_t *at = json_object_get(reply, "interrupt_ns");
+	json_t *end = json_object_get(reply, "ended_ns");
 
-	return r->stop_ns != 0 && json_is_integer(t) &&
-	    json_integer_value(t) > 0 &&
-	    (uint64_t)json_integer_value(t) < r->stop_ns +
-	    SESSION_STOP_RELAY_NS;
+	return json_is_integer(at) && json_is_integer(end) &&
+	    json_integer_value(at) > 0 &&
+	    json_integer_value(at) <= json_integer_value(end);
 }
 
 /* Observers see the namespace after each cell, as the worker summed it
@@ -202,8 +198,8 @@ session_exec_replied(struct session *s, struct sreq *r,
 	    NULL);
 	session_take_figures(s, f, resp);
 	if ((r->timed_out || r->interrupted) && status == ST_OK &&
-	    !session_ended_first(r, reply))
-		session_stop_survived(r, resp, session_began_after(r, reply));
+	    (session_stop_reached(reply) || session_began_after(r, reply)))
+		session_stop_survived(r, resp, !session_stop_reached(reply));
 	if (r->atomic && ran && status != ST_OK &&
 	    session_undo_atomic(s, r, resp))
 		return;

@@ -99,6 +99,11 @@ session_start_exec(struct session *s, struct sreq *r, json_t *msg)
 	if (s->ns_observers > 0)
 		json_object_set_new(msg, "summary", json_true());
 	r->atomic = json_is_true(json_object_get(r->req, "atomic"));
+	/* A notebook's cell replayed: input() fails as Jupyter's did */
+	if (r->origin == ORIGIN_REPLAY && json_is_string(json_object_get(
+	    r->req, "stdin")))
+		json_object_set(msg, "stdin", json_object_get(r->req,
+		    "stdin"));
 	/* What the cell costs is measured from here (usage.h). */
 	session_reset_peak(s);
 	r->floor_ms = session_usage(s)->last_ms;

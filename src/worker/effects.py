@@ -27,8 +27,10 @@ class Effects:
     [, "to"]}, {"kind": "process", "cmd"}, {"kind": "connect", "to"},
     with "denied": true when the sandbox refused it.  The first LIMIT are
     listed, the rest only counted.  A file the cell created and deleted
-    again (a lock, a temporary) is no effect, and one it created and
-    renamed is the file it ended as.  Paths are resolved against the cwd
+    again (a lock, a temporary) is listed both times, as it happened:
+    the cell touched the file system, and a crash between the two would
+    have left it.  One it created and renamed is the file it ended as.
+    Paths are resolved against the cwd
     (symlinks not followed) and shown relative to the work directory
     when they are under it, else absolute.  Recorded as the call is
     made: a call that then fails for another reason still shows."""
@@ -70,8 +72,8 @@ class Effects:
         self.listed.append(e)
 
     def created(self, path):
-        """Forget a file this cell created, with its writes: True when
-        it was listed as created (and allowed) here."""
+        """Forget a file this cell created, with its writes, as it is
+        renamed: True when it was listed as created (and allowed) here."""
         made = {"kind": "create", "path": path}
         if made not in self.listed:
             return False
@@ -116,6 +118,12 @@ def _rec_open(args, fx, denied):
             return
     elif not (flags or 0) & _O_WRITE:
         return
+    p = _fspath(path)
+    # A directory cannot be opened to write: io.open with an opener
+    # (tempfile's) names one for show and opens what the opener makes,
+    # whose own os.open is seen; O_TMPFILE's file has no name.
+    if p is not None and fx.host.isdir(p):
+        return
     shown = fx.path(path)
     # /dev/null is where subprocess sends what nobody wants: no effect
     if shown is not None and shown != "/dev/null":
@@ -127,11 +135,8 @@ def _rec_path(kind, has_dir_fd=True):
     """os.remove, os.rmdir, os.mkdir, os.truncate: path [, ...] [, dir_fd]."""
     def record(args, fx, denied):
         shown = fx.path(args[0], _dir_fd(args[-1]) if has_dir_fd else None)
-        if shown is None:
-            return
-        if kind == "delete" and not denied and fx.created(shown):
-            return          # came and went within the cell
-        fx.add(kind, denied, path=shown)
+        if shown is not None:
+            fx.add(kind, denied, path=shown)
     return record
 
 

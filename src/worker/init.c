@@ -197,6 +197,7 @@ init_interrupt(pid_t pid)
 {
 	if (getsid(pid) != getsid(0))
 		return;
+	kill(pid, WORKER_STOP_SIGNAL);	/* first: when it came (worker.h) */
 	if (getpgid(pid) == pid)
 		kill(-pid, SIGINT);
 	else
@@ -424,6 +425,10 @@ init_start(struct init *p, json_t *worker_conf,
 			if (signal(deflt[i], SIG_DFL) == SIG_ERR)
 				init_fail(EXIT_SETUP, "init: signal: %s",
 				    strerror(errno));
+		/* A worker not yet catching it must not die of it */
+		if (signal(WORKER_STOP_SIGNAL, SIG_IGN) == SIG_ERR)
+			init_fail(EXIT_SETUP, "init: signal: %s",
+			    strerror(errno));
 		/* In a new PID namespace getppid() is 0: only the death
 		 * signal tells of the supervisor's end there, and init's end
 		 * ends the rest.  Without one init has work to do first

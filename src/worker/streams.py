@@ -89,22 +89,79 @@ def _term_input(prompt=""):
     return line
 
 
-_stdin_kinds = {}       # "none"/"term" -> the stdin object, made once
+class _NotebookStdin(_NoStdin):
+    """sys.stdin of a notebook's cell replayed: a kernel's, which
+    nbclient starts with nothing to read (its end, no error)."""
+
+    def read(self, *args):
+        return ""
+    readline = read
+
+    def readlines(self, *args):
+        return []
+
+    def __next__(self):
+        raise StopIteration
 
 
-def _use_stdin(term):
-    """A cell's stdin and input(): asking the terminal, or refusing."""
-    if not _stdin_kinds:
-        _stdin_kinds["none"] = sys.stdin
-        _stdin_kinds["term"] = _TermStdin()
-        _stdin_kinds["input"] = builtins.input
-        _stdin_kinds["help"] = builtins.help
-    if builtins.help in (_stdin_kinds["help"], _term_help):
-        builtins.help = _term_help if term else _stdin_kinds["help"]
-    if sys.stdin in (_stdin_kinds["none"], _stdin_kinds["term"]):
-        sys.stdin = sys.__stdin__ = _stdin_kinds["term" if term else "none"]
-    if builtins.input in (_stdin_kinds["input"], _term_input):
-        builtins.input = _term_input if term else _stdin_kinds["input"]
+# What Jupyter raises where a notebook is run without stdin (nbclient's
+# allow_stdin=False): IPython's own class when a cell imported it (to
+# catch it), else one of the same name, bases and module.
+_IPythonCoreError = type("IPythonCoreError", (Exception,),
+                         {"__module__": "IPython.core.error"})
+_StdinNotImplementedError = type(
+    "StdinNotImplementedError", (_IPythonCoreError, NotImplementedError),
+    {"__module__": "IPython.core.error",
+     "__doc__": "raw_input was called, but the frontend cannot answer"})
+
+
+def _no_frontend(what):
+    cls = getattr(sys.modules.get("IPython.core.error"),
+                  "StdinNotImplementedError", _StdinNotImplementedError)
+    return cls("%s was called, but this frontend does not support input "
+               "requests." % what)
+
+
+def _notebook_input(prompt=""):
+    """input() as ipykernel's, asked of a frontend that cannot answer:
+    no prompt shown."""
+    raise _no_frontend("raw_input")
+
+
+def _notebook_getpass(prompt="Password: ", stream=None):
+    raise _no_frontend("getpass")
+
+
+_stdin_kinds = {}       # "none"/"term"/"notebook" -> the stdin object
+
+
+def _use_stdin(kind):
+    """A cell's stdin and input(): asking the terminal ("term"),
+    refusing as coil does ("none") or as Jupyter does ("notebook": a
+    notebook replayed, as nbclient runs one, getpass too)."""
+    k = _stdin_kinds
+    if not k:
+        k.update(none=sys.stdin, term=_TermStdin(),
+                 notebook=_NotebookStdin(), input=builtins.input,
+                 help=builtins.help, getpass=None)
+    inputs = {"none": k["input"], "term": _term_input,
+              "notebook": _notebook_input}
+    if builtins.help in (k["help"], _term_help):
+        builtins.help = _term_help if kind == "term" else k["help"]
+    if sys.stdin in (k["none"], k["term"], k["notebook"]):
+        sys.stdin = sys.__stdin__ = k[kind]
+    if builtins.input in inputs.values():
+        builtins.input = inputs[kind]
+    gp = sys.modules.get("getpass")
+    if gp is None and kind == "notebook":
+        gp = _std("getpass")
+    if gp is None:
+        return
+    if k["getpass"] is None and gp.getpass is not _notebook_getpass:
+        k["getpass"] = gp.getpass
+    if gp.getpass in (k["getpass"], _notebook_getpass):  # not a cell's
+        gp.getpass = _notebook_getpass if kind == "notebook" else \
+            k["getpass"]
 
 
 # Output is written in 64 KiB blocks, not a syscall a line: a tenfold

@@ -12,6 +12,7 @@
  *   worker-mem.c  the memory Python's start writes, made present in bulk
  *   worker-send.c a reply back to the supervisor, with its images'
  *                 descriptors
+ *   worker-stop.c when an interrupt reached the worker
  *   pycode.c      coil's Python files, built in, run (pycode.h)
  *   pyjson.c      requests to Python and replies back to JSON (pyjson.h)
  *
@@ -39,6 +40,14 @@ extern json_int_t worker_seq;
  * supervisor's limits goes as an error saying so.  Ends the worker when
  * the supervisor is gone. */
 void worker_send(json_t *reply, json_int_t seq);
+
+/* worker-stop.c: catch WORKER_STOP_SIGNAL (worker.h), before the
+ * worker says hello; forget the one caught for the request before, as
+ * a request begins; and put in reply, as "interrupt_ns"
+ * (CLOCK_MONOTONIC), when the first one since came, if one did. */
+void worker_stop_arm(void);
+void worker_stop_clear(void);
+void worker_stop_tell(json_t *reply);
 
 /* Put _ask and _notebook into the "_coil" module's dict (a PyObject,
  * named by its struct so that this header needs no Python.h): 0, or -1

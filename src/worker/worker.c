@@ -173,6 +173,7 @@ worker_call(json_t *req)
 	struct rusage kids0;
 
 	worker_clear_signals();
+	worker_stop_clear();
 	/* Where the request's CPU time starts: the supervisor's own reading
 	 * at sending also counts what came before it here (a checkpoint's
 	 * fork); it bounds these figures (session_take_usage). */
@@ -200,6 +201,7 @@ worker_call(json_t *req)
 		reply = pyjson_to_json(pres);
 		Py_DECREF(pres);
 	}
+	worker_stop_tell(reply);
 	fflush(NULL);
 	fixed = worker_repair_fds();
 	if (fixed > 0) {
@@ -778,6 +780,7 @@ void
 worker_main(int ctl_fd, json_t *conf, const struct sandbox_conf *sbx,
     const struct sandbox_report *rep)
 {
+	worker_stop_arm();
 	chan_init(&worker_ctl, worker_high_fd(ctl_fd));
 	worker_init_pid = getppid();
 	worker_send_gate();

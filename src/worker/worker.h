@@ -28,8 +28,15 @@
 #define COIL_WORKER_H
 
 #include <jansson.h>
+#include <signal.h>
 
 #include "sandbox.h"
+
+/* init sends it to the worker alone right before an interrupt's SIGINT
+ * to the worker's group, so that the worker knows when the interrupt
+ * came (worker-stop.c); init and what it forks before worker_main
+ * ignore it. */
+#define WORKER_STOP_SIGNAL (SIGRTMIN + 5)
 
 /* conf (borrowed): workdir, max_output, figure_dir, preload[] ... as the
  * supervisor's session_worker_conf builds it.  sbx and rep: the sandbox

@@ -18,6 +18,7 @@ import builtins
 import gc
 import _ast
 import _random
+import _warnings
 import time as _time
 
 _main = sys.modules["__main__"]
@@ -374,7 +375,8 @@ def op_exec(req):
     fname = "<cell %d>" % cell
     repl = req.get("repl", False)
     _line_mode(repl)
-    _use_stdin(bool(req.get("input")))
+    _use_stdin("term" if req.get("input") else "notebook"
+               if req.get("stdin") == "notebook" else "none")
     if req.get("columns"):
         # the terminal's size, for shutil.get_terminal_size (pandas)
         os = _std("os")
@@ -415,6 +417,12 @@ def _run_cell(reply, tree, code, fname, cell, cap):
         last = body.pop()
     if _effects is not None:
         _effects.begin()
+    # Each answer is read alone, so a warning the cell earned is in it
+    # although an earlier cell showed the same from the same line: the
+    # "default" action's once per place is once per place and cell, and
+    # "once" once per cell.  A new filters version empties every
+    # registry of them, in O(1), as warnings.filterwarnings would.
+    _warnings._filters_mutated()
     # an interrupt that came before this was dropped with those meant
     # for earlier cells (worker.c's worker_clear_signals)
     reply["started_ns"] = _time.monotonic_ns()
@@ -447,7 +455,7 @@ def _after_cell(reply, req, cell):
     """What follows every cell that ran: the debugger and the event loop
     put in their place, the streams flushed and repaired, and the
     cell's effects, figures, display and warnings put in its answer."""
-    _use_stdin(False)       # a thread may not ask between cells
+    _use_stdin("none")      # a thread may not ask between cells
     bdb = sys.modules.get("bdb")
     if bdb is not None and isinstance(getattr(sys.gettrace(), "__self__",
                                               None), bdb.Bdb):
