@@ -95,6 +95,7 @@ def setup(conf):
     _install_door()
     _ckpt_magics(conf.get("ckpt_magics") or ())
     builtins.display = display
+    _ipython_hook()
     sys.breakpointhook = _breakpoint
     if conf.get("allow_import"):
         _guard_imports(conf["allow_import"])
@@ -400,7 +401,7 @@ def op_exec(req):
     _register_lines((fname,))
     _current[:] = [fname]
     _shown.clear()
-    _shown_cell[:] = [cell, cap]
+    _shown_cell[:] = [cell, cap, req.get("display") or ()]
     _run_cell(reply, tree, code, fname, cell, cap)
     _after_cell(reply, req, cell)
     return reply
@@ -429,7 +430,7 @@ def _run_cell(reply, tree, code, fname, cell, cap):
                 reply["result"], cut = _safe_repr(value, cap)
                 if cut:
                     reply["result_cut"] = cut
-                _display_result(value)
+                _display_result(value, reply["result"])
     except BaseException as e:
         reply["status"] = "error"
         with _std_guard():
