@@ -33,6 +33,10 @@ _shown = []             # this cell's display entries, in order
 _shown_cell = [0, 65536, ()]  # the running cell's number, output cap
                              # and the MIME types its request asked for
 _display_warns = []     # images that could not be written
+# The longest side of an image a model takes whole; one larger is shrunk
+# to it (a figure drawn again at a lower dpi, a PNG resampled by PIL
+# when it is installed), and its entry's "note" says so.
+_EDGE = 1500
 _TEXT_KINDS = (("_repr_html_", "text/html"),
                ("_repr_markdown_", "text/markdown"),
                ("_repr_json_", "application/json"),
@@ -56,6 +60,36 @@ def _svg_size(text):
     return tuple(out)
 
 
+def _shrink_png(data):
+    """(PNG bytes within _EDGE a side, note or None): the bytes as they
+    are when they fit, resampled by PIL when it is there, else as they
+    are with a note saying why."""
+    w, h = _png_size(data)
+    if w is None or max(w, h) <= _EDGE:
+        return data, None
+    try:
+        Image = __import__("PIL.Image").Image
+    except Exception:
+        return data, ("%dx%d px, not shrunk to %d px a side: PIL is not "
+                      "installed (pip install pillow)" % (w, h, _EDGE))
+    io = _std("io")
+    try:
+        im = Image.open(io.BytesIO(data))
+        im.thumbnail((_EDGE, _EDGE))
+        buf = io.BytesIO()
+        im.save(buf, format="PNG")
+    except Exception as e:
+        return data, ("%dx%d px, not shrunk: %s: %s"
+                      % (w, h, type(e).__name__, e))
+    nw, nh = _png_size(buf.getvalue())
+    return buf.getvalue(), _shrunk_note(w, h, nw, nh)
+
+
+def _shrunk_note(w, h, nw, nh):
+    return ("shrunk from %dx%d to %dx%d px, the most a model takes is "
+            "%d a side" % (w, h, nw, nh, _EDGE))
+
+
 def _save_image(kind, data):
     """Write one image under the figure dir; its display entry, or None
     with a warning."""
@@ -65,12 +99,15 @@ def _save_image(kind, data):
     ext = "png" if kind == "image/png" else "svg"
     n = sum(1 for e in _shown if "path" in e) + 1
     path = os.path.join(d, "cell-%d-display-%d.%s" % (cell, n, ext))
+    note = None
     if isinstance(data, str):
         if kind == "image/png":
             base64 = _std("base64")
             data = base64.b64decode(data)
         else:
             data = data.encode("utf-8")
+    if kind == "image/png":
+        data, note = _shrink_png(data)
     try:
         os.makedirs(d, exist_ok=True)
         with open(path, "wb") as f:
@@ -83,7 +120,36 @@ def _save_image(kind, data):
     entry = {"type": kind, "path": path, "bytes": len(data)}
     if w is not None:
         entry["width"], entry["height"] = w, h
+    if note:
+        entry["note"] = note
     return entry
+
+
+def _fig_save(fig, dest):
+    """Save a matplotlib figure as PNG into dest (a path or a file), drawn
+    again at a lower dpi when it is over _EDGE a side; the note saying
+    so, or None."""
+    fig.savefig(dest, format="png")
+    head = _png_head(dest)
+    w, h = _png_size(head)
+    if w is None or max(w, h) <= _EDGE:
+        return None
+    # the dpi the file was drawn at, whatever savefig.dpi said
+    dpi = w / fig.get_size_inches()[0] * _EDGE / max(w, h)
+    if hasattr(dest, "seek"):
+        dest.seek(0)
+        dest.truncate()
+    fig.savefig(dest, format="png", dpi=dpi)
+    nw, nh = _png_size(_png_head(dest))
+    return _shrunk_note(w, h, nw, nh) + "; savefig() writes it full size"
+
+
+def _png_head(dest):
+    """The first 24 bytes of a PNG just written to dest."""
+    if hasattr(dest, "getvalue"):
+        return dest.getvalue()[:24]
+    with open(dest, "rb") as f:
+        return f.read(24)
 
 
 def _call_repr(obj, meth):
@@ -110,7 +176,7 @@ def _figure_png(obj):
     io = _std("io")
     buf = io.BytesIO()
     try:
-        obj.savefig(buf, format="png")
+        _fig_save(obj, buf)
     except Exception as e:
         _display_warns.append("figure not saved: %s: %s"
                               % (type(e).__name__, e))

@@ -245,12 +245,14 @@ def _figures(cell):
         for i, num in enumerate(nums, 1):
             path = os.path.join(d, "cell-%d-%d.png" % (cell, i))
             try:
-                fig = plt.figure(num)
-                fig.savefig(path, format="png")
-                w, h = fig.canvas.get_width_height()
+                note = _fig_save(plt.figure(num), path)
+                with open(path, "rb") as f:
+                    w, h = _png_size(f.read(24))
                 shown.append({"type": "image/png", "path": path,
                               "width": w, "height": h,
                               "bytes": os.path.getsize(path)})
+                if note:
+                    shown[-1]["note"] = note
             except BaseException as e:
                 warns.append("figure %d not saved: %s: %s"
                              % (num, type(e).__name__, e))
