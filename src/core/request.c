@@ -69,8 +69,14 @@ const struct request_field request_fields[] = {
 	  "seconds it may run (default --timeout)" },
 	{ "max_output", T_INTEGER, "a whole number of bytes", B_MIN | B_MAX, 1,
 	  CHAN_MAX_OUTPUT, "bytes", NULL, OP_BIT(OP_EXEC), 0, false,
-	  "bytes kept of each of output, stderr, result, error text "
+	  "bytes of text the whole answer keeps, shared by error, result, "
+	  "output, stderr and display in that order, each cut marked "
 	  "(default --max-output)" },
+	{ "display", T_MIMES, "an array of MIME types such as \"text/html\"",
+	  0, 0, 0, NULL, NULL, OP_BIT(OP_EXEC), 0, false,
+	  "MIME types display keeps besides its usual ones: text/html is "
+	  "left out where an object's text/plain is its own, unless asked "
+	  "for here" },
 	{ "atomic", T_BOOL, "true or false", 0, 0, 0, NULL, NULL,
 	  OP_BIT(OP_EXEC), 0, false,
 	  "if true and the cell raises, what it did is undone" },
@@ -111,6 +117,7 @@ static const struct {
 } request_types[] = {
 	{ T_STRING, "string" }, { T_INTEGER, "integer" },
 	{ T_NUMBER, "number" }, { T_BOOL, "boolean" }, { T_NULL, "null" },
+	{ T_MIMES, "array" },
 };
 
 static const char *
@@ -229,10 +236,34 @@ request_needs(const struct request_field *f, enum op op)
 	return (f->required & OP_BIT(op)) != 0;
 }
 
+/* Whether v is an array of at most REQUEST_MIMES_MAX MIME types: a
+ * type, a slash and a subtype, short and without blanks. */
+static bool
+request_mimes_ok(json_t *v)
+{
+	const char *m, *slash;
+	json_t *e;
+	size_t i;
+
+	if (!json_is_array(v) || json_array_size(v) > REQUEST_MIMES_MAX)
+		return false;
+	json_array_foreach(v, i, e) {
+		if ((m = json_string_value(e)) == NULL ||
+		    json_string_length(e) > 100 ||
+		    strlen(m) != json_string_length(e) ||
+		    (slash = strchr(m, '/')) == NULL || slash == m ||
+		    slash[1] == '\0' || strchr(slash + 1, '/') != NULL ||
+		    strpbrk(m, " \t\r\n") != NULL)
+			return false;
+	}
+	return true;
+}
+
 static bool
 request_type_ok(const struct request_field *f, json_t *v)
 {
-	return ((f->types & T_STRING) && json_is_string(v)) ||
+	return ((f->types & T_MIMES) && request_mimes_ok(v)) ||
+	    ((f->types & T_STRING) && json_is_string(v)) ||
 	    ((f->types & T_INTEGER) && json_is_integer(v)) ||
 	    ((f->types & T_NUMBER) && json_is_number(v)) ||
 	    ((f->types & T_BOOL) && json_is_boolean(v)) ||
@@ -568,6 +599,12 @@ request_schema_field(const struct request_field *f)
 	json_t *p = json_object();
 
 	json_object_set_new(p, "type", request_schema_type(f->types));
+	if (f->types & T_MIMES) {
+		json_object_set_new(p, "items", json_pack("{s:s, s:s}",
+		    "type", "string", "pattern", "^[^/\\s]+/[^/\\s]+$"));
+		json_object_set_new(p, "maxItems",
+		    json_integer(REQUEST_MIMES_MAX));
+	}
 	if ((f->bounds & B_MIN) && (f->bounds & B_MIN_EXCL))
 		json_object_set_new(p, "exclusiveMinimum",
 		    json_integer(f->min));

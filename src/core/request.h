@@ -62,8 +62,11 @@ struct request_op {
 #define REQUEST_MAX_SECONDS 86400
 
 /* The JSON types a field takes, a mask.  T_NUMBER is any number,
- * T_INTEGER a number written without fraction or exponent. */
-enum { T_STRING = 1, T_INTEGER = 2, T_NUMBER = 4, T_BOOL = 8, T_NULL = 16 };
+ * T_INTEGER a number written without fraction or exponent, T_MIMES an
+ * array of at most REQUEST_MIMES_MAX MIME types ("text/html"). */
+enum { T_STRING = 1, T_INTEGER = 2, T_NUMBER = 4, T_BOOL = 8, T_NULL = 16,
+    T_MIMES = 32 };
+#define REQUEST_MIMES_MAX 16
 
 /* Which bounds of a number field hold, a mask.  Bounds apply to the
  * field's numbers only (a name in "to" has none). */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chan.h"
 #include "export.h"
 #include "figure.h"
 #include "mcp.h"
@@ -29,8 +30,9 @@ static const struct mcp_tool mcp_tools[] = {
 	  "and functions stay for the next call. The answer has what the "
 	  "code printed (stdout, then stderr), the value of its last "
 	  "expression as Out[N], and, if it raised, the traceback (the "
-	  "result is then an error). Figures come as images, or as the "
-	  "paths of their files. A cell that runs past its timeout is "
+	  "result is then an error). Figures come as images (one over "
+	  "1500 px a side shrunk), or as the paths of their files with "
+	  "why. Long answers are cut in the middle, marked. A cell that runs past its timeout is "
 	  "stopped; if the process dies, the namespace is restored from "
 	  "the newest checkpoint and the answer lists the cells lost. "
 	  "input() gets end of file: pass data in the code." },
@@ -238,36 +240,70 @@ mcp_image(const struct figure *f, size_t max, size_t *used)
 	return img;
 }
 
+/* Why the figure of display entry i (a PNG) is not attached, given
+ * what is left of the answer's images; NULL when it can be. */
+static const char *
+mcp_image_why(const struct response *r, size_t i, size_t count, size_t left,
+    char *why, size_t len)
+{
+	const struct figure *f = figure_find(r->figs, r->nfigs, r->display, i);
+	size_t max = left < MCP_IMAGE_MAX ? left : MCP_IMAGE_MAX;
+
+	if (count >= MCP_IMAGES_COUNT)
+		snprintf(why, len, "not attached: an answer carries at most "
+		    "%d images; read the file", MCP_IMAGES_COUNT);
+	else if (f == NULL)
+		snprintf(why, len, "not attached: coil took no bytes of it (at "
+		    "most %d images a cell, %zu MiB each); read the file",
+		    CHAN_FIGURES_MAX, CHAN_FIGURE_MAX >> 20);
+	else if (f->len > max)
+		snprintf(why, len, "not attached: %zu bytes, over the %zu an "
+		    "image may take %s; read the file", f->len, max,
+		    max < MCP_IMAGE_MAX ? "after the ones before it" :
+		    "in an answer");
+	else
+		return NULL;
+	return why;
+}
+
 /* The figures a cell showed: each named in the text (up to
- * MCP_FIGURES_NAMED), the PNGs among them whose bytes the worker handed
- * over as images while they fit MCP_IMAGES_MAX and MCP_IMAGES_COUNT,
- * each path once. */
+ * MCP_FIGURES_NAMED) with its note (shrunk, or why not), the PNGs among
+ * them whose bytes the worker handed over as images while they fit
+ * MCP_IMAGES_MAX and MCP_IMAGES_COUNT, each path once; a PNG that is
+ * not attached says why. */
 static void
 mcp_figures(const struct response *r, struct buf *b, json_t *content)
 {
 	size_t i, named = 0, left = MCP_IMAGES_MAX, used, more;
 	json_t *v, *img, *seen = json_object();
-	const char *path, *type;
+	const char *path, *type, *note, *why;
+	char whybuf[160];
 
 	json_array_foreach(r->display, i, v) {
 		path = json_string_value(json_object_get(v, "path"));
 		type = json_string_value(json_object_get(v, "type"));
+		note = json_string_value(json_object_get(v, "note"));
 		if (path == NULL || json_object_get(seen, path) != NULL)
 			continue;
 		json_object_set_new(seen, path, json_true());
 		if (++named > MCP_FIGURES_NAMED)
 			continue;
-		buf_printf(b, "[%s: %s]\n", type != NULL ? type : "figure",
-		    path);
-		used = 0;
+		buf_printf(b, "[%s: %s]", type != NULL ? type : "figure", path);
+		if (note != NULL)
+			buf_printf(b, " (%s)", note);
+		why = NULL;
 		if (type != NULL && strcmp(type, "image/png") == 0 &&
-		    json_array_size(content) < MCP_IMAGES_COUNT &&
-		    (img = mcp_image(figure_find(r->figs, r->nfigs, r->display, i),
-		    left < MCP_IMAGE_MAX ? left : MCP_IMAGE_MAX, &used)) !=
+		    (why = mcp_image_why(r, i, json_array_size(content), left,
+		    whybuf, sizeof whybuf)) == NULL &&
+		    (img = mcp_image(figure_find(r->figs, r->nfigs, r->display,
+		    i), left < MCP_IMAGE_MAX ? left : MCP_IMAGE_MAX, &used)) !=
 		    NULL) {
 			json_array_append_new(content, img);
 			left -= used;
 		}
+		if (why != NULL)
+			buf_printf(b, " (%s)", why);
+		buf_addstr(b, "\n");
 	}
 	if (named > MCP_FIGURES_NAMED) {
 		more = named - MCP_FIGURES_NAMED;
@@ -275,6 +311,26 @@ mcp_figures(const struct response *r, struct buf *b, json_t *content)
 		    more > 1 ? "s" : "");
 	}
 	json_decref(seen);
+}
+
+/* display's texts other than text/plain (display() printed that in the
+ * output already): display(Markdown(...)) and the like, a block each. */
+static void
+mcp_display_texts(const struct response *r, struct buf *b)
+{
+	const char *type, *text;
+	json_t *v;
+	size_t i;
+
+	json_array_foreach(r->display, i, v) {
+		type = json_string_value(json_object_get(v, "type"));
+		text = json_string_value(json_object_get(v, "text"));
+		if (type == NULL || text == NULL ||
+		    strcmp(type, "text/plain") == 0)
+			continue;
+		buf_printf(b, "[%s]\n%s", type, text);
+		mcp_line_end(b);
+	}
 }
 
 /* A cell's answer as a model reads it: its streams, the error, the
@@ -301,6 +357,7 @@ mcp_exec_text(const struct response *r, struct buf *b, json_t *content)
 	mcp_error_text(b, r->error);
 	if (r->has & RESP_RESULT)
 		buf_printf(b, "Out[%d]: %s\n", r->cell, r->result);
+	mcp_display_texts(r, b);
 	mcp_figures(r, b, content);
 }
 

@@ -468,6 +468,45 @@ outbuf_render(const struct outbuf *ob, size_t *len, struct outbuf_cut *cut)
 	return outbuf_render_less(ob, 0, len, cut);
 }
 
+/*
+ * Within a smaller cap than ob's, as if ob had kept only cap bytes: its
+ * first cap/2 and its last cap - cap/2.  The head ob kept is at least
+ * cap/2 bytes and its tail at least cap - cap/2 whenever it dropped
+ * any, so both parts are in hand; what lies between them, kept or not,
+ * is gone and counted.
+ */
+char *
+outbuf_render_cap(const struct outbuf *ob, size_t cap, size_t *len,
+    struct outbuf_cut *cut)
+{
+	size_t hl = cap / 2, tl = cap - cap / 2, n;
+	struct outbuf_cut gone;
+	char *t, *all, *out;
+
+	if (cap >= ob->cap || ob->total <= cap)
+		return outbuf_render(ob, len, cut);
+	t = outbuf_tail_copy(ob);
+	if (outbuf_dropped(ob) == 0) {
+		n = ob->head_len + ob->tail_len;
+		all = outbuf_xmalloc(n);
+		memcpy(all, ob->head, ob->head_len);
+		if (ob->tail_len > 0)
+			memcpy(all + ob->head_len, t, ob->tail_len);
+		out = utf8_cap(all, n, cap, NULL, len, cut);
+		free(all);
+		free(t);
+		return out;
+	}
+	gone.bytes = ob->total - cap;
+	gone.lines = ob->lines - outbuf_nl(ob->head, hl) -
+	    outbuf_nl(t + ob->tail_len - tl, tl);
+	out = outbuf_compose(ob->head, hl, t + ob->tail_len - tl, tl,
+	    tl < ob->tail_len ? t[ob->tail_len - tl - 1] == '\n' :
+	    ob->tail_at_line, &gone, len, cut);
+	free(t);
+	return out;
+}
+
 char *
 outbuf_render_held(const struct outbuf *ob, size_t held, size_t *len)
 {

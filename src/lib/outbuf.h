@@ -118,6 +118,12 @@ unsigned long long outbuf_truncated(const struct outbuf *ob);
  * next to the render, so that the two always agree. */
 char *outbuf_render(const struct outbuf *ob, size_t *len,
     struct outbuf_cut *cut);
+/* The same within cap bytes, less than ob's own cap: its first cap/2
+ * and last cap - cap/2 bytes, as an outbuf of that cap would have kept
+ * them, the marker counting all between (an answer's budget, shared by
+ * its fields, gives a stream less than --max-output). */
+char *outbuf_render_cap(const struct outbuf *ob, size_t cap, size_t *len,
+    struct outbuf_cut *cut);
 /* The same so far, for a cell still running: when nothing was dropped,
  * without the last held bytes (the part of a character a stream's
  * events still hold back, to come in a later event). */

@@ -155,26 +155,6 @@ session_take_warnings(json_t *reply, struct response *resp)
 	response_warn(resp, msg);
 }
 
-/* The captured streams into r, capped; what was left out counted. */
-static void
-session_take_streams(struct session *s, struct response *resp)
-{
-	struct outbuf_cut cut;
-	char *text;
-	size_t len;
-
-	text = outbuf_render(&s->ob_out, &len, &cut);
-	response_set_output(resp, text, len);
-	free(text);
-	session_count_cut(resp, "output", &cut);
-	text = outbuf_render(&s->ob_err, &len, &cut);
-	response_set_stderr(resp, text, len);
-	free(text);
-	session_count_cut(resp, "stderr", &cut);
-	outbuf_reset(&s->ob_out);
-	outbuf_reset(&s->ob_err);
-}
-
 /* What the worker cut of a text before sending it (worker.py's _cut):
  * [bytes, lines], or nothing. Its word about its own text: the marker
  * then counts it, so a wrong word only makes its own answer wrong. */
@@ -190,24 +170,191 @@ session_pre_cut(json_t *v, struct outbuf_cut *pre)
 		pre->lines = (unsigned long long)json_integer_value(l);
 }
 
-/* A text from the worker capped as output is, into a new string
+/* A text from the worker within allow bytes, into a new string
  * (caller frees); pre is its own {key}_cut, the cut counted as field. */
 static char *
-session_cap_text(struct session *s, struct response *resp, const char *field,
-    const char *p, size_t n, json_t *pre, size_t *len)
+session_cap_text(struct response *resp, const char *field, const char *p,
+    size_t n, json_t *pre, size_t allow, size_t *len)
 {
 	struct outbuf_cut before, cut;
 	char *text;
 
 	session_pre_cut(pre, &before);
-	text = utf8_cap(p, n, s->ob_out.cap, &before, len, &cut);
+	text = utf8_cap(p, n, allow, &before, len, &cut);
 	session_count_cut(resp, field, &cut);
 	return text;
 }
 
-/* The reply's result, capped as output is. */
+/*
+ * An answer's budget.  max_output (the cell's, else --max-output) is
+ * for the whole answer: its texts share it in the order a model needs
+ * them, the error's message and traceback, the result, the output,
+ * stderr, then display's texts, each text/plain before any other kind.
+ * Half the budget goes evenly to the texts that have any, so that no
+ * text is squeezed to its marker by those before it (a long traceback
+ * leaves the output its share); the rest goes down that order, each
+ * text taking what it still lacks.  A text over its allowance keeps its
+ * head and tail around the marker outbuf.h writes, and "cut" says how
+ * much under the field's name ("display[2]" for display's third entry).
+ * The budget counts the texts' bytes; markers and the answer's other
+ * fields (numbers, paths, effects) come on top.
+ */
+enum { PART_MESSAGE, PART_TRACEBACK, PART_RESULT, PART_OUTPUT, PART_STDERR,
+    PART_DISPLAY };
+
+/* allow[i], how much of len[i] bytes each of n texts keeps in budget. */
 static void
-session_take_result(struct session *s, json_t *reply, struct response *resp)
+session_share(const size_t *len, size_t *allow, size_t n, size_t budget)
+{
+	size_t i, used = 0, share, have = 0, more;
+
+	for (i = 0; i < n; i++) {
+		used += len[i];
+		have += len[i] > 0;
+	}
+	if (used <= budget) {
+		memcpy(allow, len, n * sizeof *len);
+		return;
+	}
+	share = budget / 2 / have;
+	for (used = 0, i = 0; i < n; i++) {
+		allow[i] = len[i] < share ? len[i] : share;
+		used += allow[i];
+	}
+	for (i = 0; i < n && used < budget; i++) {
+		more = len[i] - allow[i];
+		if (more > budget - used)
+			more = budget - used;
+		allow[i] += more;
+		used += more;
+	}
+}
+
+/* A display entry's text, or NULL. */
+static json_t *
+session_entry_text(json_t *entry)
+{
+	json_t *t = json_object_get(entry, "text");
+
+	return json_is_string(t) ? t : NULL;
+}
+
+/* Whether a display entry is text/plain. */
+static bool
+session_entry_plain(json_t *entry)
+{
+	const char *type = json_string_value(json_object_get(entry, "type"));
+
+	return type != NULL && strcmp(type, "text/plain") == 0;
+}
+
+/* The texts' lengths in budget order into len (PART_DISPLAY + entries
+ * of display), and at[k] the display index of text PART_DISPLAY + k. */
+static void
+session_lengths(struct session *s, json_t *reply, struct response *resp,
+    json_t *err, size_t *len, size_t *at)
+{
+	json_t *v = json_object_get(reply, "result"), *e;
+	size_t i, k = 0;
+	int pass;
+
+	memset(len, 0, PART_DISPLAY * sizeof *len);
+	if (err != NULL) {
+		len[PART_MESSAGE] = strlen(resp->error->message);
+		if (resp->error->traceback != NULL)
+			len[PART_TRACEBACK] = strlen(resp->error->traceback);
+	}
+	if (json_is_string(v))
+		len[PART_RESULT] = json_string_length(v);
+	len[PART_OUTPUT] = s->ob_out.head_len + s->ob_out.tail_len;
+	len[PART_STDERR] = s->ob_err.head_len + s->ob_err.tail_len;
+	for (pass = 0; pass < 2; pass++)
+		json_array_foreach(resp->display, i, e) {
+			if (session_entry_plain(e) != (pass == 0))
+				continue;
+			v = session_entry_text(e);
+			at[k] = i;
+			len[PART_DISPLAY + k++] = v != NULL ?
+			    json_string_length(v) : 0;
+		}
+}
+
+/* Display's texts within their allowances (allow[PART_DISPLAY + k] for
+ * entry at[k]), into a new list: the worker's own count of what it cut
+ * before sending ("text_cut", as a result's) goes into the marker and
+ * is not passed on. */
+static void
+session_cap_display(struct response *resp, const size_t *allow,
+    const size_t *at)
+{
+	size_t i, n = json_array_size(resp->display), len;
+	json_t *list = json_array(), *e, *t, *copy;
+	char field[40], *text;
+
+	for (i = 0; i < n; i++)
+		json_array_append_new(list, json_null());
+	for (i = 0; i < n; i++) {
+		e = json_array_get(resp->display, at[i]);
+		t = session_entry_text(e);
+		if (t == NULL && json_object_get(e, "text_cut") == NULL) {
+			json_array_set(list, at[i], e);
+			continue;
+		}
+		copy = json_copy(e);
+		json_object_del(copy, "text_cut");
+		if (t != NULL) {
+			snprintf(field, sizeof field, "display[%zu]", at[i]);
+			text = session_cap_text(resp, field,
+			    json_string_value(t), json_string_length(t),
+			    json_object_get(e, "text_cut"),
+			    allow[PART_DISPLAY + i], &len);
+			json_object_set_new(copy, "text",
+			    json_stringn(text, len));
+			free(text);
+		}
+		json_array_set_new(list, at[i], copy);
+	}
+	json_decref(resp->display);
+	resp->display = list;
+}
+
+/* One captured stream into *text (caller frees), within allow bytes;
+ * what was left out counted as field. */
+static char *
+session_take_stream(struct response *resp, const char *field,
+    const struct outbuf *ob, size_t allow, size_t *len)
+{
+	struct outbuf_cut cut;
+	char *text;
+
+	text = outbuf_render_cap(ob, allow, len, &cut);
+	session_count_cut(resp, field, &cut);
+	return text;
+}
+
+/* The captured streams into resp, each within its allowance. */
+static void
+session_take_streams(struct session *s, struct response *resp,
+    const size_t *allow)
+{
+	char *text;
+	size_t len;
+
+	text = session_take_stream(resp, "output", &s->ob_out,
+	    allow[PART_OUTPUT], &len);
+	response_set_output(resp, text, len);
+	free(text);
+	text = session_take_stream(resp, "stderr", &s->ob_err,
+	    allow[PART_STDERR], &len);
+	response_set_stderr(resp, text, len);
+	free(text);
+	outbuf_reset(&s->ob_out);
+	outbuf_reset(&s->ob_err);
+}
+
+/* The reply's result, within allow bytes. */
+static void
+session_take_result(json_t *reply, struct response *resp, size_t allow)
 {
 	json_t *v = json_object_get(reply, "result");
 	char *text;
@@ -215,30 +362,33 @@ session_take_result(struct session *s, json_t *reply, struct response *resp)
 
 	if (!json_is_string(v))
 		return;
-	text = session_cap_text(s, resp, "result", json_string_value(v),
-	    json_string_length(v), json_object_get(reply, "result_cut"), &len);
+	text = session_cap_text(resp, "result", json_string_value(v),
+	    json_string_length(v), json_object_get(reply, "result_cut"), allow,
+	    &len);
 	response_set_result(resp, text, len);
 	free(text);
 }
 
 /* The worker's error (err, read into e) with its message and traceback
- * capped as output is: a message can be as long as the exception made
- * it. A NUL ends e's strings (response_error_from_json), so strlen is
- * what the response shows. */
+ * within their allowances: a message can be as long as the exception
+ * made it. A NUL ends e's strings (response_error_from_json), so strlen
+ * is what the response shows. */
 static void
-session_cap_error(struct session *s, json_t *err, struct response_error *e,
-    struct response *resp)
+session_cap_error(json_t *err, struct response_error *e,
+    struct response *resp, const size_t *allow)
 {
 	char *text;
 
-	text = session_cap_text(s, resp, "message", e->message,
-	    strlen(e->message), json_object_get(err, "message_cut"), NULL);
+	text = session_cap_text(resp, "message", e->message,
+	    strlen(e->message), json_object_get(err, "message_cut"),
+	    allow[PART_MESSAGE], NULL);
 	free(e->message);
 	e->message = text;
 	if (e->traceback == NULL)
 		return;
-	text = session_cap_text(s, resp, "traceback", e->traceback,
-	    strlen(e->traceback), json_object_get(err, "traceback_cut"), NULL);
+	text = session_cap_text(resp, "traceback", e->traceback,
+	    strlen(e->traceback), json_object_get(err, "traceback_cut"),
+	    allow[PART_TRACEBACK], NULL);
 	free(e->traceback);
 	e->traceback = text;
 }
@@ -310,6 +460,30 @@ session_take_effects(json_t *reply, struct response *resp)
 		    json_integer_value(more);
 }
 
+/* The texts of an exec response (err: the reply's error, read into
+ * resp->error, or NULL) within the answer's budget. */
+static void
+session_take_texts(struct session *s, json_t *reply, struct response *resp,
+    json_t *err)
+{
+	size_t n = PART_DISPLAY + json_array_size(resp->display);
+	size_t *len = xcalloc(n, sizeof *len), *allow = xcalloc(n,
+	    sizeof *allow), *at = xcalloc(n, sizeof *at);
+
+	session_lengths(s, reply, resp, err, len, at);
+	session_share(len, allow, n, s->ob_out.cap);
+	if (err != NULL)
+		session_cap_error(err, resp->error, resp, allow);
+	if (reply != NULL)
+		session_take_result(reply, resp, allow[PART_RESULT]);
+	session_take_streams(s, resp, allow);
+	if (n > PART_DISPLAY)
+		session_cap_display(resp, allow, at);
+	free(len);
+	free(allow);
+	free(at);
+}
+
 /* An exec response: the captured streams and the worker's reply (NULL
  * when the worker died); error (stolen) replaces the reply's, restored
  * (stolen) is added when not NULL. */
@@ -318,24 +492,22 @@ session_exec_response(struct session *s, struct sreq *r, enum status status,
     json_t *reply, struct response_error *error, json_t *restored)
 {
 	struct response *resp = response_new(status);
+	json_t *err = NULL;
 
 	resp->has = RESP_EXEC;
 	if (status != ST_INCOMPLETE)
 		resp->has |= RESP_CELL;
 	resp->cell = r->cell;
-	session_take_streams(s, resp);
-	if (reply != NULL)
-		session_take_result(s, reply, resp);
 	if (error == NULL && reply != NULL &&
 	    (error = response_error_from_json(json_object_get(reply,
 	    "error"))) != NULL)
-		session_cap_error(s, json_object_get(reply, "error"), error,
-		    resp);
+		err = json_object_get(reply, "error");
 	if (error == NULL && status == ST_ERROR)
 		error = response_error("ProtocolError", "the worker's answer "
 		    "to cell %d carries no usable error", r->cell);
 	resp->error = error;
 	session_take_display(reply, resp);
+	session_take_texts(s, reply, resp, err);
 	resp->duration_ms = round((double)(now_ns() - r->t0) / 1e4) / 100.0;
 	if (reply != NULL) {
 		session_usage_end(s, r, reply);

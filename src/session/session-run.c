@@ -52,7 +52,7 @@ static json_t *
 session_worker_request(json_t *req)
 {
 	static const char *const keep[] = { "op", "code", "name", "cursor",
-	    "all", "max_output", "columns", "lines" };
+	    "all", "max_output", "columns", "lines", "display" };
 	json_t *m = json_object(), *v;
 	size_t i;
 

@@ -96,6 +96,7 @@ def setup(conf):
     _install_door()
     _ckpt_magics(conf.get("ckpt_magics") or ())
     builtins.display = display
+    _ipython_hook()
     sys.breakpointhook = _breakpoint
     if conf.get("allow_import"):
         _guard_imports(conf["allow_import"])
@@ -245,12 +246,14 @@ def _figures(cell):
         for i, num in enumerate(nums, 1):
             path = os.path.join(d, "cell-%d-%d.png" % (cell, i))
             try:
-                fig = plt.figure(num)
-                fig.savefig(path, format="png")
-                w, h = fig.canvas.get_width_height()
+                note = _fig_save(plt.figure(num), path)
+                with open(path, "rb") as f:
+                    w, h = _png_size(f.read(24))
                 shown.append({"type": "image/png", "path": path,
                               "width": w, "height": h,
                               "bytes": os.path.getsize(path)})
+                if note:
+                    shown[-1]["note"] = note
             except BaseException as e:
                 warns.append("figure %d not saved: %s: %s"
                              % (num, type(e).__name__, e))
@@ -402,7 +405,7 @@ def op_exec(req):
     _register_lines((fname,))
     _current[:] = [fname]
     _shown.clear()
-    _shown_cell[:] = [cell, cap]
+    _shown_cell[:] = [cell, cap, req.get("display") or ()]
     _run_cell(reply, tree, code, fname, cell, cap)
     _after_cell(reply, req, cell)
     return reply
@@ -437,7 +440,7 @@ def _run_cell(reply, tree, code, fname, cell, cap):
                 reply["result"], cut = _safe_repr(value, cap)
                 if cut:
                     reply["result_cut"] = cut
-                _display_result(value)
+                _display_result(value, reply["result"])
     except BaseException as e:
         reply["status"] = "error"
         with _std_guard():

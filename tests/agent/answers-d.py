@@ -156,13 +156,17 @@ with unsandboxed("--max-output", str(SESSION_CAP)) as c:
     check(not why and counted(r, "stderr", err) and total(r),
           "stderr: capped with exact counts, cut.stderr agrees", why)
 
-    # Both streams at once: one marker each, truncated is their sum.
-    r = c.run("import sys\nprint('o' * 2000)\nsys.stderr.write('e' * 3000)")
+    # Both streams at once: one marker each, truncated is their sum,
+    # and the two share one budget (max_output is the whole answer's):
+    # each has a quarter of it, the rest goes to output, first in order.
+    r = c.run("import sys\nprint('o' * 2000)\nsys.stderr.write('e' * 3000)"
+              "\nNone")
     check(counted(r, "output", r.get("output", "")) and
           counted(r, "stderr", r.get("stderr", "")) and total(r) and
-          r.get("truncated") == (2001 - SESSION_CAP) + (3000 - SESSION_CAP),
-          "output and stderr: each counted, truncated is the sum",
-          (r.get("cut"), r.get("truncated")))
+          r.get("truncated") == 2001 + 3000 - SESSION_CAP and
+          r["cut"]["output"]["bytes"] == 2001 - SESSION_CAP * 3 // 4,
+          "output and stderr: each counted, truncated is the sum, "
+          "one budget shared", (r.get("cut"), r.get("truncated")))
 
     # The error's message and traceback: capped with their markers.
     r = c.run("raise ValueError('v' * 5000)")

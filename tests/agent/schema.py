@@ -18,7 +18,7 @@ out = subprocess.run([COIL, "--request-schema"], capture_output=True,
 check(out.returncode == 0 and out.stderr == b"",
       "--request-schema exits 0, nothing on stderr", out)
 schemas = json.loads(out.stdout)
-TYPES = {"string", "integer", "number", "boolean", "null"}
+TYPES = {"string", "integer", "number", "boolean", "null", "array"}
 
 
 def types(p):

@@ -883,6 +883,44 @@ test_lines_random(void)
 	tap_ok(badnear == 0, "lines: the head ends on a near newline (%d bad)", badnear);
 }
 
+/* outbuf_render_cap within a smaller cap renders what an outbuf of that
+ * cap renders after the same appends: text, length and counts. */
+static void
+test_render_cap(void)
+{
+	static const char alpha[] = "ab\n\xc3\xa9\xe2\x82\xac\xff";
+	struct outbuf big, small;
+	struct outbuf_cut c1, c2;
+	size_t l1, l2, cap, k, i, n;
+	char chunk[300], *r1, *r2;
+	int round, bad = 0;
+
+	srand(24);
+	for (round = 0; round < 3000; round++) {
+		outbuf_init(&big, 1 + (size_t)rand() % 400);
+		cap = (size_t)rand() % (big.cap + 1);
+		outbuf_init(&small, cap);
+		for (k = (size_t)rand() % 6; k > 0; k--) {
+			n = (size_t)rand() % sizeof chunk;
+			for (i = 0; i < n; i++)
+				chunk[i] = alpha[rand() % (sizeof alpha - 1)];
+			outbuf_append(&big, chunk, n);
+			outbuf_append(&small, chunk, n);
+		}
+		r1 = outbuf_render_cap(&big, cap, &l1, &c1);
+		r2 = outbuf_render(&small, &l2, &c2);
+		if (l1 != l2 || memcmp(r1, r2, l1) != 0 ||
+		    c1.bytes != c2.bytes || c1.lines != c2.lines)
+			bad++;
+		free(r1);
+		free(r2);
+		outbuf_free(&big);
+		outbuf_free(&small);
+	}
+	tap_ok(bad == 0, "render_cap: as an outbuf of the smaller cap renders "
+	    "(%d bad)", bad);
+}
+
 /* The reference validator itself must reject what it is meant to. */
 static void
 test_validator(void)
@@ -944,5 +982,6 @@ main(void)
 	test_valid_prefix();
 	test_stream();
 	test_random();
+	test_render_cap();
 	return tap_done();
 }
