@@ -56,7 +56,7 @@ const struct options_entry options_table[] = {
 	{ "grace", 0, "SECS", opt_seconds, FIELD(grace), 0, MAX_SECONDS,
 	  "kill an interrupted cell after SECS (default 2)", OPT_SESSION },
 	{ "max-output", 0, "SIZE", opt_size, FIELD(max_output), 1,
-	  CHAN_MAX_OUTPUT, "bytes of text a whole answer keeps (64K; max 16M)",
+	  CHAN_MAX_OUTPUT, "text an answer keeps in all (64K; max 16M)",
 	  OPT_SESSION },
 	{ "max-request", 0, "SIZE", opt_size, FIELD(max_request), 1,
 	  CHAN_MAX_REQUEST, "longest request line (default 16M, max 128M)", 0 },

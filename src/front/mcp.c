@@ -60,7 +60,19 @@ struct mcp_call {
 struct mcp {
 	struct mcp_call *calls;
 	json_t *tools;		/* tools/list's, made once */
+	/* A call cancelled while its cell ran has no answer, yet the worker
+	 * may have been killed and restored under it: what the client is
+	 * told with its next result ("restored", and warnings), or NULL. */
+	json_t *restored, *told;
+	int log_level;		/* logging/setLevel's, in mcp_levels */
 };
+
+/* RFC 5424's levels, as MCP's logging names them, lowest first. */
+static const char *const mcp_levels[] = {
+	"debug", "info", "notice", "warning", "error", "critical", "alert",
+	"emergency",
+};
+#define MCP_WARNING 3
 
 /* ---- messages ------------------------------------------------------- */
 
@@ -237,7 +249,8 @@ static json_t *
 mcp_capabilities(bool stateless)
 {
 	return stateless ? json_pack("{s:{}}", "tools") :
-	    json_pack("{s:{s:b}}", "tools", "listChanged", 0);
+	    json_pack("{s:{s:b}, s:{}}", "tools", "listChanged", 0,
+	    "logging");
 }
 
 /* initialize: the client's revision when we speak it, else our newest. */
@@ -399,6 +412,29 @@ mcp_ping(struct agent_io *a, json_t *id, json_t *params, bool stateless)
 	mcp_result(a, id, json_object(), false);
 }
 
+/* logging/setLevel: the least level of the messages the client gets
+ * (notifications/message: coil sends warnings only). */
+static void
+mcp_set_level(struct agent_io *a, json_t *id, json_t *params,
+    bool stateless)
+{
+	struct mcp *m = a->proto;
+	const char *want = json_string_value(json_object_get(params,
+	    "level"));
+	size_t i;
+
+	(void)stateless;
+	for (i = 0; want != NULL && i < nitems(mcp_levels); i++)
+		if (strcmp(want, mcp_levels[i]) == 0) {
+			m->log_level = (int)i;
+			mcp_result(a, id, json_object(), false);
+			return;
+		}
+	mcp_error(a, id, RPC_PARAMS, NULL, "params.level must be one of "
+	    "debug, info, notice, warning, error, critical, alert, "
+	    "emergency");
+}
+
 /*
  * The methods.  A request (with an id) is served by its entry, or told
  * the method is not found; a notification (no id) by its entry, or by
@@ -418,6 +454,7 @@ static const struct mcp_method {
 	{ "server/discover", false, false, mcp_discover },
 	{ "initialize", false, true, mcp_initialize },
 	{ "ping", false, true, mcp_ping },
+	{ "logging/setLevel", false, false, mcp_set_level },
 	{ "notifications/cancelled", true, false, mcp_cancel },
 };
 
@@ -589,6 +626,54 @@ mcp_too_long(struct agent_io *a, size_t bytes, const char *head,
 	json_decref(id);
 }
 
+/* The answer of a call cancelled while its cell ran is not sent; if
+ * the worker was killed and restored under it, the client hears so at
+ * once (notifications/message) and with its next result. */
+static void
+mcp_cancelled_answer(struct agent_io *a, const struct response *r)
+{
+	struct mcp *m = a->proto;
+	char *msg;
+
+	if (!json_is_object(r->restored))
+		return;		/* the interrupt sufficed: nothing changed */
+	xasprintf(&msg, "the call you cancelled left the session changed: "
+	    "%s", r->error != NULL && r->error->message != NULL ?
+	    r->error->message : "its worker was killed and restored");
+	if (m->log_level <= MCP_WARNING)
+		mcp_send(a, json_pack("{s:s, s:{s:s, s:s, s:{s:s, s:O}}}",
+		    "method", "notifications/message", "params", "level",
+		    "warning", "logger", "coil", "data", "message", msg,
+		    "restored", r->restored), NULL);
+	json_decref(m->restored);
+	m->restored = json_incref(r->restored);
+	if (m->told == NULL)
+		m->told = json_array();
+	json_array_append_new(m->told, json_string(msg));
+	free(msg);
+}
+
+/* A call's result: the answer, and what a cancelled call left to tell. */
+static json_t *
+mcp_answer(struct mcp *m, const struct response *r, json_t *warnings)
+{
+	json_t *all = json_array(), *result, *sc;
+
+	if (warnings != NULL)
+		json_array_extend(all, warnings);
+	if (m->told != NULL)
+		json_array_extend(all, m->told);
+	result = mcp_tool_result(r, all);
+	json_decref(all);
+	sc = json_object_get(result, "structuredContent");
+	if (m->restored != NULL && json_object_get(sc, "restored") == NULL)
+		json_object_set(sc, "restored", m->restored);
+	json_decref(m->restored);
+	json_decref(m->told);
+	m->restored = m->told = NULL;
+	return result;
+}
+
 static void
 mcp_event(struct agent_io *a, const struct session_event *ev)
 {
@@ -609,8 +694,10 @@ mcp_event(struct agent_io *a, const struct session_event *ev)
 		    ev->text_len), NULL);
 		break;
 	case EV_RESPONSE:
-		if (!c->cancelled)
-			mcp_result(a, c->id, mcp_tool_result(ev->resp,
+		if (c->cancelled)
+			mcp_cancelled_answer(a, ev->resp);
+		else
+			mcp_result(a, c->id, mcp_answer(m, ev->resp,
 			    c->warnings), c->stateless);
 		mcp_call_free(pp);
 		break;
@@ -651,5 +738,7 @@ mcp_main(const struct coil_opts *opts)
 	while (m.calls != NULL)
 		mcp_call_free(&m.calls);
 	json_decref(m.tools);
+	json_decref(m.restored);
+	json_decref(m.told);
 	return rc;
 }

@@ -205,6 +205,26 @@ def idle(wd):
         check("restored" not in r, "the answer after it has none", r)
 
 
+def interrupted(wd):
+    # An interrupt the cell ignores: killed after its grace, answered
+    # with what was restored and redone.
+    with session(wd) as c:
+        pipeline(c, ["a = 1", "b = a + 1"])
+        rid = c.send({"code": "import signal, time\n"
+                      "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                      "print('on', flush=True)\ntime.sleep(60)",
+                      "stream": True})
+        while c.line().get("event") != "output":
+            pass
+        c.call({"op": "interrupt"})
+        r = c.response(rid)
+        check(r.get("status") == "interrupted" and
+              "cell" in (r.get("restored") or {}) and
+              c.run("a + b").get("result") == "3",
+              "an interrupt the cell ignores: killed, answered with what "
+              "was restored, the state back", r)
+
+
 def redo_none(wd):
     with session(wd, "--redo", "none") as c:
         got = pipeline(c, ["a = 1", "b = 2",
@@ -224,6 +244,7 @@ def main():
         effects(wd)
         redo_crashes(wd)
         idle(wd)
+        interrupted(wd)
         redo_none(wd)
     finally:
         cleanup(wd)

@@ -1,0 +1,145 @@
+#!/usr/bin/python3
+"""The model is told whenever the state changes under it (issue 24,
+part 2), over MCP.
+
+A call cancelled while its cell runs gets no answer (notifications/
+cancelled), yet a cell that ignores the interrupt is killed after its
+grace and the worker restored: what it lost and what was run again is
+said at once in a notifications/message (level warning, MCP's logging)
+and in the next call's result, as "restored" in its structuredContent
+and a warning in its text.  An interrupt that sufficed changes nothing
+and says nothing; logging/setLevel above warning stops the message,
+not the result's word.
+"""
+import json
+import os
+import sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+from coiltest import COIL, Coil, check, check_exit, cleanup, done, workdir  # noqa
+
+
+class Mcp(Coil):
+    def __init__(self, *args, **kw):
+        super().__init__(argv=[COIL, "--mcp", *args], **kw)
+
+    def send_msg(self, msg):
+        self.send_raw(json.dumps(dict(msg, jsonrpc="2.0")).encode() + b"\n")
+
+    def rpc(self, method, params, rid):
+        self.send_msg({"id": rid, "method": method, "params": params})
+        return self.response(rid)
+
+    def call(self, rid, code, progress=None):
+        params = {"name": "run_python", "arguments": {"code": code}}
+        if progress is not None:
+            params["_meta"] = {"progressToken": progress}
+        self.send_msg({"id": rid, "method": "tools/call", "params": params})
+
+    def until(self, pred):
+        """Lines up to the first pred holds for; the others in .events."""
+        while True:
+            msg = self.line()
+            if pred(msg):
+                return msg
+            self.events.append(msg)
+
+
+def text(r):
+    return "".join(c.get("text", "") for c in
+                   (r.get("result") or {}).get("content", [])
+                   if c.get("type") == "text")
+
+
+# Prints, then ignores the interrupt: only a kill stops it.
+STUBBORN = ("import signal, time\nsignal.signal(signal.SIGINT, "
+            "signal.SIG_IGN)\nprint('running', flush=True)\ntime.sleep(60)")
+# Prints, then sleeps: the interrupt stops it.
+MILD = "import time\nprint('running', flush=True)\ntime.sleep(60)"
+
+
+def cancel_running(m, rid, code):
+    m.call(rid, code, progress=rid)
+    m.until(lambda x: x.get("method") == "notifications/progress")
+    m.send_msg({"method": "notifications/cancelled",
+                "params": {"requestId": rid}})
+
+
+def session(wd, level):
+    with Mcp("--workdir", wd, "--no-record", "--grace", "0.5") as m:
+        m.rpc("initialize", {"protocolVersion": "2025-11-25",
+                             "capabilities": {},
+                             "clientInfo": {"name": "t", "version": "1"}},
+              "init")
+        m.send_msg({"method": "notifications/initialized"})
+        if level is not None:
+            r = m.rpc("logging/setLevel", {"level": level}, "level")
+            check(r.get("result") == {}, "logging/setLevel %s" % level, r)
+        # keep and unkept back to back: no checkpoint between them
+        m.call("a", "keep = 1")
+        m.call("b", "unkept = keep + 1")
+        m.response("a")
+        m.response("b")
+        cancel_running(m, "c", STUBBORN)
+        note = m.until(lambda x: x.get("method") == "notifications/message"
+                       or x.get("id") == "d") if level is None else None
+        m.call("d", "keep, unkept")
+        r = m.response("d")
+        check_exit(m, "coil --mcp exits 0")
+    return note, r, m.events
+
+
+def main():
+    wd = workdir()
+    try:
+        note, r, events = session(wd, None)
+        sc = (r.get("result") or {}).get("structuredContent", {})
+        check(note is not None and note.get("method") ==
+              "notifications/message" and
+              note["params"].get("level") == "warning" and
+              "cancelled" in note["params"]["data"].get("message", "") and
+              "cell" in note["params"]["data"].get("restored", {}),
+              "a cancelled call whose worker was killed: a warning "
+              "notification says so at once, with what was restored",
+              note)
+        # (cells 1 and 2 were run again, unless a checkpoint came
+        # between them and the cancelled one: either way both are there)
+        check(sc.get("result") == "(1, 2)" and
+              "cell" in (sc.get("restored") or {}) and
+              "the call you cancelled left the session changed" in text(r),
+              "the next result carries 'restored' and a warning, and the "
+              "state it says", r)
+        check(not any(e.get("id") == "c" for e in events),
+              "the cancelled call is not answered", events)
+
+        _, r, events = session(wd, "error")
+        check(not any(e.get("method") == "notifications/message"
+                      for e in events),
+              "logging/setLevel error: no warning notification", events)
+        check("cell" in (r["result"]["structuredContent"].get("restored")
+                         or {}) and "cancelled" in text(r),
+              "the next result still says it", r)
+
+        with Mcp("--workdir", wd, "--no-record") as m:
+            m.rpc("initialize", {"protocolVersion": "2025-11-25",
+                                 "capabilities": {},
+                                 "clientInfo": {"name": "t",
+                                                "version": "1"}}, "init")
+            m.call("a", "keep = 1")
+            m.response("a")
+            cancel_running(m, "b", MILD)
+            m.call("c", "keep")
+            r = m.response("c")
+            check("restored" not in r["result"]["structuredContent"] and
+                  "cancelled" not in text(r) and not any(
+                      e.get("method") == "notifications/message"
+                      for e in m.events),
+                  "an interrupt that sufficed changes nothing, and says "
+                  "nothing", r)
+            check_exit(m, "coil --mcp exits 0")
+    finally:
+        cleanup(wd)
+    done()
+
+
+main()
