@@ -628,9 +628,11 @@ mcp_too_long(struct agent_io *a, size_t bytes, const char *head,
 
 /* The answer of a call cancelled while its cell ran is not sent; if
  * the worker was killed and restored under it, the client hears so at
- * once (notifications/message) and with its next result. */
+ * once (notifications/message; not in 2026-07-28, which declares no
+ * logging) and with its next result. */
 static void
-mcp_cancelled_answer(struct agent_io *a, const struct response *r)
+mcp_cancelled_answer(struct agent_io *a, const struct response *r,
+    bool stateless)
 {
 	struct mcp *m = a->proto;
 	char *msg;
@@ -640,7 +642,7 @@ mcp_cancelled_answer(struct agent_io *a, const struct response *r)
 	xasprintf(&msg, "the call you cancelled left the session changed: "
 	    "%s", r->error != NULL && r->error->message != NULL ?
 	    r->error->message : "its worker was killed and restored");
-	if (m->log_level <= MCP_WARNING)
+	if (!stateless && m->log_level <= MCP_WARNING)
 		mcp_send(a, json_pack("{s:s, s:{s:s, s:s, s:{s:s, s:O}}}",
 		    "method", "notifications/message", "params", "level",
 		    "warning", "logger", "coil", "data", "message", msg,
@@ -695,7 +697,7 @@ mcp_event(struct agent_io *a, const struct session_event *ev)
 		break;
 	case EV_RESPONSE:
 		if (c->cancelled)
-			mcp_cancelled_answer(a, ev->resp);
+			mcp_cancelled_answer(a, ev->resp, c->stateless);
 		else
 			mcp_result(a, c->id, mcp_answer(m, ev->resp,
 			    c->warnings), c->stateless);

@@ -27,7 +27,11 @@ const transport = new StdioClientTransport({
 let stderr = '';
 transport.stderr?.on('data', (d) => { stderr += d; });
 
-const out = { steps: {} };
+const out = { steps: {}, log: [] };
+// coil's warnings (notifications/message), whichever era delivers them.
+client.fallbackNotificationHandler = async (n) => {
+  if (n.method === 'notifications/message') out.log.push(n.params);
+};
 function text(r) {
   return (r.content || []).filter((c) => c.type === 'text').map((c) => c.text).join('');
 }
@@ -78,6 +82,19 @@ try {
     out.steps.cancel = { thrown: true, progress: started };
   }
   out.steps.after_cancel = brief(await call('run_python', { code: "('flag' in dir(), x)" }));
+  // One that ignores the interrupt: killed after its grace and restored,
+  // which the next result says (and, with the handshake, a warning).
+  const ac2 = new AbortController();
+  const stubborn = call('run_python',
+    { code: "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nprint('started', flush=True)\ntime.sleep(60)" },
+    { signal: ac2.signal, onprogress: () => ac2.abort('stop it') });
+  try {
+    await stubborn;
+    out.steps.cancel_stubborn = { thrown: false };
+  } catch (e) {
+    out.steps.cancel_stubborn = { thrown: true };
+  }
+  out.steps.after_stubborn = brief(await call('run_python', { code: 'x' }));
   out.steps.figure = brief(await call('run_python', {
     code: "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.show()" }));
   out.steps.snapshot = brief(await call('snapshot', { name: 'before' }));

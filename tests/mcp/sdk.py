@@ -10,8 +10,9 @@ them: a value with output, an exception (isError), bad arguments (a
 result the model can read, not a protocol error), an unknown tool (a
 protocol error), a call cancelled while it runs (the SDK's AbortSignal:
 the cell stops, the session goes on), a figure (image content), a
-snapshot and rollback, a crash (restored from the checkpoint), a
-reset, code holding a lone surrogate (answered, not left to the call's
+snapshot and rollback, a crash (restored from the checkpoint), a cell
+cancelled that ignores the interrupt (killed, and the next result says
+so), a reset, code holding a lone surrogate (answered, not left to the call's
 timeout) and a rollback to "0".  The session is recorded by default, as an agent's is.
 
 The SDKs are installed with npm ci from tests/mcp/package-lock.json into
@@ -142,6 +143,20 @@ def checks(name, want_version, w, state, out):
     check((v.get("structured") or {}).get("result") == "(False, 42)",
           name + ": the cancelled cell stopped before its end, and the "
           "namespace stayed", v)
+    v = s.get("after_stubborn", {})
+    check(s.get("cancel_stubborn", {}).get("thrown") and
+          (v.get("structured") or {}).get("result") == "42" and
+          "cell" in ((v.get("structured") or {}).get("restored") or {}) and
+          "the call you cancelled left the session changed" in
+          v.get("text", ""),
+          name + ": a cancelled cell that ignored the interrupt was killed; "
+          "the next result carries 'restored' and says why", v)
+    if version != "2026-07-28":
+        check(any(m.get("level") == "warning" and "cancelled" in
+                  (m.get("data") or {}).get("message", "")
+                  for m in out.get("log", [])),
+              name + ": and a warning notification said so at once",
+              out.get("log"))
     v = s.get("figure", {})
     check(v.get("images") == [{"mimeType": "image/png",
                                "head": "89504e470d0a1a0a"}] and
@@ -181,9 +196,9 @@ def checks(name, want_version, w, state, out):
         if lines:
             modes.append(lines[0].get("mode"))
             cells += sum(1 for x in lines if x.get("event") == "queued")
-    check(modes == ["mcp"] and cells == 16,
+    check(modes == ["mcp"] and cells == 18,
           name + ": the session is recorded by default, as mode mcp, its "
-          "16 calls that reached it (a probe of the server leaves none)",
+          "18 calls that reached it (a probe of the server leaves none)",
           (modes, cells))
 
 
