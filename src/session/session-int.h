@@ -222,6 +222,7 @@ struct session {
 	struct redo redo;
 	const char *redo_refused;	/* why the next restore's lost cells
 					   are not run again, or NULL */
+	int redo_streak;		/* redos since a cell of anyone's */
 	char *python;		/* the worker's Py_GetVersion, first word */
 
 	struct outbuf ob_out, ob_err;	/* the running cell's streams */

@@ -45,6 +45,9 @@
 
 #define REDO_KEEP_CELLS 256
 #define REDO_KEEP_BYTES ((size_t)32 << 20)
+/* Redos in a row, no cell of anyone's between, before the next is
+ * refused. */
+#define REDO_STREAK_MAX 2
 /* What "differs" shows of a line that differs. */
 #define REDO_LINE_MAX 160
 
@@ -133,6 +136,7 @@ session_redo_keep(struct session *s, const struct sreq *r,
 	if (s->opts->no_redo || r->redo > 0 || r->cell <= 0)
 		return;
 	s->redo_refused = NULL;		/* a cell of someone's ran */
+	s->redo_streak = 0;
 	if (s->nrecs == REDO_KEEP_CELLS) {
 		s->recs_bytes -= s->recs[0].bytes;
 		redo_rec_free(&s->recs[0]);
@@ -464,11 +468,12 @@ session_redo_end(struct session *s, struct sreq **held)
 	json_object_set_new(o, "differs", differs);
 	json_object_set_new(o, "lost", lost);
 	json_object_set_new(o, "lost_why", why);
-	/* Should the worker die again before a cell of anyone's has run,
-	 * the cells run again may be why: not a third time. */
-	if (json_array_size(redone) + json_array_size(differs) > 0)
-		s->redo_refused = "the worker died again right after it was run "
-		    "again, before any other cell ran";
+	/* Should the worker die again and again before a cell of anyone's
+	 * has run, the cells run again may be why: not a third time. */
+	if (json_array_size(redone) + json_array_size(differs) > 0 &&
+	    ++s->redo_streak >= REDO_STREAK_MAX)
+		s->redo_refused = "the worker died each time right after it was "
+		    "run again, before any other cell ran";
 	*held = rd->held;
 	free(rd->cells);
 	rd->cells = NULL;

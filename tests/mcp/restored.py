@@ -9,14 +9,18 @@ said at once in a notifications/message (level warning, MCP's logging)
 and in the next call's result, as "restored" in its structuredContent
 and a warning in its text.  An interrupt that sufficed changes nothing
 and says nothing; logging/setLevel above warning stops the message,
-not the result's word.
+not the result's word.  A frame forged on the control socket and a
+worker killed between calls put "restored" on the result they belong
+to: the forging call's, and the next one.
 """
 import json
 import os
+import signal
 import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
-from coiltest import COIL, Coil, check, check_exit, cleanup, done, workdir  # noqa
+from coiltest import (COIL, Coil, check, check_exit, cleanup,  # noqa
+                      descendants, done, wait_for, workdir)
 
 
 class Mcp(Coil):
@@ -89,6 +93,51 @@ def session(wd, level):
     return note, r, m.events
 
 
+# Writes a frame that is no JSON on every socket the worker holds.
+FORGE = ("import os, stat\nfor n in os.listdir('/proc/self/fd'):\n"
+         "    try:\n        fd = int(n)\n"
+         "        if stat.S_ISSOCK(os.fstat(fd).st_mode):\n"
+         "            os.write(fd, b'\\x05\\0\\0\\0\\0\\0\\0\\0hello')\n"
+         "    except OSError:\n        pass")
+
+
+def handshake(m):
+    m.rpc("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                         "clientInfo": {"name": "t", "version": "1"}}, "init")
+
+
+def forged_and_idle(wd):
+    with Mcp("--workdir", wd, "--no-record", "--checkpoints", "0",
+             "--sandbox", "none") as m:
+        handshake(m)
+        m.call("a", "keep = 1")
+        m.call("b", FORGE)
+        m.response("a")
+        r = m.response("b")
+        sc = r["result"]["structuredContent"]
+        check(sc.get("status") == "crashed" and
+              (sc.get("restored") or {}).get("redone") == [1] and
+              "broke protocol" in text(r),
+              "a forged frame: the call's result says the worker broke "
+              "protocol, and what was restored and redone", r)
+        old = [p.pid for p in descendants(m.pid)
+               if p.comm == "coil-worker" and not p.zombie]
+        os.kill(old[0], signal.SIGKILL)
+        check(wait_for(lambda: [p for p in descendants(m.pid)
+                                if p.comm == "coil-worker" and
+                                p.pid != old[0] and not p.zombie]),
+              "a worker killed between calls is replaced")
+        m.call("c", "keep")
+        r = m.response("c")
+        sc = r["result"]["structuredContent"]
+        check(sc.get("result") == "1" and
+              (sc.get("restored") or {}).get("redone") == [1] and
+              "died between requests" in text(r),
+              "killed between calls: the next result carries 'restored' "
+              "and the warning", r)
+        check_exit(m, "coil --mcp exits 0")
+
+
 def main():
     wd = workdir()
     try:
@@ -112,6 +161,7 @@ def main():
         check(not any(e.get("id") == "c" for e in events),
               "the cancelled call is not answered", events)
 
+        forged_and_idle(wd)
         _, r, events = session(wd, "error")
         check(not any(e.get("method") == "notifications/message"
                       for e in events),
