@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-# The host guard, first step: record /etc, /usr/local and ~/.ssh before
-# any other test runs (Makefile.am orders it).  See hostguard.py.
+# The host guard, first step: record /etc, /usr/local, ~/.ssh and the
+# device nodes every sandbox binds, before any other test runs
+# (Makefile.am orders it).  See hostguard.py.
 import os
 import sys
 

@@ -50,7 +50,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(
 from coiltest import TAP  # noqa: E402
 
 # /etc holds /etc/passwd, /etc/shadow, /etc/group and /etc/sudoers.
-ROOTS = ["/etc", "/usr/local", "/root/.ssh"]
+# The device nodes are those the sandbox binds into every worker's /dev
+# (sbx-util.c): one removed or replaced (a test as root under --sandbox
+# none, a cell's os.remove) breaks every session on the machine; it
+# happened once during this project, which nothing caught.
+ROOTS = ["/etc", "/usr/local", "/root/.ssh", "/dev/null", "/dev/zero",
+         "/dev/full", "/dev/random", "/dev/urandom"]
 
 # Entries the machine changes by itself while a suite runs, each with
 # why.  An excluded entry is recorded by its type alone: removing or
