@@ -120,9 +120,7 @@ struct redo_rec {
 	int cell;
 	enum origin origin;
 	json_t *req;		/* its request */
-	json_t *first;		/* what it first answered, check_view's
-				   fields: status, output, stderr, result,
-				   error */
+	struct response *first;	/* what it first answered (a reference) */
 	char *why_not;		/* why it may not be run twice; NULL: it
 				   may */
 	size_t bytes;		/* about what it holds */
@@ -338,7 +336,7 @@ void session_idle_restored(struct session *s, json_t *restored);
 
 /* session-redo.c: lost cells run again */
 void session_redo_keep(struct session *s, const struct sreq *r,
-    const struct response *resp);
+    struct response *resp);
 bool session_redo_begin(struct session *s, struct sreq *held,
     json_t *restored);
 bool session_redo_took(struct session *s, struct sreq *r,

@@ -55,36 +55,11 @@ static void
 redo_rec_free(struct redo_rec *k)
 {
 	json_decref(k->req);
-	json_decref(k->first);
+	response_free(k->first);
 	free(k->why_not);
 }
 
 /* ---- what a cell first answered ------------------------------------- */
-
-static json_t *
-redo_text(const char *p, size_t n)
-{
-	return p != NULL ? json_stringn(p, n) : json_null();
-}
-
-/* The fields a redo is compared on (check_view's), copied out of resp:
- * its figures and the rest are not kept. */
-static json_t *
-redo_first_of(const struct response *resp)
-{
-	json_t *o = json_pack("{s:s}", "status", status_names[resp->status]);
-
-	json_object_set_new(o, "output", redo_text(resp->output,
-	    resp->output_len));
-	json_object_set_new(o, "stderr", redo_text(resp->stderr_text,
-	    resp->stderr_len));
-	json_object_set_new(o, "result", redo_text(resp->result,
-	    resp->result_len));
-	json_object_set_new(o, "error", resp->error == NULL ? json_null() :
-	    json_pack("{s:s?, s:s?}", "type", resp->error->type, "message",
-	    resp->error->message));
-	return o;
-}
 
 /* Why r, answered resp, may not be run twice; NULL when it may. */
 static char *
@@ -129,9 +104,10 @@ redo_why_not(const struct sreq *r, const struct response *resp)
  * kept go while there are too many or they weigh too much. */
 void
 session_redo_keep(struct session *s, const struct sreq *r,
-    const struct response *resp)
+    struct response *resp)
 {
 	struct redo_rec *k;
+	size_t i;
 
 	if (s->opts->no_redo || r->redo > 0 || r->cell <= 0)
 		return;
@@ -147,10 +123,12 @@ session_redo_keep(struct session *s, const struct sreq *r,
 	k->cell = r->cell;
 	k->origin = r->origin;
 	k->req = json_incref(r->req);
-	k->first = redo_first_of(resp);
+	k->first = response_ref(resp);	/* a reference: no copy a cell */
 	k->why_not = redo_why_not(r, resp);
-	k->bytes = 256 + json_dumpb(r->req, NULL, 0, JSON_COMPACT) +
+	k->bytes = 256 + json_string_length(json_object_get(r->req, "code")) +
 	    resp->output_len + resp->stderr_len + resp->result_len;
+	for (i = 0; i < resp->nfigs; i++)
+		k->bytes += resp->figs[i].len;
 	s->recs_bytes += k->bytes;
 	while (s->recs_bytes > REDO_KEEP_BYTES && s->nrecs > 1) {
 		s->recs_bytes -= s->recs[0].bytes;
@@ -340,12 +318,16 @@ redo_first_diff(const char *was, const char *now)
 	    redo_line(a, la), "now", redo_line(b, lb));
 }
 
-/* Compare the redone cell r's answer with its first. */
+/* Compare the redone cell r's answer with its first, on the fields
+ * --replay --check compares: status, the texts, the error's type and
+ * message. */
 static void
 redo_compare(struct session *s, struct redo_cell *c, struct response *resp)
 {
 	struct redo_rec *k = redo_rec_of(s, c->cell);
-	json_t *now = response_json(resp, 0);
+	json_t *now = response_json(resp, 0), *then = response_json(k->first,
+	    0), *fields = json_pack("{s:b, s:b, s:b, s:b, s:{s:b}}", "status",
+	    1, "output", 1, "stderr", 1, "result", 1, "error", "message", 1);
 	struct buf was, got;
 	char err[256];
 
@@ -359,8 +341,10 @@ redo_compare(struct session *s, struct redo_cell *c, struct response *resp)
 	buf_init(&got);
 	buf_addstr(&was, "");
 	buf_addstr(&got, "");
-	check_view(&s->redo.noise, k->first, k->first, &was);
-	check_view(&s->redo.noise, k->first, now, &got);
+	check_view(&s->redo.noise, fields, then, &was);
+	check_view(&s->redo.noise, fields, now, &got);
+	json_decref(then);
+	json_decref(fields);
 	c->state = strcmp(was.p, got.p) == 0 ? REDO_SAME : REDO_DIFFERS;
 	if (c->state == REDO_DIFFERS)
 		c->diff = redo_first_diff(was.p, got.p);
