@@ -131,15 +131,15 @@ const char *response_text(struct response *r, unsigned flags, size_t *len);
 json_t *response_error_json(const struct response_error *e);
 
 /* The inverse of response_json (without RESPONSE_BRIEF): a protocol
- * object read back, by a client of the session (coil --attach), into a
- * new response whose response_json is the object again.  o is
- * untrusted: a member of the wrong type, a status or origin of no known
- * name, or no "status" at all is refused (NULL, err says which member);
- * members response_json does not write from fields of its own go to
- * r->fields in their order (so does the "cell" of an answer not exec's:
- * the supervisor sets RESP_CELL on exec's answers alone).  What no line carries stays as
- * response_new leaves it: op, client, figs; an error's strings are C
- * strings, a NUL in them written \x00 (response_error_from_json). */
+ * object read back, by a client of the session (coil --attach), into a new
+ * response whose response_json is the object again.  o is untrusted: a member
+ * of the wrong type, a status or origin of no known name, or no "status" at all
+ * is refused (NULL, err says which member); members response_json does not
+ * write from fields of its own go to r->fields in their order (so does the
+ * "cell" of an answer not exec's: the supervisor sets RESP_CELL on exec's
+ * answers alone).  What no line carries stays as response_new leaves it: op,
+ * client, figs; an error's strings are C strings, a NUL in them written \x00
+ * (response_error_from_json). */
 struct response *response_from_json(json_t *o, char *err, size_t errlen);
 
 #endif

@@ -32,9 +32,11 @@ static const struct mcp_tool mcp_tools[] = {
 	  "expression as Out[N], and, if it raised, the traceback (the "
 	  "result is then an error). Figures come as images (one over "
 	  "1500 px a side shrunk), or as the paths of their files with "
-	  "why. Long answers are cut in the middle, marked. A cell that runs past its timeout is "
-	  "stopped; if the process dies, the namespace is restored from "
-	  "the newest checkpoint and the answer lists the cells lost. "
+	  "why. Long answers are cut in the middle, marked. A cell that "
+	  "runs past its timeout is stopped; if the process dies, the "
+	  "namespace is restored from the newest checkpoint, the cells "
+	  "since it that touched nothing outside it are run again, and "
+	  "the answer says which were redone and which are lost. "
 	  "input() gets end of file: pass data in the code." },
 	{ "list_variables", "List variables", OP_VARS, true, false, true,
 	  "The session's variables: name, type, a short repr and size. "

@@ -3,11 +3,11 @@
  * machine, and the fields that follow the worker from spawn to death.
  * Supervisor only; no Python.
  *
- * Layer: a leaf, the lowest of the session's files.  Called by the
- * files above it (session.c, the ops, the run's answer, the checkpoint
- * policy, the worker's process) and by session-link.c, which turns the
- * worker's frames and init's reports into these events.  It calls nothing above itself: it does no I/O, and
- * only moves the state along life_rules and keeps its counters.
+ * Layer: a leaf, the lowest of the session's files.  Called by the files above
+ * it (session.c, the ops, the run's answer, the checkpoint policy, the worker's
+ * process) and by session-link.c, which turns the worker's frames and init's
+ * reports into these events.  It calls nothing above itself: it does no I/O,
+ * and only moves the state along life_rules and keeps its counters.
  *
  * The states say what the worker is doing; the run in flight (s->run)
  * is the request layer's.  While a run waits for its worker to be

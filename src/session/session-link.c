@@ -12,9 +12,10 @@
  * the policy says (session-ckpt.c), after a fresh worker's hello (the
  * pristine one) and after a resume (the re-arm).  The socket keeps them
  * in order: reply N, checkpoint N, reply N+1 ...  A new worker is
- * either spawned fresh by init or resumed from a checkpoint (session_restore), and only once the
- * old one is dead, as init reports: its checkpoints are then children of
- * init, which a resumed worker's death signal relies on.  Ops that
+ * either spawned fresh by init or resumed from a checkpoint
+ * (session_restore), and only once the old one is dead, as init
+ * reports: its checkpoints are then children of init, which a resumed
+ * worker's death signal relies on.  Ops that
  * replace the worker on purpose (rollback, reset, a failed atomic cell)
  * kill it and go the same way; the run stays in s->run with life.after
  * set until the new worker says hello, so that the answer says what is

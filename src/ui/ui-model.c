@@ -6,14 +6,13 @@
  * up to UI_KEEP_PER_LINE bytes a scrollback line: a long session holds
  * bounded memory too), and the namespace.
  *
- * Events come as the session's structs (session.h's session_event,
- * response.h's response), whichever back end delivered them: the
- * in-process session's as it made them, an attached one's as ui-wire.c
- * read them from the socket's lines, so both are drawn alike by one
- * reader.  What JSON is left is the structs' own: a request, an op's
- * fields, an event's info.  A cell's header goes into the scrollback with its first output or its
- * answer, never before: a line that only proves a block incomplete
- * leaves no trace.
+ * Events come as the session's structs (session.h's session_event, response.h's
+ * response), whichever back end delivered them: the in-process session's as it
+ * made them, an attached one's as ui-wire.c read them from the socket's lines,
+ * so both are drawn alike by one reader.  What JSON is left is the structs'
+ * own: a request, an op's fields, an event's info.  A cell's header goes into
+ * the scrollback with its first output or its answer, never before: a line that
+ * only proves a block incomplete leaves no trace.
  */
 #include "config.h"
 

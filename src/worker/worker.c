@@ -674,8 +674,8 @@ worker_ordered_ckpt(json_t *req, json_int_t seq)
 }
 
 /* worker.py's idle(): flush what threads of earlier cells wrote; and
- * count them (worker-fork.c).  A SIGINT that lands here was meant for a cell that has
- * ended: dropped, as worker_clear_signals does. */
+ * count them (worker-fork.c).  A SIGINT that lands here was meant for a
+ * cell that has ended: dropped, as worker_clear_signals does. */
 static int
 worker_idle(void)
 {
