@@ -350,7 +350,8 @@ session_idle_restored(struct session *s, json_t *restored)
 	char where[SESSION_WHERE_MAX];
 
 	session_warn(s, "the worker died between requests (%s); %s",
-	    s->died_idle, session_where(restored, where, sizeof where));
+	    s->died_idle != NULL ? s->died_idle : "how is not known",
+	    session_where(restored, where, sizeof where));
 	free(s->died_idle);
 	s->died_idle = NULL;
 	if (c != NULL) {
