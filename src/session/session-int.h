@@ -115,15 +115,23 @@ struct sreq {
 	bool asked_input;	/* exec: the cell read a line */
 };
 
-/* A finished cell, kept should a restore lose it (session-redo.c). */
+/* The parts of a kept cell (session-redo.c): its request, output,
+ * stderr, result, and error's type and message. */
+enum { REDO_REQ, REDO_OUT, REDO_ERR, REDO_RESULT, REDO_ETYPE, REDO_EMSG,
+	REDO_PARTS };
+#define REDO_KEEP_CELLS 256
+
+/* A finished cell, kept should a restore lose it (session-redo.c): one
+ * slot of a ring, its buffer reused, so that keeping costs a cell no
+ * allocation once the ring is warm. */
 struct redo_rec {
-	int cell;
+	int cell;		/* 0: an empty slot */
 	enum origin origin;
-	json_t *req;		/* its request */
-	struct response *first;	/* what it first answered (a reference) */
-	char *why_not;		/* why it may not be run twice; NULL: it
-				   may */
-	size_t bytes;		/* about what it holds */
+	enum status status;	/* what it first answered: the status, */
+	struct buf b;		/* its request as JSON, then the texts */
+	size_t len[REDO_PARTS];	/* the length of each in b */
+	bool has_error, has_result;
+	char why_not[160];	/* why it may not be run twice; "": it may */
 };
 
 /* What became of a lost cell in a redo. */
@@ -215,8 +223,8 @@ struct session {
 	struct sreq *run;	/* in flight */
 	struct sreq *queue, **queue_tail;
 	int cells;		/* cells run so far */
-	struct redo_rec *recs;	/* the last cells, oldest first */
-	size_t nrecs, recs_bytes;
+	struct redo_rec *recs;	/* the last cells: a ring of REDO_KEEP_CELLS */
+	size_t rec_next;	/* the slot the next cell takes */
 	struct redo redo;
 	const char *redo_refused;	/* why the next restore's lost cells
 					   are not run again, or NULL */
@@ -336,7 +344,7 @@ void session_idle_restored(struct session *s, json_t *restored);
 
 /* session-redo.c: lost cells run again */
 void session_redo_keep(struct session *s, const struct sreq *r,
-    struct response *resp);
+    const struct response *resp);
 bool session_redo_begin(struct session *s, struct sreq *held,
     json_t *restored);
 bool session_redo_took(struct session *s, struct sreq *r,

@@ -25,8 +25,11 @@
  * ("lost_why").  Nobody hears a redone cell's events: it is no one's
  * request, and no transcript or notebook records it twice.
  *
- * The cells kept are bounded (REDO_KEEP_CELLS, REDO_KEEP_BYTES): the
- * oldest go first, and a lost cell no longer kept is lost, saying so.
+ * The cells kept are a ring of REDO_KEEP_CELLS slots, each reusing its
+ * buffer, so that keeping a cell allocates nothing once the ring is warm
+ * (a cell's bookkeeping is on every answer's path); a cell heavier than
+ * REDO_REC_MAX is kept as too large, and a lost cell no longer kept is
+ * lost, saying so.
  *
  * Layer: under the run's answer (session-reply.c, which hands it each
  * finished cell, a restore and each redone cell's answer) and the
@@ -43,98 +46,108 @@
 #include "check.h"
 #include "session-int.h"
 
-#define REDO_KEEP_CELLS 256
-#define REDO_KEEP_BYTES ((size_t)32 << 20)
+/* The most a kept cell's request and texts may weigh: 256 slots of it
+ * are 32 MiB at most. */
+#define REDO_REC_MAX ((size_t)128 << 10)
 /* Redos in a row, no cell of anyone's between, before the next is
  * refused. */
 #define REDO_STREAK_MAX 2
 /* What "differs" shows of a line that differs. */
 #define REDO_LINE_MAX 160
 
-static void
-redo_rec_free(struct redo_rec *k)
-{
-	json_decref(k->req);
-	response_free(k->first);
-	free(k->why_not);
-}
-
 /* ---- what a cell first answered ------------------------------------- */
 
-/* Why r, answered resp, may not be run twice; NULL when it may. */
-static char *
-redo_why_not(const struct sreq *r, const struct response *resp)
+/* Why r, answered resp, may not be run twice, into why; "" when it may. */
+static void
+redo_why_not(const struct sreq *r, const struct response *resp, char *why,
+    size_t len)
 {
+	const char *kind, *path;
 	json_t *e;
 	size_t i;
-	char *why = NULL;
 
-	if (r->asked_input)
-		return xstrdup("it read input");
-	if (resp->status == ST_TIMEOUT || resp->status == ST_INTERRUPTED)
-		return xstrdup(resp->status == ST_TIMEOUT ? "it ran past its "
-		    "timeout" : "it was interrupted");
+	*why = '\0';
+	if (r->asked_input) {
+		snprintf(why, len, "it read input");
+		return;
+	}
+	if (resp->status == ST_TIMEOUT || resp->status == ST_INTERRUPTED) {
+		snprintf(why, len, "%s", resp->status == ST_TIMEOUT ? "it ran "
+		    "past its timeout" : "it was interrupted");
+		return;
+	}
 	json_array_foreach(resp->effects, i, e) {
-		const char *kind = json_string_value(json_object_get(e,
-		    "kind"));
-		const char *path = json_string_value(json_object_get(e,
-		    "path"));
-
+		kind = json_string_value(json_object_get(e, "kind"));
+		path = json_string_value(json_object_get(e, "path"));
 		if (json_is_true(json_object_get(e, "denied")) || kind == NULL)
 			continue;	/* refused: it did nothing */
 		if (strcmp(kind, "process") == 0)
-			xasprintf(&why, "it started a process (%.80s)",
+			snprintf(why, len, "it started a process (%.80s)",
 			    json_string_value(json_object_get(e, "cmd")));
 		else if (strcmp(kind, "connect") == 0)
-			xasprintf(&why, "it connected to %.80s",
+			snprintf(why, len, "it connected to %.80s",
 			    json_string_value(json_object_get(e, "to")));
 		else
-			xasprintf(&why, "it %s '%.80s'", strcmp(kind, "delete")
-			    == 0 ? "deleted" : strcmp(kind, "rename") == 0 ?
-			    "renamed" : "wrote", path != NULL ? path : "?");
-		return why;
+			snprintf(why, len, "it %s '%.80s'", strcmp(kind,
+			    "delete") == 0 ? "deleted" : strcmp(kind, "rename")
+			    == 0 ? "renamed" : "wrote", path != NULL ? path :
+			    "?");
+		return;
 	}
 	if (resp->effects_more > 0)
-		xasprintf(&why, "it did %llu things outside the namespace that "
-		    "coil did not list", resp->effects_more);
-	return why;
+		snprintf(why, len, "it did %llu things outside the namespace "
+		    "that coil did not list", resp->effects_more);
 }
 
-/* Keep what cell r first answered, should a restore lose it; the oldest
- * kept go while there are too many or they weigh too much. */
+/* Keep what cell r first answered, should a restore lose it, in the
+ * ring's next slot: its request as JSON and its texts, copied into the
+ * slot's own buffer, which the next cell in that slot reuses. */
 void
 session_redo_keep(struct session *s, const struct sreq *r,
-    struct response *resp)
+    const struct response *resp)
 {
+	const struct response_error *e = resp->error;
+	const char *part[REDO_PARTS] = { NULL, resp->output,
+	    resp->stderr_text, resp->result, e != NULL ? e->type : NULL,
+	    e != NULL ? e->message : NULL };
 	struct redo_rec *k;
-	size_t i;
+	size_t need, i;
 
 	if (s->opts->no_redo || r->redo > 0 || r->cell <= 0)
 		return;
 	s->redo_refused = NULL;		/* a cell of someone's ran */
 	s->redo_streak = 0;
-	if (s->nrecs == REDO_KEEP_CELLS) {
-		s->recs_bytes -= s->recs[0].bytes;
-		redo_rec_free(&s->recs[0]);
-		memmove(s->recs, s->recs + 1, --s->nrecs * sizeof *s->recs);
-	}
-	s->recs = xrealloc(s->recs, (s->nrecs + 1) * sizeof *s->recs);
-	k = &s->recs[s->nrecs++];
+	if (s->recs == NULL)
+		s->recs = xcalloc(REDO_KEEP_CELLS, sizeof *s->recs);
+	k = &s->recs[s->rec_next];
+	s->rec_next = (s->rec_next + 1) % REDO_KEEP_CELLS;
 	k->cell = r->cell;
 	k->origin = r->origin;
-	k->req = json_incref(r->req);
-	k->first = response_ref(resp);	/* a reference: no copy a cell */
-	k->why_not = redo_why_not(r, resp);
-	k->bytes = 256 + json_string_length(json_object_get(r->req, "code")) +
-	    resp->output_len + resp->stderr_len + resp->result_len;
-	for (i = 0; i < resp->nfigs; i++)
-		k->bytes += resp->figs[i].len;
-	s->recs_bytes += k->bytes;
-	while (s->recs_bytes > REDO_KEEP_BYTES && s->nrecs > 1) {
-		s->recs_bytes -= s->recs[0].bytes;
-		redo_rec_free(&s->recs[0]);
-		memmove(s->recs, s->recs + 1, --s->nrecs * sizeof *s->recs);
+	k->status = resp->status;
+	k->has_result = resp->result != NULL;
+	k->has_error = e != NULL;
+	k->len[REDO_REQ] = json_dumpb(r->req, NULL, 0, JSON_COMPACT);
+	k->len[REDO_OUT] = resp->output_len;
+	k->len[REDO_ERR] = resp->stderr_len;
+	k->len[REDO_RESULT] = resp->result_len;
+	for (i = REDO_ETYPE; i < REDO_PARTS; i++)
+		k->len[i] = part[i] != NULL ? strlen(part[i]) : 0;
+	for (need = 0, i = 0; i < REDO_PARTS; i++)
+		need += k->len[i];
+	redo_why_not(r, resp, k->why_not, sizeof k->why_not);
+	k->b.len = 0;
+	if (need > REDO_REC_MAX) {
+		snprintf(k->why_not, sizeof k->why_not, "its request and "
+		    "answer, %zu bytes, were too large to keep", need);
+		if (k->b.cap > REDO_REC_MAX)
+			buf_free(&k->b);
+		return;
 	}
+	buf_reserve(&k->b, need);
+	k->b.len = json_dumpb(r->req, k->b.p, k->len[REDO_REQ],
+	    JSON_COMPACT);
+	for (i = REDO_OUT; i < REDO_PARTS; i++)
+		buf_add(&k->b, part[i] != NULL ? part[i] : "", k->len[i]);
 }
 
 static struct redo_rec *
@@ -142,10 +155,45 @@ redo_rec_of(struct session *s, int cell)
 {
 	size_t i;
 
-	for (i = s->nrecs; i-- > 0;)
+	for (i = 0; s->recs != NULL && i < REDO_KEEP_CELLS; i++)
 		if (s->recs[i].cell == cell)
 			return &s->recs[i];
 	return NULL;
+}
+
+/* Part p of k's buffer, and its length into *n. */
+static const char *
+redo_part(const struct redo_rec *k, int p, size_t *n)
+{
+	size_t at = 0;
+	int i;
+
+	for (i = 0; i < p; i++)
+		at += k->len[i];
+	*n = k->len[p];
+	return k->b.p + at;
+}
+
+/* What k first answered, as the fields check_view compares. */
+static json_t *
+redo_first(const struct redo_rec *k)
+{
+	const char *p, *q;
+	size_t n, m;
+	json_t *o = json_pack("{s:s}", "status", status_names[k->status]);
+
+	p = redo_part(k, REDO_OUT, &n);
+	json_object_set_new(o, "output", json_stringn(p, n));
+	p = redo_part(k, REDO_ERR, &n);
+	json_object_set_new(o, "stderr", json_stringn(p, n));
+	p = redo_part(k, REDO_RESULT, &n);
+	json_object_set_new(o, "result", k->has_result ? json_stringn(p, n) :
+	    json_null());
+	p = redo_part(k, REDO_ETYPE, &n);
+	q = redo_part(k, REDO_EMSG, &m);
+	json_object_set_new(o, "error", k->has_error ? json_pack("{s:s%, "
+	    "s:s%}", "type", p, n, "message", q, m) : json_null());
+	return o;
 }
 
 /* ---- the redo's outcome, cell by cell -------------------------------- */
@@ -202,7 +250,7 @@ redo_sreq(struct session *s, const struct redo_rec *k)
 	struct sreq *r = xcalloc(1, sizeof *r);
 
 	r->s = s;
-	r->req = json_incref(k->req);
+	r->req = json_loadb(k->b.p, k->len[REDO_REQ], JSON_ALLOW_NUL, NULL);
 	r->id = json_null();
 	r->op = OP_EXEC;
 	r->origin = k->origin;
@@ -246,7 +294,7 @@ session_redo_begin(struct session *s, struct sreq *held, json_t *restored)
 			redo_add(rd, cell, REDO_LOST, why);
 			continue;
 		}
-		if (k == NULL || k->why_not != NULL) {
+		if (k == NULL || k->why_not[0] != '\0') {
 			redo_add(rd, cell, REDO_LOST, xstrdup(k == NULL ?
 			    "coil no longer kept its code" : k->why_not));
 			stop = cell;
@@ -325,9 +373,9 @@ static void
 redo_compare(struct session *s, struct redo_cell *c, struct response *resp)
 {
 	struct redo_rec *k = redo_rec_of(s, c->cell);
-	json_t *now = response_json(resp, 0), *then = response_json(k->first,
-	    0), *fields = json_pack("{s:b, s:b, s:b, s:b, s:{s:b}}", "status",
-	    1, "output", 1, "stderr", 1, "result", 1, "error", "message", 1);
+	json_t *now = response_json(resp, 0), *then = redo_first(k),
+	    *fields = json_pack("{s:b, s:b, s:b, s:b, s:{s:b}}", "status", 1,
+	    "output", 1, "stderr", 1, "result", 1, "error", "message", 1);
 	struct buf was, got;
 	char err[256];
 
@@ -473,8 +521,8 @@ session_redo_free(struct session *s)
 {
 	size_t i;
 
-	for (i = 0; i < s->nrecs; i++)
-		redo_rec_free(&s->recs[i]);
+	for (i = 0; s->recs != NULL && i < REDO_KEEP_CELLS; i++)
+		buf_free(&s->recs[i].b);
 	free(s->recs);
 	if (s->redo.noise_ok)
 		check_noise_free(&s->redo.noise);
