@@ -33,6 +33,15 @@ expect_file "values printed" "$T/values" "1
 1
 5"
 
+# Piped cells, back to back, then a crash: the default policy kept no
+# checkpoint between them, and the lost cells are run again (issue 24).
+printf '%s\n' 'a = 1' 'b = a + 1' 'import os; os._exit(1)' 'print(a, b)' |
+	"$COIL" --plain >"$T/out" 2>"$T/err"
+expect_eq "a crash after piped cells: exit status 1" 1 "$?"
+expect_grep "the message says the lost cells were run again" \
+	"cells 1-2 were run again and answered as before" "$T/err"
+expect_file "and the namespace holds what they did" "$T/out" "1 2"
+
 # Bad magic arguments: a clear message, the session goes on.
 printf '%s\n' 'z = 1' '%rollback nope' '%rollback' '%snapshot 12' 'z' |
 	"$COIL" --plain >"$T/out" 2>"$T/err"
