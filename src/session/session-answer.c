@@ -467,8 +467,10 @@ session_take_texts(struct session *s, json_t *reply, struct response *resp,
     json_t *err)
 {
 	size_t n = PART_DISPLAY + json_array_size(resp->display);
-	size_t *len = xcalloc(n, sizeof *len), *allow = xcalloc(n,
-	    sizeof *allow), *at = xcalloc(n, sizeof *at);
+	/* one block on every answer's path: each part's length, what it
+	 * may keep, where it starts */
+	size_t *len = xcalloc(3 * n, sizeof *len), *allow = len + n,
+	    *at = len + 2 * n;
 
 	session_lengths(s, reply, resp, err, len, at);
 	session_share(len, allow, n, s->ob_out.cap);
@@ -480,8 +482,6 @@ session_take_texts(struct session *s, json_t *reply, struct response *resp,
 	if (n > PART_DISPLAY)
 		session_cap_display(resp, allow, at);
 	free(len);
-	free(allow);
-	free(at);
 }
 
 /* An exec response: the captured streams and the worker's reply (NULL

@@ -146,7 +146,6 @@ struct redo_cell {
 
 /* A redo under way (session-redo.c). */
 struct redo {
-	bool active;
 	struct sreq *held;	/* the run whose answer waits; NULL: the
 				   worker died between requests */
 	json_t *restored;	/* the restore's word, completed at the end */
@@ -423,6 +422,8 @@ struct sreq *session_serving(const struct session *s);
 /* session-post.c: the outbox */
 void session_fail(struct session *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+struct sreq *sreq_alloc(struct session *s, json_t *req, json_t *id,
+    enum op op);
 void sreq_free(struct sreq *r);
 struct sclient *session_client(const struct session *s, int id);
 void session_warn(struct session *s, const char *fmt, ...)

@@ -36,6 +36,22 @@ session_fail(struct session *s, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* A request of op for the session, req and id taken: what every request
+ * has; session.c's sreq_new adds a client's, session-redo.c a redo's. */
+struct sreq *
+sreq_alloc(struct session *s, json_t *req, json_t *id, enum op op)
+{
+	struct sreq *r = xcalloc(1, sizeof *r);
+
+	r->s = s;
+	r->req = req;
+	r->id = id;
+	r->op = op;
+	buf_init(&r->shape[0].carry);
+	buf_init(&r->shape[1].carry);
+	return r;
+}
+
 void
 sreq_free(struct sreq *r)
 {

@@ -198,15 +198,12 @@ redo_first(const struct redo_rec *k)
 
 /* ---- the redo's outcome, cell by cell -------------------------------- */
 
-static struct redo_cell *
+static void
 redo_add(struct redo *rd, int cell, enum redo_state state, char *why)
 {
-	struct redo_cell *c;
-
 	rd->cells = xrealloc(rd->cells, (rd->ncells + 1) * sizeof *rd->cells);
-	c = &rd->cells[rd->ncells++];
-	*c = (struct redo_cell){ .cell = cell, .state = state, .why = why };
-	return c;
+	rd->cells[rd->ncells++] = (struct redo_cell){ .cell = cell,
+	    .state = state, .why = why };
 }
 
 static struct redo_cell *
@@ -247,16 +244,11 @@ redo_stop(struct session *s, const char *why)
 static struct sreq *
 redo_sreq(struct session *s, const struct redo_rec *k)
 {
-	struct sreq *r = xcalloc(1, sizeof *r);
+	struct sreq *r = sreq_alloc(s, json_loadb(k->b.p, k->len[REDO_REQ],
+	    JSON_ALLOW_NUL, NULL), json_null(), OP_EXEC);
 
-	r->s = s;
-	r->req = json_loadb(k->b.p, k->len[REDO_REQ], JSON_ALLOW_NUL, NULL);
-	r->id = json_null();
-	r->op = OP_EXEC;
 	r->origin = k->origin;
 	r->redo = k->cell;
-	buf_init(&r->shape[0].carry);
-	buf_init(&r->shape[1].carry);
 	return r;
 }
 
@@ -322,7 +314,6 @@ session_redo_begin(struct session *s, struct sreq *held, json_t *restored)
 		life_no_pristine(&s->life);
 		session_order_ckpt(s, LINK_CK_PRISTINE, 0);
 	}
-	rd->active = true;
 	rd->held = held;
 	return true;
 }
@@ -512,7 +503,6 @@ session_redo_end(struct session *s, struct sreq **held)
 	rd->ncells = 0;
 	rd->restored = NULL;
 	rd->held = NULL;
-	rd->active = false;
 	return o;
 }
 

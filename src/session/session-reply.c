@@ -177,7 +177,7 @@ session_exec_replied(struct session *s, struct sreq *r,
 {
 	json_t *reply = f->msg;
 	enum status status = session_status_of(reply);
-	bool ran = json_is_true(json_object_get(reply, "ran"));
+	bool ran = json_is_true(json_object_get(reply, "ran")), reached;
 	struct response_error *error = NULL;
 	struct response *resp;
 
@@ -197,9 +197,10 @@ session_exec_replied(struct session *s, struct sreq *r,
 	    status == ST_TIMEOUT || status == ST_INTERRUPTED ? json_null() :
 	    NULL);
 	session_take_figures(s, f, resp);
+	reached = session_stop_reached(reply);
 	if ((r->timed_out || r->interrupted) && status == ST_OK &&
-	    (session_stop_reached(reply) || session_began_after(r, reply)))
-		session_stop_survived(r, resp, !session_stop_reached(reply));
+	    (reached || session_began_after(r, reply)))
+		session_stop_survived(r, resp, !reached);
 	if (r->atomic && ran && status != ST_OK &&
 	    session_undo_atomic(s, r, resp))
 		return;

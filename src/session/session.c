@@ -163,21 +163,14 @@ static struct sreq *
 sreq_new(struct session *s, int client, json_t *req, json_t *id,
     enum op op)
 {
-	struct sreq *r = xcalloc(1, sizeof *r);
+	struct sreq *r = sreq_alloc(s, req, id, op);
 	struct sclient *c = session_client(s, client);
-	size_t i;
 
-	r->s = s;
-	r->req = req;
-	r->id = id;
-	r->op = op;
 	r->seq = ++s->next_seq;
 	r->client = client;
 	r->origin = c != NULL ? c->origin : ORIGIN_AGENT;
 	r->stream = json_is_true(json_object_get(req, "stream"));
 	r->warnings = request_warnings(req, op);
-	for (i = 0; i < 2; i++)
-		buf_init(&r->shape[i].carry);
 	if (s->run != NULL && s->run->op == OP_EXEC)
 		r->waited_for = s->run->cell;
 	return r;

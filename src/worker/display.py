@@ -196,9 +196,11 @@ def _text_entry(kind, text, cap):
 def _own_plain(plain):
     """Whether a text/plain says something of its own: not object's
     repr, nor the placeholder of IPython's display classes."""
-    re = _std("re")
-    return plain is not None and \
-        re.fullmatch(r"<[\w.]+ object(?: at 0x[0-9a-fA-F]+)?>", plain) is None
+    if plain is None:
+        return False
+    # every cell's result passes here: most are no placeholder at all
+    return not plain.startswith("<") or _std("re").fullmatch(
+        r"<[\w.]+ object(?: at 0x[0-9a-fA-F]+)?>", plain) is None
 
 
 def _bundle(obj, plain, want=(), own=None):

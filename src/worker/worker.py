@@ -450,7 +450,7 @@ def _run_cell(reply, tree, code, fname, cell, cap):
         sys.last_traceback = e.__traceback__
         e = None
     # an interrupt sent after this found the cell's code done
-    # (session-answer.c's session_ended_first)
+    # (session-reply.c's session_stop_reached)
     reply["ended_ns"] = _time.monotonic_ns()
 
 

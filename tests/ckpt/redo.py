@@ -26,7 +26,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
 from coiltest import (  # noqa: E402
-    Coil, check, check_exit, cleanup, descendants, done, wait_for, workdir)
+    Coil, check, check_exit, cleanup, done, wait_for, workdir, workers)
 
 STATE = [
     "x = 42",
@@ -177,21 +177,16 @@ def redo_crashes(wd):
           "and the namespace is the fresh one the second crash left", got[4])
 
 
-def workers(c):
-    return [p.pid for p in descendants(c.pid)
-            if p.comm == "coil-worker" and not p.zombie]
-
-
 def idle(wd):
     # No checkpoints: a worker killed between requests comes back fresh,
     # and every cell is run again before the next request.
     with session(wd, "--checkpoints", "0", "--sandbox", "none") as c:
         pipeline(c, ["a = 1", "b = a + 1"])
-        old = workers(c)
+        old = workers(c.pid)
         check(len(old) == 1, "the worker is found", old)
         os.kill(old[0], signal.SIGKILL)
         # the supervisor has seen the death once it starts another
-        check(wait_for(lambda: [p for p in workers(c) if p != old[0]]),
+        check(wait_for(lambda: [p for p in workers(c.pid) if p != old[0]]),
               "a new worker starts")
         r = c.run("a + b")
         check(r.get("result") == "3" and

@@ -31,7 +31,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
 from coiltest import (Coil, check, cleanup, descendants, done,  # noqa: E402
-                      skip_all, wait_for, workdir)
+                      skip_all, wait_for, workdir, workers)
 
 HOOKS = r'''
 import ctypes, os
@@ -96,11 +96,6 @@ def gate(c):
         "checkpoint gate") or {}
 
 
-def workers(c):
-    return [p for p in descendants(c.pid)
-            if p.comm == "coil-worker" and not p.zombie]
-
-
 d = workdir()
 with Coil("--sandbox", "strict", "--workdir", d, "--no-record",
           "--checkpoint-policy", "every") as c:
@@ -157,7 +152,7 @@ with Coil("--sandbox", "strict", "--workdir", d2, "--no-record",
     check(r.get("status") == "error", "the snapshot is not taken", r)
     check("checkpoint gate was spent by a fork of the cell's code" in
           warns, "the answer says the gate was spent by the cell's code", r)
-    check(wait_for(lambda: len(workers(c)) == 1, 30),
+    check(wait_for(lambda: len(workers(c.pid)) == 1, 30),
           "the stray is killed: one worker process is left",
           descendants(c.pid))
     g = gate(c)

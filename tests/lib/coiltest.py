@@ -404,6 +404,13 @@ def in_dir(d):
     return found
 
 
+def workers(pid):
+    """pids of the live workers below pid (checkpoints have names of
+    their own)."""
+    return [p.pid for p in descendants(pid)
+            if p.comm == "coil-worker" and not p.zombie]
+
+
 def session_processes():
     """pids of processes named like coil's own (init, worker) anywhere."""
     return [p.pid for p in procs().values()

@@ -13,46 +13,14 @@ not the result's word.  A frame forged on the control socket and a
 worker killed between calls put "restored" on the result they belong
 to: the forging call's, and the next one.
 """
-import json
 import os
 import signal
 import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
-from coiltest import (COIL, Coil, check, check_exit, cleanup,  # noqa
-                      descendants, done, wait_for, workdir)
-
-
-class Mcp(Coil):
-    def __init__(self, *args, **kw):
-        super().__init__(argv=[COIL, "--mcp", *args], **kw)
-
-    def send_msg(self, msg):
-        self.send_raw(json.dumps(dict(msg, jsonrpc="2.0")).encode() + b"\n")
-
-    def rpc(self, method, params, rid):
-        self.send_msg({"id": rid, "method": method, "params": params})
-        return self.response(rid)
-
-    def call(self, rid, code, progress=None):
-        params = {"name": "run_python", "arguments": {"code": code}}
-        if progress is not None:
-            params["_meta"] = {"progressToken": progress}
-        self.send_msg({"id": rid, "method": "tools/call", "params": params})
-
-    def until(self, pred):
-        """Lines up to the first pred holds for; the others in .events."""
-        while True:
-            msg = self.line()
-            if pred(msg):
-                return msg
-            self.events.append(msg)
-
-
-def text(r):
-    return "".join(c.get("text", "") for c in
-                   (r.get("result") or {}).get("content", [])
-                   if c.get("type") == "text")
+from coiltest import (check, check_exit, cleanup, done,  # noqa: E402
+                      wait_for, workdir, workers)
+from mcplib import Mcp, text  # noqa: E402
 
 
 # Prints, then ignores the interrupt: only a kill stops it.
@@ -60,6 +28,11 @@ STUBBORN = ("import signal, time\nsignal.signal(signal.SIGINT, "
             "signal.SIG_IGN)\nprint('running', flush=True)\ntime.sleep(60)")
 # Prints, then sleeps: the interrupt stops it.
 MILD = "import time\nprint('running', flush=True)\ntime.sleep(60)"
+
+
+def handshake(m):
+    m.rpc("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                         "clientInfo": {"name": "t", "version": "1"}}, "init")
 
 
 def cancel_running(m, rid, code):
@@ -71,10 +44,7 @@ def cancel_running(m, rid, code):
 
 def session(wd, level):
     with Mcp("--workdir", wd, "--no-record", "--grace", "0.5") as m:
-        m.rpc("initialize", {"protocolVersion": "2025-11-25",
-                             "capabilities": {},
-                             "clientInfo": {"name": "t", "version": "1"}},
-              "init")
+        handshake(m)
         m.send_msg({"method": "notifications/initialized"})
         if level is not None:
             r = m.rpc("logging/setLevel", {"level": level}, "level")
@@ -101,11 +71,6 @@ FORGE = ("import os, stat\nfor n in os.listdir('/proc/self/fd'):\n"
          "    except OSError:\n        pass")
 
 
-def handshake(m):
-    m.rpc("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
-                         "clientInfo": {"name": "t", "version": "1"}}, "init")
-
-
 def forged_and_idle(wd):
     with Mcp("--workdir", wd, "--no-record", "--checkpoints", "0",
              "--sandbox", "none") as m:
@@ -120,12 +85,9 @@ def forged_and_idle(wd):
               "broke protocol" in text(r),
               "a forged frame: the call's result says the worker broke "
               "protocol, and what was restored and redone", r)
-        old = [p.pid for p in descendants(m.pid)
-               if p.comm == "coil-worker" and not p.zombie]
+        old = workers(m.pid)
         os.kill(old[0], signal.SIGKILL)
-        check(wait_for(lambda: [p for p in descendants(m.pid)
-                                if p.comm == "coil-worker" and
-                                p.pid != old[0] and not p.zombie]),
+        check(wait_for(lambda: [p for p in workers(m.pid) if p != old[0]]),
               "a worker killed between calls is replaced")
         m.call("c", "keep")
         r = m.response("c")
@@ -171,10 +133,7 @@ def main():
               "the next result still says it", r)
 
         with Mcp("--workdir", wd, "--no-record") as m:
-            m.rpc("initialize", {"protocolVersion": "2025-11-25",
-                                 "capabilities": {},
-                                 "clientInfo": {"name": "t",
-                                                "version": "1"}}, "init")
+            handshake(m)
             m.call("a", "keep = 1")
             m.response("a")
             cancel_running(m, "b", MILD)

@@ -22,45 +22,13 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "hub"))
-from coiltest import COIL, Coil, check, cleanup, done, wait_for, workdir  # noqa
+from coiltest import COIL, check, cleanup, done, wait_for, workdir  # noqa
 from hublib import Attached, listen_path  # noqa: E402
-
-
-class Mcp(Coil):
-    def __init__(self, *args, **kw):
-        super().__init__(argv=[COIL, "--mcp", *args], **kw)
-
-    def rpc(self, method, params=None, rid=None, timeout=60):
-        if rid is None:
-            self.next_id += 1
-            rid = self.next_id
-        msg = {"jsonrpc": "2.0", "id": rid, "method": method}
-        if params is not None:
-            msg["params"] = params
-        self.send_raw(json.dumps(msg).encode() + b"\n")
-        return self.response(rid, timeout)
-
-    def note(self, method, params=None):
-        msg = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            msg["params"] = params
-        self.send_raw(json.dumps(msg).encode() + b"\n")
-
-    def tool(self, name, args=None, meta=None, rid=None):
-        p = {"name": name, "arguments": args or {}}
-        if meta:
-            p["_meta"] = meta
-        return self.rpc("tools/call", p, rid)
+from mcplib import Mcp, text  # noqa: E402
 
 
 def err(r):
     return (r.get("error") or {}).get("code")
-
-
-def text(r):
-    return "".join(c.get("text", "") for c in
-                   (r.get("result") or {}).get("content", [])
-                   if c.get("type") == "text")
 
 
 d = workdir()
