@@ -137,11 +137,12 @@ k_ctrl_c(struct ui *u)
 	if (u->running != 0) {
 		ui_interrupt(u);
 		snprintf(u->note, sizeof u->note, "%s", UI_NOTE_INTERRUPTING);
+		ui_input_cancel(u);
 		return;
 	}
+	ui_input_cancel(u);
 	rl_replace_line("", 0);
 	buf_free(&u->cell);
-	buf_free(&u->typed);
 	u->incomplete = false;
 	snprintf(u->note, sizeof u->note, "KeyboardInterrupt: the input "
 	    "was cleared");
