@@ -299,7 +299,6 @@ ui_next_typed(struct ui *u)
 	nl = memchr(u->typed.p, '\n', u->typed.len);
 	line = xstrndup(u->typed.p, (size_t)(nl - u->typed.p));
 	buf_consume(&u->typed, (size_t)(nl - u->typed.p) + 1);
-	u->indent = ui_next_indent(u, line);
 	ui_add_line(u, line);
 	free(line);
 }
@@ -357,22 +356,44 @@ ui_next_indent(struct ui *u, const char *line)
 	return ui_color_indent(line, strlen(line), &st);
 }
 
-/* The answer says the block goes on: its next line starts indented,
- * unless the person has typed on already. */
-static void
-ui_auto_indent(struct ui *u)
+/*
+ * The next line starts indented as soon as the last is entered, as in
+ * IPython, so keys typed on at once land after the indentation: readline
+ * calls this as it starts the line.  A block always needs a line more,
+ * so the guess is right but for a cell that ends (an error, a
+ * bracket's last line): the answer takes the indentation back then,
+ * if the person has typed nothing on it (ui_auto_indent).
+ */
+static int
+ui_rl_indent(void)
 {
+	struct ui *u = ui_self;
 	char sp[128];
 	int n = u->indent < (int)sizeof sp - 1 ? u->indent : (int)sizeof sp -
 	    1;
 
-	u->indent = 0;
-	if (!u->incomplete || n <= 0 || rl_end > 0 || u->typed.len > 0 ||
-	    u->reading != NULL)
-		return;
+	if (n <= 0 || rl_end > 0)
+		return 0;
 	memset(sp, ' ', (size_t)n);
 	sp[n] = '\0';
 	rl_insert_text(sp);
+	return 0;
+}
+
+static void
+ui_auto_indent(struct ui *u)
+{
+	int i;
+
+	if (!u->incomplete && u->typed.len == 0 && u->indent > 0 &&
+	    rl_end == u->indent) {
+		for (i = 0; i < rl_end && rl_line_buffer[i] == ' '; i++)
+			;
+		if (i == rl_end)
+			rl_replace_line("", 0);
+	}
+	if (u->typed.len == 0)
+		u->indent = 0;
 }
 
 /* A line typed while our cell is in flight waits its turn, shown as
@@ -456,12 +477,11 @@ ui_on_line(char *line)
 		;
 	if (*p == '\0')
 		line[0] = '\0';
-	if (u->waiting) {
+	u->indent = ui_next_indent(u, line);
+	if (u->waiting)
 		ui_type_ahead(u, line);
-	} else {
-		u->indent = ui_next_indent(u, line);
+	else
 		ui_add_line(u, line);
-	}
 	free(line);
 }
 
@@ -600,6 +620,11 @@ ui_key_readline(struct ui *u, int key)
 	char c;
 	size_t i;
 
+	/* Ctrl-D on a line of indentation alone is at an empty ... line:
+	 * it drops the cell, as there */
+	if (key == 4 && rl_end > 0 && (u->cell.len > 0 || u->incomplete) &&
+	    strspn(rl_line_buffer, " ") == (size_t)rl_end)
+		rl_replace_line("", 0);
 	for (i = 0; i < nitems(seqs); i++)
 		if (seqs[i].key == key) {
 			ui_feed(u, seqs[i].seq, strlen(seqs[i].seq));
@@ -674,6 +699,7 @@ ui_input_start(struct ui *u)
 	/* fs(dev): /dev/null */
 	rl_outstream = fopen("/dev/null", "w");
 	rl_attempted_completion_function = ui_complete;
+	rl_pre_input_hook = ui_rl_indent;
 	rl_completion_display_matches_hook = ui_show_matches;
 	rl_completer_word_break_characters = COMPLETE_WORD_BREAKS;
 	history = history_path(u->opts);

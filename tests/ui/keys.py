@@ -22,8 +22,8 @@ def multiline(scr):
     scr.type("def add(a, b=2):")
     check(scr.wait(r"^\.\.\. ?$"), "an open block asks for more",
           scr.text())
-    scr.type('    "Add two numbers."')
-    scr.type("    return a + b")
+    scr.type('"Add two numbers."')  # auto-indented
+    scr.type("return a + b")
     check(scr.wait(r"^>>> def add\(a, b=2\):$") and
           scr.wait(r"^\.\.\.     return a \+ b$"),
           "the input area grows with the cell's lines", scr.text())
