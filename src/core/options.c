@@ -51,6 +51,8 @@ const struct options_entry options_table[] = {
 	  "the UI on a session served by --listen", 0 },
 	{ "scrollback", 0, "N", opt_count, FIELD(scrollback), 100, 10000000,
 	  "lines and KiB of answers the UI keeps (10000)", 0 },
+	{ "no-color", 0, NULL, opt_flag, FIELD(no_color), 0, 0,
+	  "the UI without colour (as NO_COLOR=1 does)", 0 },
 	{ "timeout", 0, "SECS", opt_seconds, FIELD(timeout), -1, MAX_SECONDS,
 	  "interrupt cells after SECS (30; 0/tty: none)", OPT_SESSION },
 	{ "grace", 0, "SECS", opt_seconds, FIELD(grace), 0, MAX_SECONDS,

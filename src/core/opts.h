@@ -58,6 +58,8 @@ struct coil_opts {
 					   session, or NULL */
 	int scrollback;			/* the UI's output lines kept */
 	bool ui;			/* the front end is the curses UI */
+	bool no_color;			/* --no-color: the UI in one colour,
+					   a cell's SGR sequences dropped */
 	bool brief;			/* --brief: stdio answers without empty
 					   fields */
 	bool sandbox_report;		/* print what the sandbox enforces, exit */

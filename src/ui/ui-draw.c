@@ -7,7 +7,11 @@
  * terminal will (wcwidth: CJK and emoji take two), turns what cannot be
  * shown (control characters, bytes that are not UTF-8) into one visible
  * character, and never lets a character straddle a pane's edge: a pane
- * never spills into the next whatever a cell prints.  stderr lines are
+ * never spills into the next whatever a cell prints.  A cell's SGR
+ * sequences (colours and attributes) are the one thing of a control
+ * sequence kept: ui_fit gives them no width, so a line wraps on what is
+ * seen, and ui_put_attrs draws the colours they set (ui-paint.c), which
+ * carry across a line's wrapped rows and end with it.  stderr lines are
  * marked "!" and errors "x" besides their colour, so NO_COLOR and
  * monochrome terminals tell them apart too.
  */
@@ -21,7 +25,9 @@
 #include <ncurses.h>
 #include <readline/readline.h>
 
+#include "ui-color.h"
 #include "ui-int.h"
+#include "ui-paint.h"
 
 enum { P_ERR = 1, P_HEAD, P_FAIL, P_NOTE, P_CODE };
 
@@ -33,7 +39,8 @@ ui_draw_setup(struct ui *u)
 	const char *nc = getenv("NO_COLOR");
 
 	ui_utf8 = strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
-	u->color = has_colors() && (nc == NULL || *nc == '\0');
+	u->color = has_colors() && (nc == NULL || *nc == '\0') &&
+	    !u->opts->no_color;
 	if (!u->color)
 		return;
 	start_color();
@@ -59,20 +66,27 @@ ui_attr(const struct ui *u, enum ui_kind k)
 }
 
 /*
- * Convert up to n bytes of s that fit in w columns into out (room for w
- * wide characters); returns the bytes taken, and the columns and
- * characters in *cols and *nout.  Always takes at least one byte when
- * n > 0 and w > 1, so a wrap loop ends.
+ * Convert up to n bytes of s that fit in w columns, from column c0 (a
+ * tab's stop counts from 0), into out (room for w wide characters);
+ * returns the bytes taken, and the column reached and the characters
+ * in *cols and *nout.  SGR sequences take no column and are skipped,
+ * one after the last character too.  Always takes at least one byte
+ * when n > 0 and w > c0 + 1, so a wrap loop ends.
  */
 static size_t
-ui_fit(const char *s, size_t n, int w, wchar_t *out, int *nout, int *cols)
+ui_fit_at(const char *s, size_t n, int c0, int w, wchar_t *out, int *nout,
+    int *cols)
 {
 	mbstate_t st = { 0 };
 	size_t i = 0, k;
-	int c = 0, o = 0, cw;
+	int c = c0, o = 0, cw;
 	wchar_t wc;
 
 	while (i < n) {
+		if (s[i] == 0x1b && (k = ui_sgr_len(s + i, n - i)) > 0) {
+			i += k;
+			continue;
+		}
 		k = mbrtowc(&wc, s + i, n - i, &st);
 		if (k == (size_t)-1 || k == (size_t)-2 || k == 0) {
 			memset(&st, 0, sizeof st);
@@ -104,6 +118,12 @@ ui_fit(const char *s, size_t n, int w, wchar_t *out, int *nout, int *cols)
 	return i;
 }
 
+static size_t
+ui_fit(const char *s, size_t n, int w, wchar_t *out, int *nout, int *cols)
+{
+	return ui_fit_at(s, n, 0, w, out, nout, cols);
+}
+
 /* Draw s at (y, x) in at most w columns; returns the bytes drawn. */
 static size_t
 ui_put(int y, int x, int w, const char *s, size_t n, attr_t a)
@@ -121,6 +141,48 @@ ui_put(int y, int x, int w, const char *s, size_t n, attr_t a)
 	mvaddnwstr(y, x, buf, o);
 	attrset(A_NORMAL);
 	return k;
+}
+
+/* The same, each byte in its attribute a[i] (ui-paint.c's), drawn in
+ * runs of one attribute. */
+static size_t
+ui_put_attrs(int y, int x, int w, const char *s, size_t n, const attr_t *a)
+{
+	wchar_t buf[1024];
+	size_t i = 0, j, k;
+	int o, c = 0;
+
+	if (w > 1024)
+		w = 1024;
+	move(y, x);
+	while (i < n && c < w) {
+		for (j = i + 1; j < n && a[j] == a[i]; j++)
+			;
+		k = ui_fit_at(s + i, j - i, c, w, buf, &o, &c);
+		attrset(a[i]);
+		addnwstr(buf, o);
+		i += k;
+		if (i < j)
+			break;	/* the row is full */
+	}
+	attrset(A_NORMAL);
+	return i;
+}
+
+/* Code in one line, coloured as Python when colours are on; *state
+ * carries a string open from the line before. */
+static void
+ui_put_code(struct ui *u, int y, int x, int w, const char *s, size_t n,
+    size_t off, int *state)
+{
+	attr_t a[UI_LINE_MAX];
+
+	if (!u->color || n > UI_LINE_MAX) {
+		ui_put(y, x, w, s + off, n - off, A_NORMAL);
+		return;
+	}
+	ui_paint_code(s, n, state, a);
+	ui_put_attrs(y, x, w, s + off, n - off, a + off);
 }
 
 static size_t
@@ -176,9 +238,36 @@ ui_draw_head(struct ui *u, int y, const struct ui_rect *r,
 	ui_put(y, r->x + 2, r->w - 4, l->text, l->len, a);
 }
 
+/* The attributes of line i's bytes into la: its SGR colours, or its
+ * Python's if it is code; false when it is drawn in one attribute. */
+static bool
+ui_line_paint(struct ui *u, size_t i, const struct ui_line *l, attr_t *la)
+{
+	const struct ui_line *p;
+	size_t j;
+	int state = 0;
+
+	if (!u->color || l->kind == UL_HEAD || l->len == 0)
+		return false;
+	if (l->kind != UL_CODE)
+		return ui_paint_sgr(l->text, l->len, ui_attr(u,
+		    (enum ui_kind)l->kind), la);
+	/* a string left open by a line before: from the cell's first */
+	for (j = i; j > 0 && i - j < 200 && ui_line_at(u, j - 1)->kind ==
+	    UL_CODE; j--)
+		;
+	for (; j < i; j++) {
+		p = ui_line_at(u, j);
+		ui_paint_code(p->text, p->len, &state, la);
+	}
+	ui_paint_code(l->text, l->len, &state, la);
+	return true;
+}
+
 static void
 ui_draw_line(struct ui *u, const struct ui_rect *r, int y,
-    const struct ui_line *l, size_t from, size_t to, bool first)
+    const struct ui_line *l, size_t from, size_t to, bool first,
+    const attr_t *la)
 {
 	static const char *const mark[] = { [UL_HEAD] = "", [UL_CODE] = "> ",
 	    [UL_OUT] = "  ", [UL_ERR] = "! ", [UL_FAIL] = "x ",
@@ -191,7 +280,11 @@ ui_draw_line(struct ui *u, const struct ui_rect *r, int y,
 	}
 	ui_puts(y, r->x, 2, first ? mark[l->kind] : l->kind == UL_ERR ? "!" :
 	    "  ", a);
-	ui_put(y, r->x + 2, r->w - 2, l->text + from, to - from, a);
+	if (la != NULL)
+		ui_put_attrs(y, r->x + 2, r->w - 2, l->text + from, to - from,
+		    la + from);
+	else
+		ui_put(y, r->x + 2, r->w - 2, l->text + from, to - from, a);
 }
 
 /* The session's cells, in place of the output (F3). */
@@ -232,10 +325,12 @@ ui_draw_cells(struct ui *u)
 static void
 ui_draw_output(struct ui *u)
 {
+	static attr_t la[UI_LINE_MAX];
 	const struct ui_rect *r = &u->lay.out;
 	size_t at[UI_LINE_MAX + 1], i;
 	int y = r->y + r->h - 1, n, k;
 	char title[64];
+	bool painted;
 
 	if (r->h == 0)
 		return;
@@ -251,11 +346,13 @@ ui_draw_output(struct ui *u)
 	    i-- > 0 && y > r->y;) {
 		struct ui_line *l = ui_line_at(u, i);
 
+		painted = ui_line_paint(u, i, l, la);
 		n = l->kind == UL_HEAD ? 1 : ui_wrap(l, r->w - 2, at,
 		    UI_LINE_MAX + 1);
 		at[n] = l->len;
 		for (k = n; k-- > 0 && y > r->y; y--)
-			ui_draw_line(u, r, y, l, at[k], at[k + 1], k == 0);
+			ui_draw_line(u, r, y, l, at[k], at[k + 1], k == 0,
+			    painted ? la : NULL);
 	}
 }
 
@@ -343,10 +440,12 @@ static int
 ui_draw_text(struct ui *u, const struct ui_rect *r, int y0, const char *s,
     enum ui_kind k)
 {
+	static attr_t la[UI_LINE_MAX];
 	struct ui_line l = { .kind = (unsigned char)k };
 	size_t at[UI_LINE_MAX + 1];
 	const char *nl;
 	int y = y0, n, i;
+	bool painted;
 
 	while (s != NULL && *s != '\0' && y < r->y + r->h) {
 		nl = strchr(s, '\n');
@@ -356,12 +455,56 @@ ui_draw_text(struct ui *u, const struct ui_rect *r, int y0, const char *s,
 			l.len = UI_LINE_MAX;
 		n = ui_wrap(&l, r->w - 1, at, UI_LINE_MAX + 1);
 		at[n] = l.len;
+		painted = u->color && k == UL_OUT && l.len > 0 &&
+		    ui_paint_sgr(l.text, l.len, ui_attr(u, k), la);
 		for (i = 0; i < n && y < r->y + r->h; i++, y++)
-			ui_put(y, r->x + 1, r->w - 1, l.text + at[i],
-			    at[i + 1] - at[i], ui_attr(u, k));
+			if (painted)
+				ui_put_attrs(y, r->x + 1, r->w - 1, l.text +
+				    at[i], at[i + 1] - at[i], la + at[i]);
+			else
+				ui_put(y, r->x + 1, r->w - 1, l.text + at[i],
+				    at[i + 1] - at[i], ui_attr(u, k));
 		s = nl != NULL ? nl + 1 : NULL;
 	}
 	return y - y0;
+}
+
+/* Completions in a menu: columns as wide as the longest name, filled
+ * down then across as readline lists them, a name never cut between
+ * rows; the last place counts those that did not fit. */
+static void
+ui_draw_matches(struct ui *u, const struct ui_rect *r)
+{
+	wchar_t buf[1024];
+	size_t n, i, shown;
+	int most = 1, colw, ncol, nrow, o, c;
+	char title[64], more[64];
+
+	for (n = 0; u->matches[n] != NULL; n++) {
+		ui_fit(u->matches[n], strlen(u->matches[n]), 1024, buf, &o, &c);
+		most = c > most ? c : most;
+	}
+	snprintf(title, sizeof title, " completions: %zu (any key closes)",
+	    n);
+	ui_title(r, title, false);
+	colw = most + 2 < r->w - 1 ? most + 2 : r->w - 1;
+	ncol = colw > 0 && (r->w - 1) / colw > 0 ? (r->w - 1) / colw : 1;
+	nrow = (int)((n + (size_t)ncol - 1) / (size_t)ncol);
+	shown = n;
+	if (nrow > r->h - 1) {
+		nrow = r->h - 1 > 0 ? r->h - 1 : 1;
+		shown = (size_t)(nrow * ncol) - 1;
+	}
+	for (i = 0; i < shown; i++)
+		ui_puts(r->y + 1 + (int)i % nrow, r->x + 1 + (int)i / nrow *
+		    colw, colw - 1, u->matches[i], A_NORMAL);
+	if (shown < n) {
+		snprintf(more, sizeof more, "%s %zu more", ui_utf8 ?
+		    "\u2026" : "...", n - shown);
+		ui_puts(r->y + 1 + (int)shown % nrow, r->x + 1 + (int)shown /
+		    nrow * colw, r->w - 1 - (int)shown / nrow * colw, more,
+		    A_DIM);
+	}
 }
 
 static void
@@ -371,19 +514,11 @@ ui_draw_result(struct ui *u)
 	const struct ui_cell *c = ui_last_answer(u);
 	const struct response_error *e;
 	char title[128];
-	struct buf b;
-	int i;
 
 	if (r->h == 0)
 		return;
 	if (u->matches != NULL) {
-		ui_title(r, " completions (any key closes)", false);
-		buf_init(&b);
-		for (i = 0; u->matches[i] != NULL; i++)
-			buf_printf(&b, "%s%s", i > 0 ? "  " : "",
-			    u->matches[i]);
-		ui_draw_text(u, r, r->y + 1, b.p, UL_OUT);
-		buf_free(&b);
+		ui_draw_matches(u, r);
 		return;
 	}
 	if (c == NULL) {
@@ -409,33 +544,70 @@ ui_draw_result(struct ui *u)
 
 /* ---- the input area and status line -------------------------------- */
 
-/* The rows of the cell being typed: the lines so far, then readline's
- * buffer (a paste may hold newlines).  The cursor's row and column. */
+/* Lines typed ahead while our cell runs, dim, at most UI_QUEUED_ROWS
+ * rows: the last of them says how many more wait. */
+static void
+ui_draw_queued(struct ui *u, const struct ui_rect *r, int *y, int *row,
+    int skip)
+{
+	const char *p = u->typed.p, *end = p + u->typed.len, *nl;
+	size_t n = ui_typed_ahead(u), i;
+	char more[64];
+
+	for (i = 0; u->typed.len > 0 && p < end && i < UI_QUEUED_ROWS; i++,
+	    (*row)++) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (nl == NULL)
+			nl = end;
+		if (*row >= skip && *y < r->y + r->h) {
+			if (i + 1 == UI_QUEUED_ROWS && n > UI_QUEUED_ROWS) {
+				snprintf(more, sizeof more, "queued: and %zu "
+				    "more lines", n - i);
+				ui_puts(*y, r->x, r->w, more, A_DIM);
+			} else {
+				ui_puts(*y, r->x, 8, "queued: ", A_DIM);
+				ui_put(*y, r->x + 8, r->w - 8, p, (size_t)(nl -
+				    p), A_DIM);
+			}
+			(*y)++;
+		}
+		p = nl + 1;
+	}
+}
+
+/* The rows of the cell being typed: the lines so far, the lines typed
+ * ahead, then readline's buffer (a paste may hold newlines) after its
+ * prompt (">>> ", a search's, input()'s).  The cursor's row and
+ * column. */
 static void
 ui_draw_cell(struct ui *u, const struct ui_rect *r, int *cy, int *cx)
 {
 	int nrows = ui_input_lines(u), skip = nrows - (r->h - 1), row = 0;
 	const char *p = u->cell.len > 0 ? u->cell.p : NULL, *nl;
 	const char *line = rl_line_buffer != NULL ? rl_line_buffer : "";
-	int y = r->y + 1, point = rl_point, o, c, x0, pw = 4;
+	int y = r->y + 1, point = rl_point, o, c, x0, pw, st = 0;
+	unsigned pa;
+	const char *pr = ui_input_prompt(u, &pa);
 	wchar_t buf[1024];
 
-	/* input()'s prompt is the cell's: as wide as it is, to half a row */
-	if (u->reading != NULL)
-		ui_fit(ui_prompt(u), strlen(ui_prompt(u)), r->w / 2, buf, &o,
-		    &pw);
+	/* a prompt is as wide as it is, to half a row */
+	ui_fit(pr, strlen(pr), r->w / 2, buf, &o, &pw);
 	*cy = y;
 	*cx = pw;
 	for (; p != NULL; p = nl + 1, row++) {
 		nl = strchr(p, '\n');
+		c = nl != NULL ? (int)(nl - p) : (int)strlen(p);
 		if (row >= skip && y < r->y + r->h) {
 			ui_puts(y, r->x, 4, row == 0 ? ">>> " : "... ", A_BOLD);
-			ui_put(y++, r->x + 4, r->w - 4, p, nl != NULL ?
-			    (size_t)(nl - p) : strlen(p), A_NORMAL);
+			ui_put_code(u, y++, r->x + 4, r->w - 4, p, (size_t)c,
+			    0, &st);
+		} else {
+			ui_color_indent(p, (size_t)c, &st);
 		}
 		if (nl == NULL)
 			break;
 	}
+	ui_draw_queued(u, r, &y, &row, skip);
 	for (p = line; ; p = nl + 1, row++) {
 		size_t len, off = 0;
 
@@ -457,10 +629,9 @@ ui_draw_cell(struct ui *u, const struct ui_rect *r, int *cy, int *cx)
 		}
 		if (row >= skip && y < r->y + r->h) {
 			x0 = r->x;
-			ui_puts(y, x0, pw, row == 0 ? ui_prompt(u) : "... ",
-			    A_BOLD);
-			ui_put(y++, x0 + pw, r->w - pw, p + off, len - off,
-			    A_NORMAL);
+			ui_puts(y, x0, pw, p == line ? pr : "... ", pa);
+			ui_put_code(u, y++, x0 + pw, r->w - pw, p, len, off,
+			    &st);
 		}
 		if (nl == NULL)
 			break;

@@ -20,6 +20,7 @@
 
 #include "complete.h"
 #include "history.h"
+#include "ui-color.h"
 #include "ui-int.h"
 
 #define UI_ESC(c)	(0x10000 | (c))	/* Esc, then c: as ui-keys.c */
@@ -30,6 +31,8 @@ static size_t ui_qn, ui_qi;
 static char *ui_restore;	/* a line to give back to readline */
 
 static void ui_next_typed(struct ui *u);
+static void ui_auto_indent(struct ui *u);
+static int ui_next_indent(struct ui *u, const char *line);
 
 /* ---- what answers to our requests do ------------------------------- */
 
@@ -105,6 +108,7 @@ ui_own_reply(struct ui *u, enum ui_why why, const struct response *r)
 			    "was dropped; Ctrl-D at >>> leaves");
 		}
 		u->drop_cell = false;
+		ui_auto_indent(u);
 		if (!u->incomplete && u->cell.len > 0) {
 			/* a finished cell is one entry, however many lines
 			 * it has, as in --plain (history shared) */
@@ -146,6 +150,32 @@ ui_prompt(const struct ui *u)
 		return (nl = strrchr(u->reading, '\n')) != NULL ? nl + 1 :
 		    u->reading;
 	return u->incomplete || u->cell.len > 0 ? "... " : ">>> ";
+}
+
+const char *
+ui_input_prompt(struct ui *u, unsigned *attr)
+{
+	*attr = A_BOLD;
+	if (RL_ISSTATE(RL_STATE_ISEARCH) && rl_display_prompt != NULL)
+		return rl_display_prompt;
+	/* a cell of ours runs: not "...", which says a block is open */
+	if (u->reading == NULL && u->waiting && u->running != 0) {
+		*attr = A_DIM;
+		return "(running) ";
+	}
+	return ui_prompt(u);
+}
+
+size_t
+ui_typed_ahead(const struct ui *u)
+{
+	const char *p, *end = u->typed.p + u->typed.len;
+	size_t n = 0;
+
+	for (p = u->typed.p; u->typed.len > 0 && p < end; p++)
+		if (*p == '\n')
+			n++;
+	return n;
 }
 
 /* ---- input() --------------------------------------------------------- */
@@ -251,7 +281,8 @@ ui_input_lines(struct ui *u)
 	for (p = rl_line_buffer; p != NULL && (p = strchr(p, '\n')) != NULL;
 	    p++)
 		n++;
-	return n;
+	return n + (int)(ui_typed_ahead(u) < UI_QUEUED_ROWS ? ui_typed_ahead(u) :
+	    UI_QUEUED_ROWS);
 }
 
 static void ui_add_line(struct ui *u, const char *line);
@@ -306,10 +337,106 @@ ui_add_line(struct ui *u, const char *line)
 	ui_submit(u, req, W_EXEC);
 }
 
+/* ---- auto-indent ------------------------------------------------------ */
+
+/* The indentation the line after line takes, in the cell typed so far
+ * (a string open in it is no code), as IPython gives it. */
+static int
+ui_next_indent(struct ui *u, const char *line)
+{
+	const char *p, *nl;
+	int st = 0;
+
+	for (p = u->cell.len > 0 ? u->cell.p : NULL; p != NULL; p = nl !=
+	    NULL ? nl + 1 : NULL) {
+		nl = strchr(p, '\n');
+		ui_color_indent(p, nl != NULL ? (size_t)(nl - p) : strlen(p),
+		    &st);
+	}
+	return ui_color_indent(line, strlen(line), &st);
+}
+
+/*
+ * The next line starts indented as soon as the last is entered, as in
+ * IPython, so keys typed on at once land after the indentation: readline
+ * calls this as it starts the line.  A block always needs a line more,
+ * so the guess is right but for a cell that ends (an error, a
+ * bracket's last line): the answer takes the indentation back then,
+ * if the person has typed nothing on it (ui_auto_indent).
+ */
+static int
+ui_rl_indent(void)
+{
+	struct ui *u = ui_self;
+	char sp[128];
+	int n = u->indent < (int)sizeof sp - 1 ? u->indent : (int)sizeof sp -
+	    1;
+
+	if (n <= 0 || rl_end > 0)
+		return 0;
+	memset(sp, ' ', (size_t)n);
+	sp[n] = '\0';
+	rl_insert_text(sp);
+	return 0;
+}
+
+static void
+ui_auto_indent(struct ui *u)
+{
+	int i;
+
+	if (!u->incomplete && u->typed.len == 0 && u->indent > 0 &&
+	    rl_end == u->indent) {
+		for (i = 0; i < rl_end && rl_line_buffer[i] == ' '; i++)
+			;
+		if (i == rl_end)
+			rl_replace_line("", 0);
+	}
+	if (u->typed.len == 0)
+		u->indent = 0;
+}
+
+/* A line typed while our cell is in flight waits its turn, shown as
+ * queued; a :-command never does, as it would run later behind the
+ * person's back (:quit most of all). */
+static void
+ui_type_ahead(struct ui *u, const char *line)
+{
+	if (line[0] == ':') {
+		snprintf(u->note, sizeof u->note, "\"%.64s\" was not run: wait "
+		    "for the cell or press Ctrl-C", line);
+		u->dirty = true;
+		return;
+	}
+	buf_addstr(&u->typed, line);
+	buf_add(&u->typed, "\n", 1);
+}
+
+void
+ui_input_cancel(struct ui *u)
+{
+	size_t n = ui_typed_ahead(u), len;
+
+	/* a search ends, and the next Ctrl-R or Up starts at the newest
+	 * entry, not where the last one left off */
+	rl_callback_sigcleanup();
+	rl_maybe_unsave_line();
+	using_history();
+	u->indent = 0;
+	buf_free(&u->typed);
+	len = strlen(u->note);
+	if (n > 0 && len < sizeof u->note)
+		snprintf(u->note + len, sizeof u->note - len, "%s%zu typed-"
+		    "ahead line%s discarded", len > 0 ? "; " : "", n, n == 1 ?
+		    "" : "s");
+	u->dirty = true;
+}
+
 static void
 ui_on_line(char *line)
 {
 	struct ui *u = ui_self;
+	char *p;
 
 	if (u->reading != NULL && u->ended == NULL) {
 		ui_answer(u, line);
@@ -343,12 +470,18 @@ ui_on_line(char *line)
 		return;
 	}
 	u->note[0] = '\0';
-	if (u->waiting) {
-		buf_addstr(&u->typed, line);
-		buf_add(&u->typed, "\n", 1);
-	} else {
+	using_history();	/* Up after Enter starts at the newest */
+	/* the auto-indent alone on a line is a blank line: the end of the
+	 * block, as IPython takes it */
+	for (p = line; *p == ' ' || *p == '\t'; p++)
+		;
+	if (*p == '\0')
+		line[0] = '\0';
+	u->indent = ui_next_indent(u, line);
+	if (u->waiting)
+		ui_type_ahead(u, line);
+	else
 		ui_add_line(u, line);
-	}
 	free(line);
 }
 
@@ -465,6 +598,10 @@ ui_complete(const char *text, int start, int end)
 	}
 	out = complete_matches(reply != NULL ? reply->fields : NULL, text,
 	    start);
+	/* IPython never adds a space after a match: "arr" goes on as
+	 * "arr.shape", a keyword as the person types it */
+	rl_completion_append_character = '\0';
+	rl_completion_suppress_append = 1;
 	response_free(reply);
 	return out;
 }
@@ -483,6 +620,11 @@ ui_key_readline(struct ui *u, int key)
 	char c;
 	size_t i;
 
+	/* Ctrl-D on a line of indentation alone is at an empty ... line:
+	 * it drops the cell, as there */
+	if (key == 4 && rl_end > 0 && (u->cell.len > 0 || u->incomplete) &&
+	    strspn(rl_line_buffer, " ") == (size_t)rl_end)
+		rl_replace_line("", 0);
 	for (i = 0; i < nitems(seqs); i++)
 		if (seqs[i].key == key) {
 			ui_feed(u, seqs[i].seq, strlen(seqs[i].seq));
@@ -557,6 +699,7 @@ ui_input_start(struct ui *u)
 	/* fs(dev): /dev/null */
 	rl_outstream = fopen("/dev/null", "w");
 	rl_attempted_completion_function = ui_complete;
+	rl_pre_input_hook = ui_rl_indent;
 	rl_completion_display_matches_hook = ui_show_matches;
 	rl_completer_word_break_characters = COMPLETE_WORD_BREAKS;
 	history = history_path(u->opts);

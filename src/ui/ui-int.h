@@ -135,6 +135,7 @@ struct ui {
 	bool waiting;		/* our exec is in flight */
 	struct buf typed;	/* lines entered meanwhile, each ending '\n' */
 	bool esc;		/* an Esc came: the next key may be ours */
+	int indent;		/* spaces the next ... line starts with */
 	char *reading;		/* our cell's input() prompt, or NULL */
 	uint64_t reading_seq;	/* that cell's seq */
 	bool quit;
@@ -196,6 +197,16 @@ void ui_key(struct ui *u, int key);
 int ui_input_lines(struct ui *u);
 void ui_input_asked(struct ui *u, const struct session_event *ev);
 const char *ui_prompt(const struct ui *u);
+/* The prompt of readline's row and its attribute: a search's while
+ * Ctrl-R searches, "(running) " while our cell runs, else ui_prompt. */
+const char *ui_input_prompt(struct ui *u, unsigned *attr);
+/* Lines typed ahead while our cell runs (u->typed); the input shows
+ * at most UI_QUEUED_ROWS rows of them. */
+#define UI_QUEUED_ROWS 3
+size_t ui_typed_ahead(const struct ui *u);
+/* Ctrl-C at the input: a search ends, the history is at its newest
+ * entry again, the lines typed ahead go (the note says how many). */
+void ui_input_cancel(struct ui *u);
 
 /* ui-keys.c */
 bool ui_bound(struct ui *u, int key);	/* a binding took the key */

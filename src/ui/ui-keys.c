@@ -137,11 +137,12 @@ k_ctrl_c(struct ui *u)
 	if (u->running != 0) {
 		ui_interrupt(u);
 		snprintf(u->note, sizeof u->note, "%s", UI_NOTE_INTERRUPTING);
+		ui_input_cancel(u);
 		return;
 	}
+	ui_input_cancel(u);
 	rl_replace_line("", 0);
 	buf_free(&u->cell);
-	buf_free(&u->typed);
 	u->incomplete = false;
 	snprintf(u->note, sizeof u->note, "KeyboardInterrupt: the input "
 	    "was cleared");
@@ -275,14 +276,16 @@ static const struct ui_binding {
 	{ KEY_PPAGE, "PgUp", ANY, k_pgup, "scroll the output (or a list) up" },
 	{ KEY_NPAGE, "PgDn", ANY, k_pgdn, "scroll down" },
 	{ KEY_MOUSE, "wheel", ANY, k_mouse, "scroll the output" },
-	{ 3, "Ctrl-C", IN, k_ctrl_c, "interrupt the running cell, or clear "
-	  "the input" },
+	{ 3, "Ctrl-C", IN, k_ctrl_c, "interrupt the running cell and drop "
+	  "the lines queued, or clear the input" },
 	{ 0, "Enter", IN, NULL, "run the cell; an unfinished block goes on "
-	  "on the next line" },
+	  "on the next line, indented (4 more after ':')" },
 	{ 0, "Ctrl-D", IN, NULL, "leave (an attached UI detaches; the "
 	  "session goes on); at ... drop the cell" },
-	{ 0, "Tab", IN, NULL, "complete from the namespace" },
-	{ 0, "Ctrl-R", IN, NULL, "search the history (shared with --plain)" },
+	{ 0, "Tab", IN, NULL, "complete from the namespace (no space "
+	  "added; several: a menu)" },
+	{ 0, "Ctrl-R", IN, NULL, "search the history (shared with --plain); "
+	  "Ctrl-C ends it" },
 	{ 0, "other keys", IN, NULL, "readline's, as ~/.inputrc sets them "
 	  "(emacs or vi)" },
 	{ KEY_UP, "Up", LISTS, k_up, "previous name, cell or line" },

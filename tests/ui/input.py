@@ -135,7 +135,7 @@ try:
           scr.wait(r"^>>> ?$"), "Ctrl-D at ... drops the cell, and the UI "
           "stays", scr.text())
     scr.type("def twice(x):")
-    scr.type("    return 2 * x")
+    scr.type("return 2 * x")  # auto-indented
     scr.type("")
     scr.type("twice(kept)")
     check(scr.wait(r"│ 10$"), "the session lives on: its names are there",
