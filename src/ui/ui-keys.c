@@ -135,8 +135,7 @@ static void
 k_ctrl_c(struct ui *u)
 {
 	if (u->running != 0) {
-		ui_interrupt(u);
-		snprintf(u->note, sizeof u->note, "%s", UI_NOTE_INTERRUPTING);
+		ui_interrupt_running(u);
 		return;
 	}
 	rl_replace_line("", 0);
@@ -167,8 +166,7 @@ k_inspect(struct ui *u)
 		    name), W_INSPECT);
 }
 
-/* Ask question; fn(arg) runs on 'y'. */
-static void
+void
 ui_ask(struct ui *u, ui_yes_fn fn, const char *arg, char *question)
 {
 	free(u->ask);
