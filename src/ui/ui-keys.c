@@ -273,8 +273,8 @@ static const struct ui_binding {
 	{ KEY_PPAGE, "PgUp", ANY, k_pgup, "scroll the output (or a list) up" },
 	{ KEY_NPAGE, "PgDn", ANY, k_pgdn, "scroll down" },
 	{ KEY_MOUSE, "wheel", ANY, k_mouse, "scroll the output" },
-	{ 3, "Ctrl-C", IN, k_ctrl_c, "interrupt the running cell, or clear "
-	  "the input" },
+	{ 3, "Ctrl-C", IN, k_ctrl_c, "interrupt the running cell (attached: "
+	  "another's only once you say y), or clear the input" },
 	{ 0, "Enter", IN, NULL, "run the cell; an unfinished block goes on "
 	  "on the next line" },
 	{ 0, "Ctrl-D", IN, NULL, "leave (an attached UI detaches; the "
