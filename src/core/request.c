@@ -107,6 +107,10 @@ const struct request_field request_fields[] = {
 	{ "lines", T_INTEGER, "a whole number", B_MIN | B_MAX, 1, 10000,
 	  NULL, NULL, OP_BIT(OP_EXEC), 0, false,
 	  "the client's terminal height: the cell's LINES" },
+	{ "by", T_LABEL, "a string of 1 to 64 characters, none a control "
+	  "character", 0, 0, 0, NULL, NULL, OP_BIT(OP_INTERRUPT), 0, false,
+	  "who asks (a person's name): the interrupted cell's answer names "
+	  "them" },
 };
 const size_t request_nfields = nitems(request_fields);
 
@@ -117,7 +121,7 @@ static const struct {
 } request_types[] = {
 	{ T_STRING, "string" }, { T_INTEGER, "integer" },
 	{ T_NUMBER, "number" }, { T_BOOL, "boolean" }, { T_NULL, "null" },
-	{ T_MIMES, "array" },
+	{ T_MIMES, "array" }, { T_LABEL, "string" },
 };
 
 static const char *
@@ -259,10 +263,32 @@ request_mimes_ok(json_t *v)
 	return true;
 }
 
+/* Why the string v is no T_LABEL, or NULL when it is one: 1 to
+ * REQUEST_LABEL_MAX characters as JSON Schema counts them (code
+ * points), none a control character (C0, DEL, or C1: U+0080 to U+009F,
+ * C2 80 to C2 9F in UTF-8), so that a message can hold it as it is. */
+static const char *
+request_label_why(json_t *v)
+{
+	const unsigned char *p = (const unsigned char *)json_string_value(v);
+	size_t n = json_string_length(v), i, chars = 0;
+
+	for (i = 0; i < n; i++) {
+		if (p[i] < 0x20 || p[i] == 0x7f || (p[i] == 0xc2 && i + 1 < n &&
+		    p[i + 1] < 0xa0))
+			return "one with a control character";
+		chars += (p[i] & 0xc0) != 0x80;
+	}
+	return n == 0 ? "an empty one" : chars > REQUEST_LABEL_MAX ?
+	    "a longer one" : NULL;
+}
+
 static bool
 request_type_ok(const struct request_field *f, json_t *v)
 {
 	return ((f->types & T_MIMES) && request_mimes_ok(v)) ||
+	    ((f->types & T_LABEL) && json_is_string(v) &&
+	    request_label_why(v) == NULL) ||
 	    ((f->types & T_STRING) && json_is_string(v)) ||
 	    ((f->types & T_INTEGER) && json_is_integer(v)) ||
 	    ((f->types & T_NUMBER) && json_is_number(v)) ||
@@ -323,7 +349,12 @@ request_check(const struct request_field *f, json_t *v, char *err,
     size_t errlen)
 {
 	struct buf range;
+	const char *why;
 
+	if ((f->types & T_LABEL) && json_is_string(v) &&
+	    (why = request_label_why(v)) != NULL)
+		return err_set(err, errlen, "'%s' must be %s, not %s",
+		    f->name, f->want, why);
 	if (!request_type_ok(f, v))
 		return err_set(err, errlen, "'%s' must be %s, not %s",
 		    f->name, f->want, request_type_name(v));
@@ -604,6 +635,13 @@ request_schema_field(const struct request_field *f)
 		    "type", "string", "pattern", "^[^/\\s]+/[^/\\s]+$"));
 		json_object_set_new(p, "maxItems",
 		    json_integer(REQUEST_MIMES_MAX));
+	}
+	if (f->types & T_LABEL) {
+		json_object_set_new(p, "minLength", json_integer(1));
+		json_object_set_new(p, "maxLength",
+		    json_integer(REQUEST_LABEL_MAX));
+		json_object_set_new(p, "pattern", json_string(
+		    "^[^\\u0000-\\u001f\\u007f-\\u009f]+$"));
 	}
 	if ((f->bounds & B_MIN) && (f->bounds & B_MIN_EXCL))
 		json_object_set_new(p, "exclusiveMinimum",

@@ -63,10 +63,13 @@ struct request_op {
 
 /* The JSON types a field takes, a mask.  T_NUMBER is any number,
  * T_INTEGER a number written without fraction or exponent, T_MIMES an
- * array of at most REQUEST_MIMES_MAX MIME types ("text/html"). */
+ * array of at most REQUEST_MIMES_MAX MIME types ("text/html"), T_LABEL
+ * a short printable string: 1 to REQUEST_LABEL_MAX characters, none
+ * a control character (a name shown to people and models). */
 enum { T_STRING = 1, T_INTEGER = 2, T_NUMBER = 4, T_BOOL = 8, T_NULL = 16,
-    T_MIMES = 32 };
+    T_MIMES = 32, T_LABEL = 64 };
 #define REQUEST_MIMES_MAX 16
+#define REQUEST_LABEL_MAX 64
 
 /* Which bounds of a number field hold, a mask.  Bounds apply to the
  * field's numbers only (a name in "to" has none). */

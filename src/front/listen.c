@@ -32,6 +32,7 @@ struct lclient {
 	struct listener *l;
 	struct conn io;
 	int client;		/* the session's tag; 0 once detached */
+	char name[PEER_NAME_MAX + 8];	/* the session's name for it */
 	bool refused;		/* another user: close once told so */
 	bool hup;		/* the peer closed its socket whole */
 };
@@ -379,15 +380,32 @@ lclient_too_long(void *ctx, size_t bytes, const char *head,
 
 static const struct conn_ops lclient_ops = { lclient_line, lclient_too_long };
 
+/* The client's name: its user and terminal (peer_name), or with a
+ * number when that is taken (two UIs on one terminal, or none), so that
+ * each attached person's cells say who ran them. */
+static void
+listen_name(struct lclient *c, int fd)
+{
+	char base[PEER_NAME_MAX];
+	unsigned n;
+
+	peer_name(fd, base, sizeof base);
+	snprintf(c->name, sizeof c->name, "%s", base);
+	for (n = 2; session_name_taken(c->l->s, c->name); n++)
+		snprintf(c->name, sizeof c->name, "%s#%u", base, n);
+}
+
 /* A peer of another user, or of the sandbox (peer.h), hears why and
- * goes; one let in hears the hello with the key's token first. */
+ * goes; one let in hears the hello with the key's token and its name
+ * first. */
 static bool
 listen_peer_ok(struct lclient *c, int fd)
 {
 	char msg[200];
 
 	if (peer_may_attach(fd, msg, sizeof msg)) {
-		wire_send(&c->io, peer_hello(&c->l->key));
+		listen_name(c, fd);
+		wire_send(&c->io, peer_hello(&c->l->key, c->name));
 		return true;
 	}
 	wire_send(&c->io, json_pack("{s:s, s:s}", "event", "refused", "message",
@@ -437,6 +455,7 @@ listen_accept(struct listener *l)
 		session_deliver(l->s);
 		c->client = session_attach(l->s, ORIGIN_PERSON, SESSION_OBSERVE,
 		    lclient_on_event, c);
+		session_name(l->s, c->client, c->name);
 		listen_history(c);
 	}
 }

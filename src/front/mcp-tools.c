@@ -216,9 +216,13 @@ mcp_error_text(struct buf *b, const struct response_error *e)
 		return;
 	if (e->traceback != NULL && *e->traceback != '\0')
 		buf_addstr(b, e->traceback);
-	else
-		buf_printf(b, "%s: %s", e->type, e->message);
 	mcp_line_end(b);
+	/* A stop's message is the supervisor's (who interrupted, which
+	 * timeout), not in the traceback's bare KeyboardInterrupt. */
+	if (e->traceback == NULL || *e->traceback == '\0' ||
+	    (e->message != NULL && strstr(e->traceback, e->message) == NULL))
+		buf_printf(b, "%s: %s\n", e->type, e->message != NULL ?
+		    e->message : "");
 	if (e->hint != NULL)
 		buf_printf(b, "hint: %s\n", e->hint);
 }

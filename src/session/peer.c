@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <poll.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,31 +41,53 @@ peer_key_init(struct peer_key *k)
 	k->dirfd = -1;
 }
 
-/* The start time of pid (clock ticks after boot), as /proc says it. */
+/* A name fit to be shown as it is: printable ASCII, or UTF-8, no
+ * control character, at most PEER_NAME_MAX - 1 bytes. */
+static bool
+peer_label_ok(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	if (*p == '\0' || strlen(s) >= PEER_NAME_MAX)
+		return false;
+	for (; *p != '\0'; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return false;
+	return true;
+}
+
+/* Field n (n >= 3: after the command) of /proc/PID/stat, as a number. */
 static int
-peer_start_time(long pid, unsigned long long *out)
+peer_stat_field(long pid, int n, unsigned long long *out)
 {
 	char path[64], buf[1024], *p;
-	ssize_t n;
+	ssize_t got;
 	int fd, i;
 
 	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
 	/* fs(proc): the kernel's */
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		return -1;
-	n = read(fd, buf, sizeof buf - 1);
+	got = read(fd, buf, sizeof buf - 1);
 	close(fd);
-	if (n <= 0)
+	if (got <= 0)
 		return -1;
-	buf[n] = '\0';
-	/* after the command's ")" comes field 3; the start time is 22 */
+	buf[got] = '\0';
+	/* after the command's ")" comes field 3 */
 	if ((p = strrchr(buf, ')')) == NULL)
 		return -1;
-	for (i = 2; i < 22 && p != NULL; i++)
+	for (i = 2; i < n && p != NULL; i++)
 		if ((p = strchr(p + 1, ' ')) == NULL)
 			return -1;
 	*out = strtoull(p + 1, NULL, 10);
 	return 0;
+}
+
+/* The start time of pid (clock ticks after boot), as /proc says it. */
+static int
+peer_start_time(long pid, unsigned long long *out)
+{
+	return peer_stat_field(pid, 22, out);
 }
 
 /* ---- KEYDIR ------------------------------------------------------- */
@@ -353,10 +376,53 @@ peer_key_remove(struct peer_key *k)
 }
 
 json_t *
-peer_hello(const struct peer_key *k)
+peer_hello(const struct peer_key *k, const char *name)
 {
-	return json_pack("{s:s, s:I, s:s}", "event", "hello", "pid",
-	    (json_int_t)getpid(), "token", k->token);
+	return json_pack("{s:s, s:I, s:s, s:s*}", "event", "hello", "pid",
+	    (json_int_t)getpid(), "token", k->token, "name", name);
+}
+
+/* The name of a terminal from its device number (/proc/PID/stat's
+ * tty_nr), as ps prints it: pts/3, tty2, ttyS0. */
+static void
+peer_tty(unsigned long long nr, char *buf, size_t len)
+{
+	unsigned major = (unsigned)(nr >> 8) & 0xfff;
+	unsigned minor = (unsigned)((nr & 0xff) | ((nr >> 12) & 0xfff00));
+
+	if (major >= 136 && major <= 143)
+		snprintf(buf, len, "pts/%u", minor + (major - 136) * 256);
+	else if (major == 4 && minor < 64)
+		snprintf(buf, len, "tty%u", minor);
+	else if (major == 4)
+		snprintf(buf, len, "ttyS%u", minor - 64);
+	else
+		snprintf(buf, len, "tty%u:%u", major, minor);
+}
+
+void
+peer_name(int fd, char *buf, size_t len)
+{
+	struct ucred cred;
+	socklen_t clen = sizeof cred;
+	unsigned long long nr = 0;
+	struct passwd *pw;
+	char tty[32] = "";
+	int n;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == -1 ||
+	    clen != sizeof cred)
+		cred = (struct ucred){ .pid = 0, .uid = geteuid() };
+	/* the controlling terminal: the kernel's word, not the peer's */
+	if (cred.pid > 0 && peer_stat_field(cred.pid, 7, &nr) == 0 && nr != 0)
+		peer_tty(nr, tty, sizeof tty);
+	pw = getpwuid(cred.uid);
+	if (pw != NULL && peer_label_ok(pw->pw_name))
+		n = snprintf(buf, len, "%.32s", pw->pw_name);
+	else
+		n = snprintf(buf, len, "uid%ld", (long)cred.uid);
+	if (tty[0] != '\0' && n >= 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, "@%s", tty);
 }
 
 /* ---- the server's check ------------------------------------------- */
@@ -531,7 +597,8 @@ peer_check_hello(json_t *hello, json_t *key, const char *path, char *err,
 }
 
 int
-peer_connect(const char *path, char *err, size_t len)
+peer_connect(const char *path, char *me, size_t melen, char *err,
+    size_t len)
 {
 	char *copy = xstrdup(path), *copy2 = xstrdup(path);
 	char *dir = dirname(copy), *name = basename(copy2), why[256];
@@ -539,6 +606,7 @@ peer_connect(const char *path, char *err, size_t len)
 	struct peer_key k;
 	struct stat st;
 	json_t *key = NULL, *hello = NULL;
+	const char *given;
 	int dfd, fd = -1, rc = -1;
 
 	peer_key_init(&k);
@@ -587,6 +655,9 @@ peer_connect(const char *path, char *err, size_t len)
 	if ((hello = peer_read_hello(fd, path, err, len)) == NULL ||
 	    peer_check_hello(hello, key, path, err, len) == -1)
 		goto out;
+	given = json_string_value(json_object_get(hello, "name"));
+	snprintf(me, melen, "%s", given != NULL && peer_label_ok(given) ?
+	    given : "");
 	rc = 0;
 out:
 	if (rc == -1 && fd >= 0)

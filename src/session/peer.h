@@ -21,7 +21,8 @@
  * The server.  It lets in only peers of its own uid in its own PID and
  * user namespaces (peer_may_attach): no process of the sandbox (under
  * standard and strict) is ever told the token.  To each peer it lets in
- * it first sends {"event": "hello", "pid", "token"} (peer_hello).
+ * it first sends {"event": "hello", "pid", "token", "name"} (peer_hello;
+ * the name is the one the session knows the client by, peer_name).
  *
  * The client (peer_connect).  It finds the key by the socket's inode,
  * connects through the directory it looked in, and before it sends a
@@ -68,8 +69,15 @@ int peer_key_make(struct peer_key *k, int sockdirfd, const char *name,
 /* Remove the key (when made), KEYDIR when it is empty then, and close
  * it; k is as after init. */
 void peer_key_remove(struct peer_key *k);
-/* The first line to a peer that was let in; a new reference. */
-json_t *peer_hello(const struct peer_key *k);
+/* The first line to a peer that was let in, with the name the session
+ * gives it (NULL: none); a new reference. */
+json_t *peer_hello(const struct peer_key *k, const char *name);
+/* A name for the peer of the accepted socket fd, from the kernel's word
+ * (SO_PEERCRED, /proc/PID/stat): its user's login name and controlling
+ * terminal, "alice@pts/3", or the name alone without a terminal.  At
+ * most PEER_NAME_MAX - 1 bytes, printable. */
+#define PEER_NAME_MAX	64
+void peer_name(int fd, char *buf, size_t len);
 
 /* Supervisor: may the peer of the accepted socket fd attach?  Its uid
  * must be ours, and its PID and user namespaces ours (a process of the
@@ -78,8 +86,10 @@ bool peer_may_attach(int fd, char *why, size_t len);
 
 /* The attaching client: connect to the socket at path and check its
  * server as above, having sent nothing.  A connected socket (blocking,
- * close-on-exec) whose hello was read, or -1 with err: a message for
- * the person naming path and what is wrong. */
-int peer_connect(const char *path, char *err, size_t len);
+ * close-on-exec) whose hello was read, the name the hello gave this
+ * client in me ("" when none), or -1 with err: a message for the
+ * person naming path and what is wrong. */
+int peer_connect(const char *path, char *me, size_t melen, char *err,
+    size_t len);
 
 #endif

@@ -180,6 +180,7 @@ record_fast(struct record *r, const struct session_event *ev,
 {
 	const char *text = NULL;
 	size_t len = 0;
+	json_t *by;
 	bool ok;
 
 	if (ev->info != NULL || ev->seq == 0 || (ev->kind != EV_STARTED &&
@@ -191,6 +192,13 @@ record_fast(struct record *r, const struct session_event *ev,
 	record_put_id(r->f, ev->id);
 	fprintf(r->f, ",\"seq\":%llu,\"origin\":\"%s\"",
 	    (unsigned long long)ev->seq, origin_names[ev->origin]);
+	if (ev->by != NULL) {
+		/* the client's name beside its origin (session_name) */
+		by = json_string(ev->by);
+		fputs(",\"by\":", r->f);
+		json_dumpf(by, r->f, JSON_ENCODE_ANY);
+		json_decref(by);
+	}
 	if (ev->kind == EV_QUEUED) {
 		fputs(",\"request\":", r->f);
 		json_dumpf(ev->req, r->f, JSON_COMPACT | JSON_REAL_PRECISION(17));

@@ -35,6 +35,8 @@ session_event_json(const struct session_event *ev)
 		json_object_set_new(o, "seq", json_integer((json_int_t)ev->seq));
 		json_object_set_new(o, "origin",
 		    json_string(origin_names[ev->origin]));
+		if (ev->by != NULL)
+			json_object_set_new(o, "by", json_string(ev->by));
 	}
 	if (ev->kind == EV_STARTED && ev->cell > 0)
 		json_object_set_new(o, "cell", json_integer(ev->cell));

@@ -50,8 +50,32 @@ session_attach(struct session *s, enum origin origin, unsigned flags,
 }
 
 void
+session_name(struct session *s, int client, const char *name)
+{
+	struct sclient *c = session_client(s, client);
+
+	if (c == NULL)
+		return;
+	json_decref(c->name);
+	c->name = name != NULL && *name != '\0' ? json_string(name) : NULL;
+}
+
+bool
+session_name_taken(const struct session *s, const char *name)
+{
+	int i;
+
+	for (i = 0; i < s->nclients; i++)
+		if (!s->clients[i]->gone && s->clients[i]->name != NULL &&
+		    strcmp(json_string_value(s->clients[i]->name), name) == 0)
+			return true;
+	return false;
+}
+
+void
 sclient_free(struct sclient *c)
 {
+	json_decref(c->name);
 	json_decref(c->warnings);
 	json_decref(c->restored);
 	outbuf_free(&c->bg_out);
@@ -131,11 +155,11 @@ session_hangup(struct session *s, int client)
 static void
 session_history_add(struct session *s, const struct sevent *e)
 {
-	json_t *line = json_pack("{s:s, s:I, s:s, s:O?, s:O, s:o, s:O*}",
-	    "event", "history", "seq", (json_int_t)e->ev.seq, "origin",
-	    origin_names[e->ev.origin], "id", e->ev.id, "request",
-	    e->hist_req, "response", response_json(e->ev.resp, RESPONSE_SEQ),
-	    "order", e->hist_order);
+	json_t *line = json_pack("{s:s, s:I, s:s, s:O*, s:O?, s:O, s:o, "
+	    "s:O*}", "event", "history", "seq", (json_int_t)e->ev.seq,
+	    "origin", origin_names[e->ev.origin], "by", e->by, "id", e->ev.id,
+	    "request", e->hist_req, "response", response_json(e->ev.resp,
+	    RESPONSE_SEQ), "order", e->hist_order);
 	size_t n = json_dumpb(line, NULL, 0, JSON_COMPACT);
 
 	if (s->history == NULL)
@@ -151,7 +175,9 @@ session_history_add(struct session *s, const struct sevent *e)
 	}
 }
 
-/* A request's event as a line, for session_history. */
+/* A request's event as a line, for session_history.  The running
+ * cell's start says how long it has run, so that a clock shown from it
+ * counts from the cell's start, not from the attach. */
 static json_t *
 session_open_line(const struct sreq *r, enum session_ev kind)
 {
@@ -160,8 +186,32 @@ session_open_line(const struct sreq *r, enum session_ev kind)
 
 	if (kind == EV_QUEUED)
 		e->ev.req = json_incref(r->req);
+	if (kind == EV_STARTED && r->t0 != 0)
+		e->ev.info = json_pack("{s:I}", "elapsed_ms", (json_int_t)
+		    ((now_ns() - r->t0) / 1000000));
 	o = session_event_json(&e->ev);
 	sevent_free(e);
+	return o;
+}
+
+/* The newest checkpoint the session holds (the last taken), as the
+ * checkpoint event a client that attaches now would have seen last. */
+static json_t *
+session_ckpt_line(const struct session *s)
+{
+	const struct ckpt *ck, *newest = NULL;
+	json_t *o;
+
+	for (ck = s->ck.head; ck != NULL; ck = ck->next)
+		if (newest == NULL || ck->born_ms >= newest->born_ms)
+			newest = ck;
+	o = json_pack("{s:s, s:s, s:i}", "event", "checkpoint", "state",
+	    "newest", "count", s->ck.count);
+	if (newest != NULL) {
+		json_object_set_new(o, "cell", json_integer(newest->node->cell));
+		json_object_set_new(o, "kind", json_string(ckpt_kind_name(
+		    newest->kind)));
+	}
 	return o;
 }
 
@@ -218,6 +268,7 @@ session_history(const struct session *s)
 		if (r->op == OP_EXEC && r->redo == 0)
 			json_array_append_new(lines, session_open_line(r,
 			    EV_QUEUED));
+	json_array_append_new(lines, session_ckpt_line(s));
 	return lines;
 }
 

@@ -86,6 +86,7 @@ struct sreq {
 	uint64_t seq;
 	int client;
 	enum origin origin;
+	json_t *by;		/* its client's name (a string), or NULL */
 	bool stream;		/* the request asked for output events */
 	int waited_for;		/* the cell running when this came, or 0 */
 	/* set when it runs */
@@ -95,6 +96,9 @@ struct sreq {
 	double timeout;
 	bool timed_out, interrupted, killed;
 	uint64_t stop_ns;	/* when the SIGINT of either went (now_ns) */
+	/* who sent the interrupt, in words for its answer ("person
+	 * \"alice@pts/3\" (an attached UI)"); "": an interrupt request */
+	char stop_by[REQUEST_LABEL_MAX * 4 + 64];
 	bool atomic;
 	bool broke;		/* its worker broke protocol (how says so) */
 	struct ckpt *pre;	/* exec: a checkpoint of the state before it */
@@ -158,6 +162,7 @@ struct redo {
 struct sclient {
 	int id;
 	enum origin origin;
+	json_t *name;		/* session_name's (a string), or NULL */
 	unsigned flags;
 	session_fn fn;
 	void *ctx;
@@ -173,6 +178,7 @@ struct sevent {
 	struct sevent *next;
 	struct session_event ev;
 	char *data, *text;	/* owned copies */
+	json_t *by;		/* ev.by's string, a reference */
 	json_t *hist_req;	/* EV_RESPONSE of a cell to keep in the
 				   history once delivered: its request */
 	json_t *hist_order;	/* and the order its streams came in

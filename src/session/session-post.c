@@ -64,6 +64,7 @@ sreq_free(struct sreq *r)
 	json_decref(r->warnings);
 	json_decref(r->req);
 	json_decref(r->id);
+	json_decref(r->by);
 	buf_free(&r->shape[0].carry);
 	buf_free(&r->shape[1].carry);
 	free(r);
@@ -126,6 +127,8 @@ session_event_new(enum session_ev kind, const struct sreq *r)
 		e->ev.seq = r->seq;
 		e->ev.client = r->client;
 		e->ev.origin = r->origin;
+		e->by = json_incref(r->by);
+		e->ev.by = json_string_value(e->by);
 		e->ev.id = json_incref(r->id);
 		e->ev.streaming = r->stream;
 		e->ev.cell = r->cell;
@@ -171,6 +174,7 @@ sevent_free(struct sevent *e)
 	free(e->data);
 	free(e->text);
 	json_decref(e->ev.id);
+	json_decref(e->by);
 	json_decref(e->ev.req);
 	json_decref(e->ev.info);
 	json_decref(e->hist_req);

@@ -26,6 +26,14 @@
 
 static void session_redone(struct session *s);
 
+/* Who interrupted r, in words: the person or client that asked, or
+ * the plain fact. */
+static const char *
+session_stopped_by(const struct sreq *r)
+{
+	return r->stop_by[0] != '\0' ? r->stop_by : "an interrupt request";
+}
+
 /* A cell stopped by its deadline or an interrupt request that ended in
  * KeyboardInterrupt: say which, in the protocol's words. */
 static struct response_error *
@@ -45,7 +53,8 @@ session_stop_error(struct sreq *r, json_t *reply)
 		xasprintf(&e->message, "cell %d ran past its %g s timeout and "
 		    "was interrupted", r->cell, r->timeout);
 	} else {
-		e->message = xstrdup("interrupted by an interrupt request");
+		xasprintf(&e->message, "interrupted by %s",
+		    session_stopped_by(r));
 	}
 	return e;
 }
@@ -64,12 +73,13 @@ session_stop_survived(struct sreq *r, struct response *resp, bool late)
 		    "starting, before its code ran, and was lost: the cell "
 		    "ran to its end", r->cell);
 	else
-		xasprintf(&msg, "cell %d %s, and went on to finish: the "
+		xasprintf(&msg, "cell %d %s%s%s, and went on to finish: the "
 		    "programs it ran got the interrupt too (os.system "
 		    "returns their status, 2 for SIGINT), or it caught "
 		    "KeyboardInterrupt", r->cell, r->timed_out ? "ran past "
-		    "its timeout and was interrupted" : "was interrupted by "
-		    "an interrupt request");
+		    "its timeout and was interrupted" : "was interrupted",
+		    r->timed_out ? "" : " by ", r->timed_out ? "" :
+		    session_stopped_by(r));
 	response_warn(resp, msg);
 	free(msg);
 }
@@ -330,10 +340,11 @@ session_died_answer(struct session *s, struct sreq *r, const char *tail,
 		    r->cell, r->how, tail);
 	else if (r->killed)
 		resp->error = response_error(r->timed_out ? "TimeoutError" :
-		    "KeyboardInterrupt", "cell %d %s and did not stop within "
-		    "%g s of the interrupt, so its worker was killed; %s",
-		    r->cell, r->timed_out ? "ran past its timeout" :
-		    "was interrupted", s->opts->grace, tail);
+		    "KeyboardInterrupt", "cell %d %s%s and did not stop "
+		    "within %g s of the interrupt, so its worker was killed; "
+		    "%s", r->cell, r->timed_out ? "ran past its timeout" :
+		    "was interrupted by ", r->timed_out ? "" :
+		    session_stopped_by(r), s->opts->grace, tail);
 	else
 		resp->error = response_error("WorkerDied", "the worker died (%s) "
 		    "while running cell %d; %s", r->how, r->cell, tail);

@@ -142,13 +142,17 @@ session_dispatch(struct session *s)
 	session_hold_arm(s);
 }
 
-bool
-session_interrupt(struct session *s)
+/* Interrupt the run in flight; by, when not NULL, says who asked, in
+ * words for its answer (the first who did is the one named). */
+static bool
+session_stop(struct session *s, const char *by)
 {
 	struct sreq *r = session_serving(s);
 
 	if (r == NULL || r->op == OP_SNAPSHOT)
 		return false;
+	if (by != NULL && !r->interrupted && !r->timed_out)
+		snprintf(r->stop_by, sizeof r->stop_by, "%s", by);
 	r->interrupted = !r->timed_out;
 	if (r->stop_ns == 0)
 		r->stop_ns = now_ns();
@@ -157,6 +161,12 @@ session_interrupt(struct session *s)
 	if (r->kill_at == 0)
 		r->kill_at = now_ms() + (int64_t)ceil(s->opts->grace * 1000);
 	return true;
+}
+
+bool
+session_interrupt(struct session *s)
+{
+	return session_stop(s, NULL);
 }
 
 static struct sreq *
@@ -169,6 +179,7 @@ sreq_new(struct session *s, int client, json_t *req, json_t *id,
 	r->seq = ++s->next_seq;
 	r->client = client;
 	r->origin = c != NULL ? c->origin : ORIGIN_AGENT;
+	r->by = c != NULL ? json_incref(c->name) : NULL;
 	r->stream = json_is_true(json_object_get(req, "stream"));
 	r->warnings = request_warnings(req, op);
 	if (s->run != NULL && s->run->op == OP_EXEC)
@@ -195,12 +206,31 @@ session_serve_input(struct session *s, struct sreq *r)
 	    response_invalid("no cell of yours is reading a line"));
 }
 
+/* Who sent the interrupt r, in words for the answer of the cell it
+ * stops: its "by", else its client's name, with its origin; an
+ * attached person (a named client) is said to be one.  NULL when the
+ * request names nobody. */
+static const char *
+session_stopper(const struct sreq *r, char *buf, size_t len)
+{
+	const char *by = json_string_value(json_object_get(r->req, "by"));
+
+	if (by == NULL)
+		by = json_string_value(r->by);
+	if (by == NULL)
+		return NULL;
+	snprintf(buf, len, "%s \"%s\"%s", origin_names[r->origin], by,
+	    r->by != NULL ? " (an attached UI)" : "");
+	return buf;
+}
+
 static void
 session_serve_interrupt(struct session *s, struct sreq *r)
 {
 	struct response *resp;
 	int cell = s->run != NULL ? s->run->cell : 0;
-	bool was = session_interrupt(s);
+	char words[sizeof r->stop_by];
+	bool was = session_stop(s, session_stopper(r, words, sizeof words));
 
 	resp = response_new(ST_OK);
 	response_set(resp, "interrupted", json_boolean(was));

@@ -98,6 +98,8 @@ struct session_event {
 	uint64_t seq;		/* the request it concerns; 0: none */
 	int client;		/* who sent that request; 0: none */
 	enum origin origin;
+	const char *by;		/* its client's name (session_name), or
+				   NULL: an unnamed client */
 	json_t *id;		/* that request's id; NULL: none */
 	bool streaming;		/* that request asked for output events */
 	int cell;		/* EV_STARTED, and output while a cell runs */
@@ -142,6 +144,13 @@ int session_free(struct session *s);
  * after session_deliver, or it hears of some cells twice. */
 int session_attach(struct session *s, enum origin origin, unsigned flags,
     session_fn fn, void *ctx);
+/* Name a client (an attached person: listen.c), at most
+ * REQUEST_LABEL_MAX characters, none a control character: the events
+ * of its requests say it ("by", beside their origin), and an interrupt
+ * it sends names it in the interrupted cell's answer.  Copied. */
+void session_name(struct session *s, int client, const char *name);
+/* Whether a client of that name is attached now. */
+bool session_name_taken(const struct session *s, const char *name);
 /* The client leaves: nothing more is delivered to it, its queued
  * requests are cancelled, a running one runs on for the observers. */
 void session_detach(struct session *s, int client);
@@ -198,7 +207,10 @@ int session_cell(const struct session *s);
  * one that attaches now, before any event: a new array of lines, a
  * {"event": "history", "seq", "origin", "id", "request", "response"}
  * for each finished cell, oldest first, then "queued" for each cell
- * still waiting or running, and "started" for the running one. */
+ * still waiting or running, and "started" for the running one with
+ * "elapsed_ms", how long it has run; last, {"event": "checkpoint",
+ * "state": "newest", "count", and "cell", "kind" of the newest
+ * checkpoint when there is one}. */
 #define SESSION_HISTORY_CELLS	200
 #define SESSION_HISTORY_BYTES	((size_t)16 << 20)
 json_t *session_history(const struct session *s);

@@ -293,11 +293,17 @@ ui_draw_cells(struct ui *u)
 {
 	const struct ui_rect *r = &u->lay.out;
 	size_t i, top;
-	int y;
+	int y, ow = 6;
 	char row[512];
 
 	ui_title(r, " cells: Enter shows one, e edits, r rolls back, Esc "
 	    "returns", u->focus == F_CELLS);
+	/* the origins in a column as wide as the widest ("person
+	 * alice@pts/3"), within reason */
+	for (i = 0; i < u->ncells; i++)
+		if ((int)strlen(u->cells[i].origin) > ow)
+			ow = (int)strlen(u->cells[i].origin);
+	ow = ow > 24 ? 24 : ow;
 	top = u->cell_sel + 2 > (size_t)r->h ? u->cell_sel + 2 - (size_t)r->h :
 	    0;
 	for (i = top, y = r->y + 1; i < u->ncells && y < r->y + r->h; i++,
@@ -306,8 +312,8 @@ ui_draw_cells(struct ui *u)
 		attr_t a = i == u->cell_sel ? A_REVERSE : A_NORMAL;
 		int n;
 
-		n = snprintf(row, sizeof row, "[%d] %-6s %-11s %7.0f ms  ",
-		    c->cell, c->origin, c->resp != NULL ?
+		n = snprintf(row, sizeof row, "[%d] %-*.*s %-11s %7.0f ms  ",
+		    c->cell, ow, ow, c->origin, c->resp != NULL ?
 		    status_names[c->resp->status] : "running",
 		    c->resp != NULL ? c->resp->duration_ms : 0.0);
 		snprintf(row + n, sizeof row - (size_t)n, "%.*s", (int)strcspn(

@@ -55,7 +55,9 @@ struct ui_line {
 struct ui_cell {
 	uint64_t seq;
 	int cell;		/* 0 until it started */
-	char origin[8];		/* agent, person, replay */
+	char origin[80];	/* agent, person, replay; an attached
+				   person's with its name: "person
+				   alice@pts/3" */
 	char *code;
 	bool shown;		/* its header is in the scrollback */
 	bool done;
@@ -84,6 +86,10 @@ struct ui {
 	int client;
 	struct conn io;
 	bool remote;
+	char name[80];		/* the session's name for us (attached),
+				   or "" */
+	uint64_t own_run;	/* attached: the seq of our newest cell
+				   that started */
 	char *ended;		/* why the session ended, or NULL */
 
 	/* requests: ids we gave, and what each was for */
@@ -145,6 +151,9 @@ struct ui {
 
 /* ui.c */
 json_int_t ui_submit(struct ui *u, json_t *req, enum ui_why why);
+/* Ctrl-C on a running cell: ours is interrupted at once, another
+ * client's (the agent's, another person's) once the person says yes. */
+void ui_interrupt_running(struct ui *u);
 /* The answer to req (a reference: response_free it), NULL when none
  * came in timeout_ms. */
 struct response *ui_call(struct ui *u, json_t *req, int timeout_ms);
@@ -212,6 +221,8 @@ void ui_input_cancel(struct ui *u);
 bool ui_bound(struct ui *u, int key);	/* a binding took the key */
 bool ui_filter_key(struct ui *u, int key);	/* the / filter took it */
 void ui_command(struct ui *u, const char *line);	/* after the ':' */
+/* Ask question (taken) on the input line; fn(arg) runs on 'y'. */
+void ui_ask(struct ui *u, ui_yes_fn fn, const char *arg, char *question);
 void ui_help_text(struct buf *b);
 
 /* ui-wire.c: one line of an attach socket, read once into the structs

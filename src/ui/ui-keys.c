@@ -135,8 +135,7 @@ static void
 k_ctrl_c(struct ui *u)
 {
 	if (u->running != 0) {
-		ui_interrupt(u);
-		snprintf(u->note, sizeof u->note, "%s", UI_NOTE_INTERRUPTING);
+		ui_interrupt_running(u);
 		ui_input_cancel(u);
 		return;
 	}
@@ -168,8 +167,7 @@ k_inspect(struct ui *u)
 		    name), W_INSPECT);
 }
 
-/* Ask question; fn(arg) runs on 'y'. */
-static void
+void
 ui_ask(struct ui *u, ui_yes_fn fn, const char *arg, char *question)
 {
 	free(u->ask);
@@ -276,8 +274,9 @@ static const struct ui_binding {
 	{ KEY_PPAGE, "PgUp", ANY, k_pgup, "scroll the output (or a list) up" },
 	{ KEY_NPAGE, "PgDn", ANY, k_pgdn, "scroll down" },
 	{ KEY_MOUSE, "wheel", ANY, k_mouse, "scroll the output" },
-	{ 3, "Ctrl-C", IN, k_ctrl_c, "interrupt the running cell and drop "
-	  "the lines queued, or clear the input" },
+	{ 3, "Ctrl-C", IN, k_ctrl_c, "interrupt the running cell (attached: "
+	  "another's only once you say y) and drop the lines queued, or "
+	  "clear the input" },
 	{ 0, "Enter", IN, NULL, "run the cell; an unfinished block goes on "
 	  "on the next line, indented (4 more after ':')" },
 	{ 0, "Ctrl-D", IN, NULL, "leave (an attached UI detaches; the "

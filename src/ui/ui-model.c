@@ -353,9 +353,11 @@ ui_queued(struct ui *u, const struct session_event *ev)
 	u->cells = xrealloc(u->cells, (u->ncells + 1) * sizeof *u->cells);
 	c = &u->cells[u->ncells++];
 	*c = (struct ui_cell){ .seq = ev->seq, .code = xstrdup(code) };
-	/* an event of no request's has no origin */
-	snprintf(c->origin, sizeof c->origin, "%s", ev->seq > 0 ?
-	    origin_names[ev->origin] : "?");
+	/* an event of no request's has no origin; an attached person's
+	 * says which person */
+	snprintf(c->origin, sizeof c->origin, "%s%s%.64s", ev->seq > 0 ?
+	    origin_names[ev->origin] : "?", ev->by != NULL ? " " : "",
+	    ev->by != NULL ? ev->by : "");
 }
 
 /* One line of an error for the scrollback: "Type: message". */
@@ -479,9 +481,12 @@ ui_info(struct ui *u, const struct session_event *ev)
 		break;
 	case EV_CHECKPOINT:
 		what = json_string_value(json_object_get(o, "state"));
-		if (what != NULL && strcmp(what, "taken") == 0)
-			u->checkpoints = (int)json_integer_value(
-			    json_object_get(o, "cell"));
+		/* newest: the one held when we attached, if any */
+		if (what != NULL && (strcmp(what, "taken") == 0 ||
+		    strcmp(what, "newest") == 0))
+			u->checkpoints = json_is_integer(json_object_get(o,
+			    "cell")) ? (int)json_integer_value(json_object_get(
+			    o, "cell")) : -1;
 		else if (what != NULL && strcmp(what, "failed") == 0)
 			ui_note_line(u, UL_NOTE, "a checkpoint failed: %s",
 			    json_string_value(json_object_get(o, "error")) !=
@@ -536,7 +541,9 @@ ui_event(struct ui *u, const struct session_event *ev, bool own)
 		if (c == NULL)
 			break;
 		c->cell = ev->cell;
-		c->started_ms = now_ms();
+		/* a cell that ran before we attached: from its start */
+		c->started_ms = now_ms() - json_integer_value(json_object_get(
+		    ev->info, "elapsed_ms"));
 		u->running = ev->seq;
 		break;
 	case EV_RESPONSE:

@@ -20,6 +20,9 @@
 
 #include "ui-int.h"
 
+/* The longest a cell can have run, in ms: a year. */
+#define UI_WIRE_MAX_MS ((json_int_t)366 * 24 * 3600 * 1000)
+
 /* The members of an event line that go to ev's own fields; the rest
  * are its info, as the session had them. */
 static void
@@ -38,18 +41,24 @@ ui_wire_info(struct ui_wire *w, const char *const *taken, size_t n)
 	w->ev.info = w->info;
 }
 
-/* seq, and with it the request's id and origin (session_event_json
- * writes the three when seq is not 0). */
+/* seq, and with it the request's id and origin, and its client's name
+ * when it has one (session_event_json writes them when seq is not
+ * 0). */
 static int
 ui_wire_envelope(struct ui_wire *w, char *err, size_t len)
 {
 	json_t *seq = json_object_get(w->line, "seq");
 	json_t *origin = json_object_get(w->line, "origin");
+	json_t *by = json_object_get(w->line, "by");
 	const char *name = json_string_value(origin);
 	int i;
 
 	if (seq == NULL)
 		return 0;
+	if (by != NULL && (!json_is_string(by) || json_string_length(by) ==
+	    0 || json_string_length(by) > 4 * REQUEST_LABEL_MAX))
+		return err_set(err, len, "its 'by' is not a client's name");
+	w->ev.by = json_string_value(by);
 	if (!json_is_integer(seq) || json_integer_value(seq) < 0)
 		return err_set(err, len, "its 'seq' is not a count");
 	w->ev.seq = (uint64_t)json_integer_value(seq);
@@ -94,6 +103,13 @@ ui_wire_fields(struct ui_wire *w, char *err, size_t len)
 			return err_set(err, len, "its 'cell' is not a cell's "
 			    "number");
 		w->ev.cell = (int)json_integer_value(v);
+		/* how long it ran before we came: left in info */
+		v = json_object_get(w->line, "elapsed_ms");
+		if (v != NULL && (!json_is_integer(v) ||
+		    json_integer_value(v) < 0 || json_integer_value(v) >
+		    UI_WIRE_MAX_MS))
+			return err_set(err, len, "its 'elapsed_ms' is not a "
+			    "time");
 		return 0;
 	case EV_QUEUED:
 		w->ev.req = json_object_get(w->line, "request");
@@ -130,7 +146,7 @@ ui_wire_event(struct ui_wire *w, char *err, size_t len)
 		[EV_BACKGROUND] = { "stream", "data" },
 		[EV_RESPONSE] = { "response" },
 	};
-	const char *taken[6] = { "event" };
+	const char *taken[7] = { "event" };
 
 	if (ui_wire_envelope(w, err, len) == -1 ||
 	    ui_wire_fields(w, err, len) == -1)
@@ -139,10 +155,11 @@ ui_wire_event(struct ui_wire *w, char *err, size_t len)
 		taken[1] = "seq";
 		taken[2] = "id";
 		taken[3] = "origin";
+		taken[4] = "by";
 	}
 	if ((size_t)w->ev.kind < nitems(own)) {
-		taken[4] = own[w->ev.kind][0];
-		taken[5] = own[w->ev.kind][1];
+		taken[5] = own[w->ev.kind][0];
+		taken[6] = own[w->ev.kind][1];
 	}
 	ui_wire_info(w, taken, nitems(taken));
 	return 0;

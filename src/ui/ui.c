@@ -185,6 +185,18 @@ ui_ours(const struct ui *u, json_t *id, enum ui_why why)
 	return false;
 }
 
+/* Whether id is one of our requests in flight, whatever it was for. */
+static bool
+ui_pending(const struct ui *u, json_t *id)
+{
+	int i;
+
+	for (i = 0; json_is_integer(id) && i < u->npend; i++)
+		if (u->pend[i].id == json_integer_value(id))
+			return true;
+	return false;
+}
+
 /* One line of the attach socket: our own answer, or an event. */
 static void
 ui_remote_line(void *ctx, const char *p, size_t n)
@@ -203,6 +215,9 @@ ui_remote_line(void *ctx, const char *p, size_t n)
 		ui_event(u, &w.ev, true);
 		break;
 	case UW_EVENT:
+		/* a cell of ours that starts: Ctrl-C stops it unasked */
+		if (w.ev.kind == EV_STARTED && ui_pending(u, w.ev.id))
+			u->own_run = w.ev.seq;
 		/* an input event is ours to answer when its cell is */
 		ui_event(u, &w.ev, w.ev.kind == EV_INPUT && ui_ours(u, w.ev.id,
 		    W_EXEC));
@@ -237,7 +252,8 @@ static const struct conn_ops ui_remote_ops = { ui_remote_line,
 static int
 ui_connect(struct ui *u, char *err, size_t len)
 {
-	int fd = peer_connect(u->opts->attach, err, len);
+	int fd = peer_connect(u->opts->attach, u->name, sizeof u->name, err,
+	    len);
 
 	if (fd == -1)
 		return -1;
@@ -271,13 +287,56 @@ ui_submit(struct ui *u, json_t *req, enum ui_why why)
 	return id;
 }
 
+/* Attached, the interrupt names us (the session's name for us, from
+ * its hello): the answer of the cell it stops says a person did. */
 void
 ui_interrupt(struct ui *u)
 {
 	if (u->remote)
-		wire_send(&u->io, json_pack("{s:s}", "op", "interrupt"));
+		wire_send(&u->io, json_pack("{s:s, s:s*}", "op", "interrupt",
+		    "by", u->name[0] != '\0' ? u->name : NULL));
 	else
 		session_interrupt(u->s);
+}
+
+/* The person said yes to interrupting cell seq: unless it has ended
+ * meanwhile (the next cell is not what they were asked about). */
+static void
+ui_interrupt_yes(struct ui *u, const char *seq)
+{
+	if (u->running == 0 || u->running != strtoull(seq, NULL, 10)) {
+		snprintf(u->note, sizeof u->note, "that cell has ended: "
+		    "nothing was interrupted");
+		return;
+	}
+	ui_interrupt(u);
+	snprintf(u->note, sizeof u->note, "%s", UI_NOTE_INTERRUPTING);
+}
+
+/*
+ * In a session of this UI's own every cell is the person's (or the
+ * replay's they started).  Attached, the running cell may be the
+ * agent's or another person's, and a Ctrl-C meant for one's own
+ * typing would cost them their cell: that one is asked about first.
+ */
+void
+ui_interrupt_running(struct ui *u)
+{
+	const struct ui_cell *c = NULL;
+	char seq[24], *q;
+	size_t i;
+
+	for (i = 0; i < u->ncells; i++)
+		if (u->cells[i].seq == u->running)
+			c = &u->cells[i];
+	snprintf(seq, sizeof seq, "%llu", (unsigned long long)u->running);
+	if (!u->remote || u->running == u->own_run || c == NULL) {
+		ui_interrupt_yes(u, seq);
+		return;
+	}
+	xasprintf(&q, " cell %d is not yours (%s): interrupt it? (y/n) ",
+	    c->cell, c->origin);
+	ui_ask(u, ui_interrupt_yes, seq, q);
 }
 
 /* ---- the loop -------------------------------------------------------- */

@@ -471,6 +471,44 @@ check_lines(void)
 }
 
 /* Numbers that would overflow a deadline or a frame. */
+/* An interrupt's "by": a short printable string, counted in characters
+ * as the schema's maxLength counts them. */
+static void
+check_labels(void)
+{
+	struct buf line;
+	int i;
+
+	tap_ok(parses("{\"op\": \"interrupt\", \"by\": \"alice@pts/3\"}",
+	    OP_INTERRUPT), "interrupt by a name");
+	tap_ok(REJECTS("{\"op\": \"interrupt\", \"by\": \"\"}", "'by' must be "
+	    "a string of 1 to 64", "null"), "an empty by");
+	tap_ok(REJECTS("{\"op\": \"interrupt\", \"by\": \"a\\nb\"}",
+	    "'by' must be", "null"), "a by with a newline");
+	tap_ok(REJECTS("{\"op\": \"interrupt\", \"by\": \"a\\u001b[31m\"}",
+	    "'by' must be", "null"), "a by with an escape");
+	tap_ok(REJECTS("{\"op\": \"interrupt\", \"by\": \"a\\u0085\"}",
+	    "'by' must be", "null"), "a by with a C1 control");
+	tap_ok(REJECTS("{\"op\": \"interrupt\", \"by\": 7}",
+	    "'by' must be", "null"), "a by that is a number");
+	buf_init(&line);
+	buf_addstr(&line, "{\"op\": \"interrupt\", \"by\": \"");
+	for (i = 0; i < 64; i++)
+		buf_addstr(&line, "\xe5\x90\x8d");	/* U+540D, 3 bytes */
+	buf_addstr(&line, "\"}");
+	tap_ok(parses(line.p, OP_INTERRUPT), "a by of 64 characters, 192 "
+	    "bytes");
+	buf_free(&line);
+	buf_init(&line);
+	buf_addstr(&line, "{\"op\": \"interrupt\", \"by\": \"");
+	for (i = 0; i < 65; i++)
+		buf_addstr(&line, "x");
+	buf_addstr(&line, "\"}");
+	tap_ok(REJECTS(line.p, "'by' must be", "null"), "a by of 65 "
+	    "characters");
+	buf_free(&line);
+}
+
 static void
 check_numbers(void)
 {
@@ -486,6 +524,7 @@ check_numbers(void)
 	    "from 1 to", "null"), "max_output 0");
 	tap_ok(parses("{\"code\": \"1\", \"max_output\": 100}", OP_EXEC),
 	    "max_output 100");
+	check_labels();
 	{
 		static const char *const bad[] = { "nan", "NaN", "inf",
 		    "-inf", "infinity", "-1", "-0.5k", "1e400", "", "k", "5x" };
