@@ -656,25 +656,34 @@ ui_draw_input(struct ui *u)
 
 /* ---- overlays -------------------------------------------------------- */
 
-/* The overlay's text, its lines past UI_LINE_MAX broken in pieces (on
- * a character's first byte), so the pager shows a long line whole. */
+/* The overlay's text; a line past UI_LINE_MAX (which ui_draw_text
+ * would cut) is broken in pieces of a row or less (on a character's
+ * first byte), so the pager shows it whole and scrolls it row by row. */
 void
 ui_overlay(struct ui *u, const char *title, char *text)
 {
-	const char *p = text;
-	size_t run = 0;
+	size_t run, piece = u->cols > 8 ? (size_t)u->cols - 2 : 8;
+	const char *p, *nl;
 
 	free(u->ov_title);
 	u->ov_title = xstrdup(title);
 	buf_free(&u->ov);
 	buf_addstr(&u->ov, "");
-	for (; *p != '\0'; p++) {
-		run = *p == '\n' ? 0 : run + 1;
-		if (run >= UI_LINE_MAX - 4 && (*p & 0xc0) != 0x80) {
-			buf_add(&u->ov, "\n", 1);
-			run = 1;
+	for (p = text; *p != '\0'; p = nl) {
+		nl = p + strcspn(p, "\n");
+		if (*nl == '\n')
+			nl++;
+		if ((size_t)(nl - p) <= UI_LINE_MAX) {
+			buf_add(&u->ov, p, (size_t)(nl - p));
+			continue;
 		}
-		buf_add(&u->ov, p, 1);
+		for (run = 0; p < nl; p++, run++) {
+			if (run >= piece && (*p & 0xc0) != 0x80 && *p != '\n') {
+				buf_add(&u->ov, "\n", 1);
+				run = 0;
+			}
+			buf_add(&u->ov, p, 1);
+		}
 	}
 	u->ov_scroll = 0;
 	if (u->focus != F_OVERLAY)

@@ -145,6 +145,19 @@ ui_line_add(struct ui_line *l, const char *p, size_t n)
 {
 	if (n == 0)
 		return;
+	if (!l->cut && l->len + n > UI_LINE_MAX &&
+	    l->len < UI_LINE_MAX - UI_LINE_TAIL) {
+		/* the head first, to a character's end */
+		size_t k = UI_LINE_MAX - UI_LINE_TAIL - l->len;
+
+		while (k > 0 && (p[k] & 0xc0) == 0x80)
+			k--;
+		l->text = xrealloc(l->text, l->len + k);
+		memcpy(l->text + l->len, p, k);
+		l->len += k;
+		p += k;
+		n -= k;
+	}
 	if (l->cut || l->len + n > UI_LINE_MAX) {
 		ui_line_cut(l, p, n);
 		return;

@@ -118,7 +118,8 @@ def check_answer(ui, r, what):
           "\n".join(block_of(ui, cell)))
 
 
-agent = Coil("--listen", path, cwd=os.environ.get("TEST_WORKDIR"))
+agent = Coil("--listen", path, "--checkpoint-policy", "every",
+              cwd=os.environ.get("TEST_WORKDIR"))
 ui = None
 try:
     r1 = agent.run("region = 5\nprint('set region')\nregion")
@@ -182,8 +183,8 @@ try:
                 % r1["cell"]),
           "the rollback's own block says where it left the namespace",
           ui.text())
-    check(ui.wait(r"\[%d\] agent \u00b7 rolled back" % r2["cell"]) and
-          shows(ui, "cell %d was rolled back" % r2["cell"]),
+    check(ui.wait(r"\[%d\] agent \u00b7 rolled back" % keep["cell"]) and
+          shows(ui, "cell %d was rolled back" % keep["cell"]),
           "the undone cells are marked: header and a note", ui.text())
     check(ui.wait(r"^region +int +5") and ui.wait_gone(r"^keep +int"),
           "and the namespace pane is the rolled-back one", ui.text())
