@@ -8,6 +8,7 @@ area; / still filters the namespace when that pane has focus."""
 import os
 import re
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
@@ -27,6 +28,16 @@ def picked(scr):
                 r"^(\x1b\[[0-9;]*m)* (result|output)", right):
             return re.sub(r"\x1b\[[0-9;]*m", "", ln).split("\u2502", 1)[1]
     return ""
+
+
+def wait_picked(scr, text, timeout=15):
+    """Wait until the picked line holds text (a regex)."""
+    end = time.time() + timeout
+    while time.time() < end:
+        if re.search(text, picked(scr)):
+            return True
+        time.sleep(0.1)
+    return False
 
 
 scr = Screen(coil_cmd(), 100, 30)
@@ -70,28 +81,31 @@ try:
     scr.keys("Enter")
     check(scr.wait(r"/needle: line \d+ of \d+"),
           "Enter finds the nearest match above", scr.text())
-    check("second needle here" in picked(scr), "and picks it",
+    check(wait_picked(scr, "second needle here"), "and picks it",
           picked(scr))
     scr.keys("n")
-    check(scr.wait(r"/needle: line") and
-          "print('second needle here')" in picked(scr),
+    check(wait_picked(scr, re.escape("print('second needle here')")),
           "n goes on upward: the cell's code", picked(scr))
     scr.keys("n")
-    check(scr.wait(r"/needle: line") and "first needle here" in
-          picked(scr), "n again: the cell before", picked(scr))
+    check(wait_picked(scr, "first needle here"),
+          "n again: the cell before", picked(scr))
     scr.keys("N")
-    check(scr.wait(r"/needle: line"), "N goes back down", scr.text())
+    check(wait_picked(scr, re.escape("print('second needle here')")),
+          "N goes back down", picked(scr))
     scr.keys("[")
-    check(re.search(r"\[\d\] person", picked(scr)),
-          "[ goes to the header of a cell", picked(scr))
+    check(wait_picked(scr, r"\[5\] person"),
+          "[ goes to the header of the cell", picked(scr))
+    scr.keys("[")
+    check(wait_picked(scr, r"\[4\] person"),
+          "[ again: the cell above", picked(scr))
     scr.keys("]")
-    check(re.search(r"\[5\] person", picked(scr)),
+    check(wait_picked(scr, r"\[5\] person"),
           "] goes to the header of the next", picked(scr))
     # to the 1 MB line: its output, opened whole
     scr.keys("/")
     scr.tmux("send-keys", "-l", "xTHE END")
     scr.keys("Enter")
-    check(scr.wait(r"/xTHE END: line") and "left out" in picked(scr),
+    check(wait_picked(scr, "left out"),
           "the long line found", picked(scr))
     scr.keys("o")
     check(scr.wait(r"cell 4: output, whole") and
