@@ -57,8 +57,10 @@ ui_attr(const struct ui *u, enum ui_kind k)
 {
 	static const short pair[] = { [UL_HEAD] = P_HEAD, [UL_CODE] = P_CODE,
 	    [UL_OUT] = 0, [UL_ERR] = P_ERR, [UL_FAIL] = P_FAIL,
-	    [UL_NOTE] = P_NOTE };
-	attr_t a = k == UL_HEAD || k == UL_FAIL ? A_BOLD : A_NORMAL;
+	    [UL_NOTE] = P_NOTE, [UL_RES] = 0, [UL_HINT] = P_NOTE,
+	    [UL_DISP] = P_HEAD };
+	attr_t a = k == UL_HEAD || k == UL_FAIL || k == UL_HINT ? A_BOLD :
+	    A_NORMAL;
 
 	if (k == UL_NOTE)
 		a |= A_DIM;
@@ -225,9 +227,8 @@ ui_wrap(const struct ui_line *l, int w, size_t *at, int max)
 
 static void
 ui_draw_head(struct ui *u, int y, const struct ui_rect *r,
-    const struct ui_line *l)
+    const struct ui_line *l, attr_t a)
 {
-	attr_t a = ui_attr(u, UL_HEAD);
 	int x;
 
 	attrset(a);
@@ -271,11 +272,15 @@ ui_draw_line(struct ui *u, const struct ui_rect *r, int y,
 {
 	static const char *const mark[] = { [UL_HEAD] = "", [UL_CODE] = "> ",
 	    [UL_OUT] = "  ", [UL_ERR] = "! ", [UL_FAIL] = "x ",
-	    [UL_NOTE] = "- " };
+	    [UL_NOTE] = "- ", [UL_RES] = "  ", [UL_HINT] = "? ",
+	    [UL_DISP] = "# " };
 	attr_t a = ui_attr(u, (enum ui_kind)l->kind);
 
+	if (u->focus == F_RECORD && l == ui_line_at(u, u->rec_sel -
+	    u->dropped))
+		a |= A_REVERSE;
 	if (l->kind == UL_HEAD) {
-		ui_draw_head(u, y, r, l);
+		ui_draw_head(u, y, r, l, a);
 		return;
 	}
 	ui_puts(y, r->x, 2, first ? mark[l->kind] : l->kind == UL_ERR ? "!" :
@@ -312,10 +317,12 @@ ui_draw_cells(struct ui *u)
 		attr_t a = i == u->cell_sel ? A_REVERSE : A_NORMAL;
 		int n;
 
-		n = snprintf(row, sizeof row, "[%d] %-*.*s %-11s %7.0f ms  ",
+		n = snprintf(row, sizeof row, "[%d] %-*.*s %-11s %7.0f ms %s ",
 		    c->cell, ow, ow, c->origin, c->resp != NULL ?
 		    status_names[c->resp->status] : "running",
-		    c->resp != NULL ? c->resp->duration_ms : 0.0);
+		    c->resp != NULL ? c->resp->duration_ms : 0.0, c->mark ==
+		    MK_LOST ? "LOST" : c->mark == MK_ROLLED ? "ROLLED BACK" :
+		    "");
 		snprintf(row + n, sizeof row - (size_t)n, "%.*s", (int)strcspn(
 		    c->code, "\n"), c->code);
 		if (a != A_NORMAL) {
@@ -326,6 +333,50 @@ ui_draw_cells(struct ui *u)
 	}
 	if (u->ncells == 0)
 		ui_puts(r->y + 1, r->x + 1, r->w - 1, "(no cells yet)", A_DIM);
+}
+
+static int
+ui_rows(struct ui *u, size_t i, int w)
+{
+	size_t at[UI_LINE_MAX + 1];
+	struct ui_line *l = ui_line_at(u, i);
+
+	return l->kind == UL_HEAD ? 1 : ui_wrap(l, w, at, UI_LINE_MAX + 1);
+}
+
+/* Scroll so the record's picked line is in the h rows of width w. */
+static void
+ui_follow(struct ui *u, int h, int w)
+{
+	size_t sel, bottom, i;
+	int rows = 0;
+
+	if (u->nlines == 0)
+		return;
+	if (u->rec_sel < u->dropped || u->rec_sel - u->dropped >= u->nlines)
+		u->rec_sel = ui_line_no(u, u->nlines - 1);
+	sel = u->rec_sel - u->dropped;
+	if (u->scroll >= u->nlines)
+		u->scroll = u->nlines - 1;
+	bottom = u->nlines - 1 - u->scroll;
+	if (sel > bottom) {
+		u->scroll = u->nlines - 1 - sel;
+		return;
+	}
+	for (i = bottom; ; i--) {
+		rows += ui_rows(u, i, w);
+		if (rows > h || i == sel || i == 0)
+			break;
+	}
+	if (i == sel && rows <= h)
+		return;
+	/* above the view: it goes to the top row */
+	for (rows = 0, i = sel; i < u->nlines; i++) {
+		rows += ui_rows(u, i, w);
+		if (rows > h)
+			break;
+	}
+	u->scroll = u->nlines - (i > sel ? i : sel + 1);
 }
 
 static void
@@ -345,9 +396,12 @@ ui_draw_output(struct ui *u)
 		ui_draw_cells(u);
 		return;
 	}
-	snprintf(title, sizeof title, " output%s", u->scroll > 0 ?
-	    "  (scrolled: PgDn returns)" : "");
-	ui_title(r, title, false);
+	if (u->focus == F_RECORD)
+		ui_follow(u, r->h - 1, r->w - 2);
+	snprintf(title, sizeof title, " output%s", u->focus == F_RECORD ?
+	    " (F5: record) / n N [ ] o, Esc back" : u->scroll > 0 ?
+	    "  (scrolled: PgDn returns, F5 searches)" : "");
+	ui_title(r, title, u->focus == F_RECORD);
 	for (i = u->nlines - (u->scroll < u->nlines ? u->scroll : u->nlines);
 	    i-- > 0 && y > r->y;) {
 		struct ui_line *l = ui_line_at(u, i);
@@ -441,14 +495,15 @@ ui_draw_ns(struct ui *u)
 		    "(no name matches)" : "(no names yet)", A_DIM);
 }
 
-/* Lines of text from the top of r's body, wrapped; returns rows used. */
+/* Lines of text from row y0 of r, wrapped; returns the rows used, and
+ * in *whole (unless NULL) the lines drawn whole. */
 static int
 ui_draw_text(struct ui *u, const struct ui_rect *r, int y0, const char *s,
-    enum ui_kind k)
+    enum ui_kind k, size_t *whole)
 {
 	static attr_t la[UI_LINE_MAX];
 	struct ui_line l = { .kind = (unsigned char)k };
-	size_t at[UI_LINE_MAX + 1];
+	size_t at[UI_LINE_MAX + 1], done = 0;
 	const char *nl;
 	int y = y0, n, i;
 	bool painted;
@@ -470,8 +525,11 @@ ui_draw_text(struct ui *u, const struct ui_rect *r, int y0, const char *s,
 			else
 				ui_put(y, r->x + 1, r->w - 1, l.text + at[i],
 				    at[i + 1] - at[i], ui_attr(u, k));
+		done += i == n;
 		s = nl != NULL ? nl + 1 : NULL;
 	}
+	if (whole != NULL)
+		*whole = done;
 	return y - y0;
 }
 
@@ -513,6 +571,61 @@ ui_draw_matches(struct ui *u, const struct ui_rect *r)
 	}
 }
 
+/* The rows s takes wrapped in w columns, counted up to most. */
+static int
+ui_text_rows(const char *s, int w, int most)
+{
+	struct ui_line l = { 0 };
+	size_t at[UI_LINE_MAX + 1];
+	const char *nl;
+	int rows = 0;
+
+	while (s != NULL && *s != '\0' && rows < most) {
+		nl = strchr(s, '\n');
+		l.text = (char *)s;
+		l.len = nl != NULL ? (size_t)(nl - s) : strlen(s);
+		if (l.len > UI_LINE_MAX)
+			l.len = UI_LINE_MAX;
+		rows += ui_wrap(&l, w, at, UI_LINE_MAX + 1);
+		s = nl != NULL ? nl + 1 : NULL;
+	}
+	return rows;
+}
+
+/* s in the body of r (its title row aside); when it does not fit, its
+ * head, a marker saying how much is left out, and its last line. */
+static void
+ui_draw_capped(struct ui *u, const struct ui_rect *r, const char *s,
+    enum ui_kind k)
+{
+	struct ui_rect body = { r->y + 1, r->x, r->h - 1, r->w };
+	size_t n, total = 0, whole;
+	const char *last, *end;
+	char mark[96];
+	int rows;
+
+	for (n = strlen(s); n > 0 && s[n - 1] == '\n'; n--)
+		;
+	for (end = s; end < s + n; end++)
+		total += *end == '\n';
+	total++;
+	rows = ui_text_rows(s, r->w - 1, body.h + 1);
+	if (rows <= body.h || body.h < 3) {
+		ui_draw_text(u, &body, body.y, s, k, NULL);
+		return;
+	}
+	body.h -= 2;
+	ui_draw_text(u, &body, body.y, s, k, &whole);
+	for (last = s + n; last > s && last[-1] != '\n'; last--)
+		;
+	snprintf(mark, sizeof mark, "\u2026 %zu more lines (F5, o opens "
+	    "it whole)", total - whole - 1);
+	ui_puts(body.y + body.h, r->x + 1, r->w - 1, mark, ui_attr(u,
+	    UL_NOTE) | A_BOLD);
+	ui_put(body.y + body.h + 1, r->x + 1, r->w - 1, last, (size_t)(s + n -
+	    last), ui_attr(u, k));
+}
+
 static void
 ui_draw_result(struct ui *u)
 {
@@ -538,13 +651,16 @@ ui_draw_result(struct ui *u)
 	e = c->resp->error;
 	if (e != NULL) {
 		if (e->traceback != NULL && *e->traceback != '\0')
-			ui_draw_text(u, r, r->y + 1, e->traceback, UL_FAIL);
+			ui_draw_capped(u, r, e->traceback, UL_FAIL);
 		else
-			ui_draw_text(u, r, r->y + 1, e->message, UL_FAIL);
+			ui_draw_capped(u, r, e->message, UL_FAIL);
 	} else if (c->resp->has & RESP_RESULT) {
-		ui_draw_text(u, r, r->y + 1, c->resp->result, UL_OUT);
+		ui_draw_capped(u, r, c->resp->result, UL_OUT);
+	} else if (json_array_size(c->resp->display) > 0) {
+		ui_draw_text(u, r, r->y + 1, "(no result: see its display "
+		    "lines)", UL_NOTE, NULL);
 	} else {
-		ui_draw_text(u, r, r->y + 1, "(no result)", UL_NOTE);
+		ui_draw_text(u, r, r->y + 1, "(no result)", UL_NOTE, NULL);
 	}
 }
 
@@ -717,13 +833,35 @@ ui_draw_input(struct ui *u)
 
 /* ---- overlays -------------------------------------------------------- */
 
+/* The overlay's text; a line past UI_LINE_MAX (which ui_draw_text
+ * would cut) is broken in pieces of a row or less (on a character's
+ * first byte), so the pager shows it whole and scrolls it row by row. */
 void
 ui_overlay(struct ui *u, const char *title, char *text)
 {
+	size_t run, piece = u->cols > 8 ? (size_t)u->cols - 2 : 8;
+	const char *p, *nl;
+
 	free(u->ov_title);
 	u->ov_title = xstrdup(title);
 	buf_free(&u->ov);
-	buf_addstr(&u->ov, text);
+	buf_addstr(&u->ov, "");
+	for (p = text; *p != '\0'; p = nl) {
+		nl = p + strcspn(p, "\n");
+		if (*nl == '\n')
+			nl++;
+		if ((size_t)(nl - p) <= UI_LINE_MAX) {
+			buf_add(&u->ov, p, (size_t)(nl - p));
+			continue;
+		}
+		for (run = 0; p < nl; p++, run++) {
+			if (run >= piece && (*p & 0xc0) != 0x80 && *p != '\n') {
+				buf_add(&u->ov, "\n", 1);
+				run = 0;
+			}
+			buf_add(&u->ov, p, 1);
+		}
+	}
 	u->ov_scroll = 0;
 	if (u->focus != F_OVERLAY)
 		u->back = u->focus;
@@ -731,14 +869,48 @@ ui_overlay(struct ui *u, const char *title, char *text)
 	u->dirty = true;
 }
 
+/* The most ov_scroll may be: the text's last line on the last row of
+ * h rows w wide, so no key scrolls past the end into blank pages. */
+static size_t
+ui_overlay_end(struct ui *u, int h, int w)
+{
+	const char *p = u->ov.p, *end, *q, *b;
+	size_t lines = 1, i, at[UI_LINE_MAX + 1];
+	struct ui_line l = { 0 };
+	int rows = 0;
+
+	if (p == NULL || u->ov.len == 0)
+		return 0;
+	end = p + u->ov.len;
+	if (end[-1] == '\n')
+		end--;
+	for (q = p; q < end; q++)
+		lines += *q == '\n';
+	for (q = end, i = lines; i-- > 0; q = b - 1) {
+		for (b = q; b > p && b[-1] != '\n'; b--)
+			;
+		l.text = (char *)b;
+		l.len = (size_t)(q - b);
+		rows += ui_wrap(&l, w, at, UI_LINE_MAX + 1);
+		if (rows > h)
+			return i + 1;
+		if (b == p)
+			break;
+	}
+	return 0;
+}
+
 static void
 ui_draw_overlay(struct ui *u)
 {
 	struct ui_rect r = { 0, 0, u->lay.input.y - 1, u->cols };
 	const char *p = u->ov.p;
-	size_t k;
+	size_t k, most;
 	int y;
 
+	most = ui_overlay_end(u, r.h - 1, r.w - 1);
+	if (u->ov_scroll > most)
+		u->ov_scroll = most;
 	for (k = 0; k < u->ov_scroll && p != NULL; k++) {
 		p = strchr(p, '\n');
 		if (p != NULL)
@@ -754,9 +926,11 @@ ui_draw_overlay(struct ui *u)
 	ui_title(&r, u->ov_title, true);
 	r.y++;
 	r.h -= 1;
-	ui_draw_text(u, &r, r.y, p, UL_OUT);
-	ui_puts(r.y + r.h, r.x + 2, r.w - 4, " Up/Down/PgUp/PgDn scroll, Esc "
-	    "or q closes ", A_BOLD);
+	ui_draw_text(u, &r, r.y, p, UL_OUT, NULL);
+	ui_puts(r.y + r.h, r.x + 2, r.w - 4, most == 0 ? " Esc or q closes " :
+	    u->ov_scroll == 0 ? " top: Down/PgDn scroll, Esc or q closes " :
+	    u->ov_scroll >= most ? " end: Up/PgUp scroll, Esc or q closes " :
+	    " Up/Down/PgUp/PgDn scroll, Esc or q closes ", A_BOLD);
 }
 
 void
@@ -774,7 +948,7 @@ ui_draw(struct ui *u)
 
 		ui_layout_message(msg, sizeof msg, u->cols, u->rows);
 		curs_set(0);
-		ui_draw_text(u, &all, u->rows / 2 - 1, msg, UL_HEAD);
+		ui_draw_text(u, &all, u->rows / 2 - 1, msg, UL_HEAD, NULL);
 		refresh();
 		return;
 	}

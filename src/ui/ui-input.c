@@ -673,6 +673,8 @@ ui_key(struct ui *u, int key)
 	}
 	if (u->focus == F_NS && ui_filter_key(u, key))
 		return;
+	if (u->focus == F_RECORD && ui_record_key(u, key))
+		return;
 	if ((u->focus == F_REPLAY || (u->focus == F_OVERLAY &&
 	    u->back == F_REPLAY)) && ui_replay_key(u, key))
 		return;

@@ -35,9 +35,25 @@ enum ui_kind {
 	UL_ERR,		/* stderr: marked "!" whatever the colours */
 	UL_FAIL,	/* the cell's error, one line */
 	UL_NOTE,	/* coil's own words: worker, warnings, the end */
+	UL_RES,		/* the result, "Out[3]: 84" (ui-record.c) */
+	UL_HINT,	/* the error's hint, marked "?" */
+	UL_DISP,	/* one display entry: its line's disp is its index
+			   in the cell's answer's "display" (an image's
+			   drawing hangs under it) */
 };
 
+/* What part of a cell's answer a scrollback line shows: the pager
+ * (ui-record.c) opens that part whole. */
+enum ui_field {
+	FD_NONE, FD_CODE, FD_OUT, FD_ERR, FD_RESULT, FD_ERROR, FD_HINT,
+	FD_WARN, FD_DISP, FD_RESTORED, FD_NOTE,
+};
+
+/* What became of a finished cell's state. */
+enum ui_mark { MK_NONE, MK_LOST, MK_ROLLED };
+
 #define UI_LINE_MAX 4096	/* bytes kept of one line; the rest is cut */
+#define UI_LINE_TAIL 1024	/* of them, the line's last bytes */
 /* Whole answers the cell list keeps: this many bytes a scrollback line
  * (10 MiB by default), an effect counted as UI_KEEP_PER_EFFECT. */
 #define UI_KEEP_PER_LINE 1024
@@ -48,7 +64,14 @@ struct ui_line {
 	size_t len;
 	unsigned char kind;	/* enum ui_kind */
 	bool open;		/* output may still continue it */
-	bool cut;		/* bytes past UI_LINE_MAX were left out */
+	bool cut;		/* bytes past UI_LINE_MAX were left out:
+				   text is head, marker, tail */
+	size_t head;		/* cut: the head's bytes */
+	unsigned long long left;	/* cut: the bytes left out */
+	uint64_t seq;		/* the cell (or op) it is of, 0: none */
+	unsigned char field;	/* enum ui_field */
+	int disp;		/* UL_DISP: the entry's index */
+	unsigned short tail;	/* cut: the tail's bytes, text's last */
 };
 
 /* One cell of the session, whoever ran it. */
@@ -66,6 +89,9 @@ struct ui_cell {
 				   own copy (ui-model.c's ui_answer_keep) */
 	size_t weight;		/* the bytes of it a trim lets go of */
 	bool trimmed;		/* resp holds its status and times only */
+	unsigned char mark;	/* enum ui_mark */
+	size_t head_no, end_no;	/* its block's first and last lines, as
+				   ui_line_no counts (shown: valid) */
 };
 
 /* What the person's requests were for, to route their answers. */
@@ -73,7 +99,7 @@ enum ui_why {
 	W_NONE, W_EXEC, W_VARS, W_PING, W_INSPECT, W_COMPLETE, W_OP,
 };
 
-enum ui_focus { F_INPUT, F_NS, F_CELLS, F_OVERLAY, F_REPLAY };
+enum ui_focus { F_INPUT, F_NS, F_CELLS, F_OVERLAY, F_REPLAY, F_RECORD };
 
 struct ui;
 struct ui_replay;
@@ -102,11 +128,17 @@ struct ui {
 	/* the model */
 	struct ui_line *lines;	/* a ring of cap lines */
 	size_t cap, head, nlines;
+	size_t dropped;		/* lines the ring let go of, ever */
+	uint64_t at_seq;	/* the cell new lines are of, and */
+	unsigned char at_field;	/* the field */
+	struct { uint64_t seq; char op[12]; int to; } ops[8];
+	int nops;		/* rollbacks and resets queued, any client's */
 	struct ui_cell *cells;
 	size_t ncells;
 	size_t kept, keep;	/* bytes of whole answers kept, the most */
 	size_t untrimmed;	/* cells before this one are trimmed */
 	uint64_t running;	/* the seq of the running cell, or 0 */
+	uint64_t stopped;	/* the seq of the cell a person stopped */
 	size_t last;		/* the last answered cell + 1, or 0 */
 	json_t *vars;		/* the namespace, sorted by name */
 	int vars_cell;
@@ -121,11 +153,14 @@ struct ui {
 	enum ui_focus focus, back;	/* back: where an overlay returns */
 	size_t scroll;		/* output lines scrolled up from the end */
 	size_t ns_sel, cell_sel;
+	size_t rec_sel;		/* F_RECORD: the line picked (ui_line_no) */
+	char find[64];		/* the record's search, and it is typed */
+	bool finding;
 	char filter[64];
 	bool filtering;
 	char *ov_title;
 	struct buf ov;		/* the overlay's text */
-	size_t ov_scroll;
+	size_t ov_scroll;	/* ui-draw.c keeps it within the text */
 	char **matches;		/* completions to show, NULL-ended */
 	char *ask;		/* a yes/no question, or NULL */
 	ui_yes_fn ask_fn;
@@ -185,13 +220,48 @@ double ui_answer_mib(const struct response *r);
 void ui_note_line(struct ui *u, enum ui_kind kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 struct ui_line *ui_line_at(struct ui *u, size_t i);	/* 0: oldest */
+/* A new line at the end, of u->at_seq's u->at_field; the oldest goes
+ * when the ring is full.  Its text grows with ui_line_add (a line past
+ * UI_LINE_MAX keeps its head and tail, and says what it left out). */
+struct ui_line *ui_push(struct ui *u, enum ui_kind kind);
+void ui_line_add(struct ui_line *l, const char *p, size_t n);
+void ui_close_line(struct ui *u);
+/* A line's number for good (line i is ui_line_no(u, i)): what a cell's
+ * block and the picked line hold, past the ring's turns. */
+#define ui_line_no(u, i) ((u)->dropped + (i))
+struct ui_cell *ui_cell_of(struct ui *u, uint64_t seq);
+void ui_cell_show(struct ui *u, struct ui_cell *c);
 void ui_set_vars(struct ui *u, json_t *vars, int cell);
 size_t ui_vars_shown(struct ui *u, size_t *idx, size_t max);
 void ui_vars_summary(json_t *v, char *out, size_t len);
-void ui_cell_detail(const struct ui_cell *c, struct buf *b);
 void ui_save_output(struct ui *u, const char *path, char *msg, size_t len);
 void ui_save_notebook(struct ui *u, const char *path);	/* %save */
 const struct ui_cell *ui_last_answer(struct ui *u);
+
+/* ui-record.c: a cell's block in the record, past its output, as its
+ * answer said it (ui_record_answer), what became of it (lost, rolled
+ * back), the ops that move the namespace (rollback, reset), and the
+ * record's own keys (F5: search, jump, open a field whole) */
+void ui_record_answer(struct ui *u, struct ui_cell *c,
+    const struct response *r);
+/* An op queued, started or answered: true when it was one of ours
+ * (a rollback's or reset's, any client's) */
+bool ui_record_op(struct ui *u, const struct session_event *ev);
+void ui_cell_detail(const struct ui_cell *c, struct buf *b);
+/* "123 bytes", "4.5 KiB", "1.0 MiB" */
+void ui_size(char *out, size_t len, unsigned long long n);
+
+/* ui-pager.c: the record's focus (F5), its search and jumps, and any
+ * field of a cell opened whole in the pager */
+void ui_record_focus(struct ui *u);
+bool ui_record_key(struct ui *u, int key);	/* the search took it */
+void ui_record_find(struct ui *u);	/* / */
+void ui_record_again(struct ui *u);	/* n */
+void ui_record_back(struct ui *u);	/* N */
+void ui_record_prev_cell(struct ui *u);
+void ui_record_next_cell(struct ui *u);
+void ui_record_move(struct ui *u, long d);	/* lines, PgUp/PgDn too */
+void ui_record_open(struct ui *u);	/* the picked line's field whole */
 
 /* ui-draw.c */
 void ui_draw_setup(struct ui *u);

@@ -18,12 +18,13 @@
 #include "ui-int.h"
 
 #define UI_ESC(c)	(0x10000 | (c))	/* Esc, then c */
-#define ANY		0x1f
+#define ANY		0x3f
 #define IN		(1u << F_INPUT)
 #define NS		(1u << F_NS)
 #define CELLS		(1u << F_CELLS)
 #define OV		(1u << F_OVERLAY)
 #define RP		(1u << F_REPLAY)
+#define REC		(1u << F_RECORD)
 #define LISTS		(NS | CELLS | OV)
 
 /* ---- the bindings ---------------------------------------------------- */
@@ -89,10 +90,16 @@ ui_move(struct ui *u, long d)
 
 static void k_up(struct ui *u) { ui_move(u, -1); }
 static void k_down(struct ui *u) { ui_move(u, 1); }
+static void r_up(struct ui *u) { ui_record_move(u, -1); }
+static void r_down(struct ui *u) { ui_record_move(u, 1); }
 
 static void
 k_pgup(struct ui *u)
 {
+	if (u->focus == F_RECORD) {
+		ui_record_move(u, -(long)ui_page(u));
+		return;
+	}
 	if (u->focus != F_INPUT) {
 		ui_move(u, -(long)ui_page(u));
 		return;
@@ -106,6 +113,10 @@ k_pgup(struct ui *u)
 static void
 k_pgdn(struct ui *u)
 {
+	if (u->focus == F_RECORD) {
+		ui_record_move(u, (long)ui_page(u));
+		return;
+	}
 	if (u->focus != F_INPUT) {
 		ui_move(u, (long)ui_page(u));
 		return;
@@ -271,6 +282,10 @@ static const struct ui_binding {
 	  "the input)" },
 	{ UI_ESC('4'), "Esc 4", ANY, ui_replay_focus, "the same, without "
 	  "F-keys" },
+	{ KEY_F(5), "F5", ANY, ui_record_focus, "the record: search it, go "
+	  "from cell to cell, open a field whole (again: back)" },
+	{ UI_ESC('5'), "Esc 5", ANY, ui_record_focus, "the same, without "
+	  "F-keys" },
 	{ KEY_PPAGE, "PgUp", ANY, k_pgup, "scroll the output (or a list) up" },
 	{ KEY_NPAGE, "PgDn", ANY, k_pgdn, "scroll down" },
 	{ KEY_MOUSE, "wheel", ANY, k_mouse, "scroll the output" },
@@ -307,8 +322,22 @@ static const struct ui_binding {
 	{ 'd', "d", RP, ui_replay_diffs, "the cells that differ from the "
 	  "recording, old and new side by side" },
 	{ 'i', "i", RP, k_back, "the input, to type a cell of your own" },
-	{ 27, "Esc", LISTS | RP, k_back, "back to the input" },
-	{ 'q', "q", LISTS, k_back, "the same" },
+	{ KEY_UP, "Up", REC, r_up, "the line above (PgUp: a page)" },
+	{ KEY_DOWN, "Down", REC, r_down, "the line below (PgDn: a page)" },
+	{ '/', "/", REC, ui_record_find, "search the record, case aside "
+	  "(Enter: the nearest match at or above the line)" },
+	{ 'n', "n", REC, ui_record_again, "the next match above" },
+	{ 'N', "N", REC, ui_record_back, "the next match below" },
+	{ '[', "[", REC, ui_record_prev_cell, "the header of the cell "
+	  "above" },
+	{ ']', "]", REC, ui_record_next_cell, "the header of the cell "
+	  "below" },
+	{ 'o', "o", REC, ui_record_open, "open the line's field whole in "
+	  "the pager: code, output, stderr, result, error, hint, warnings, "
+	  "display, restored; on a header, the whole cell" },
+	{ '\n', "Enter", REC, ui_record_open, "the same as o" },
+	{ 27, "Esc", LISTS | RP | REC, k_back, "back to the input" },
+	{ 'q', "q", NS | CELLS | REC, k_back, "the same" },
 	{ 'q', "q", OV, k_back, "close" },
 };
 
@@ -419,7 +448,8 @@ void
 ui_help_text(struct buf *b)
 {
 	static const char *const where[] = { "input", "namespace (F2)",
-	    "cells (F3)", "overlays", "replay (F4, coil --replay FILE)" };
+	    "cells (F3)", "overlays (the pager: they stop at their ends)",
+	    "replay (F4, coil --replay FILE)", "record (F5)" };
 	size_t i;
 	int f;
 

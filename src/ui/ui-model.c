@@ -27,10 +27,6 @@
 #include "hostfs.h"
 #include "ui-int.h"
 
-static const char *const ui_markers[] = {
-	[UL_HEAD] = "", [UL_CODE] = "  ", [UL_OUT] = "  ", [UL_ERR] = "! ",
-	[UL_FAIL] = "x ", [UL_NOTE] = "- ",
-};
 
 void
 ui_model_init(struct ui *u, size_t scrollback)
@@ -73,41 +69,105 @@ ui_last_line(struct ui *u)
 	return u->nlines > 0 ? ui_line_at(u, u->nlines - 1) : NULL;
 }
 
-/* A new line at the end; the oldest goes when the ring is full.  A view
- * scrolled up stays on the lines it shows. */
-static struct ui_line *
+/* The view scrolled up stays on the lines it shows; the picked line
+ * and the cells' blocks count lines for good (ui_line_no). */
+struct ui_line *
 ui_push(struct ui *u, enum ui_kind kind)
 {
 	struct ui_line *l;
+	struct ui_cell *c;
 
 	if (u->nlines == u->cap) {
 		free(u->lines[u->head].text);
 		u->head = (u->head + 1) % u->cap;
 		u->nlines--;
+		u->dropped++;
+		if (u->rec_sel < u->dropped)
+			u->rec_sel = u->dropped;
 	}
 	l = ui_line_at(u, u->nlines++);
-	*l = (struct ui_line){ .kind = (unsigned char)kind, .open = true };
+	*l = (struct ui_line){ .kind = (unsigned char)kind, .open = true,
+	    .seq = u->at_seq, .field = u->at_field };
 	if (u->scroll > 0 && u->scroll + 1 < u->nlines)
 		u->scroll++;
+	c = u->at_seq > 0 ? ui_cell_of(u, u->at_seq) : NULL;
+	if (c != NULL && c->shown)
+		c->end_no = ui_line_no(u, u->nlines - 1);
 	u->dirty = true;
 	return l;
 }
 
+/* A line past UI_LINE_MAX: its head, a marker saying what was left
+ * out, and its last UI_LINE_TAIL bytes (the end of a 1 MB line is often
+ * what says what it was), n more bytes p coming. */
 static void
+ui_line_cut(struct ui_line *l, const char *p, size_t n)
+{
+	size_t had = l->cut ? l->tail : l->len, h = l->cut ? l->head :
+	    UI_LINE_MAX - UI_LINE_TAIL, t, a, total;
+	char *mid = xmalloc(had + UI_LINE_TAIL + 1), mark[96], size[32];
+
+	if (!l->cut) {
+		/* the head ends on a character's first byte */
+		if (h > l->len)
+			h = l->len;
+		while (h > 0 && h < l->len && (l->text[h] & 0xc0) == 0x80)
+			h--;
+		had = l->len - h;
+		memcpy(mid, l->text + h, had);
+	} else {
+		memcpy(mid, l->text + l->len - had, had);
+	}
+	total = had + n;
+	t = total < UI_LINE_TAIL ? total : UI_LINE_TAIL;
+	a = t > n ? t - n : 0;		/* of the old bytes, kept */
+	memmove(mid, mid + had - a, a);
+	memcpy(mid + a, p + (n - (t - a)), t - a);
+	while (t > 0 && (mid[0] & 0xc0) == 0x80) {
+		memmove(mid, mid + 1, --t);
+	}
+	l->left += total - t;
+	l->cut = true;
+	l->head = h;
+	l->tail = (unsigned short)t;
+	ui_size(size, sizeof size, l->left);
+	snprintf(mark, sizeof mark, " \u2026[%s left out: F5, o shows it "
+	    "whole]\u2026 ", size);
+	l->text = xrealloc(l->text, h + strlen(mark) + t);
+	memcpy(l->text + h, mark, strlen(mark));
+	memcpy(l->text + h + strlen(mark), mid, t);
+	l->len = h + strlen(mark) + t;
+	free(mid);
+}
+
+void
 ui_line_add(struct ui_line *l, const char *p, size_t n)
 {
-	if (l->len + n > UI_LINE_MAX) {
-		n = UI_LINE_MAX - l->len;
-		l->cut = true;
-	}
 	if (n == 0)
 		return;
+	if (!l->cut && l->len + n > UI_LINE_MAX &&
+	    l->len < UI_LINE_MAX - UI_LINE_TAIL) {
+		/* the head first, to a character's end */
+		size_t k = UI_LINE_MAX - UI_LINE_TAIL - l->len;
+
+		while (k > 0 && (p[k] & 0xc0) == 0x80)
+			k--;
+		l->text = xrealloc(l->text, l->len + k);
+		memcpy(l->text + l->len, p, k);
+		l->len += k;
+		p += k;
+		n -= k;
+	}
+	if (l->cut || l->len + n > UI_LINE_MAX) {
+		ui_line_cut(l, p, n);
+		return;
+	}
 	l->text = xrealloc(l->text, l->len + n);
 	memcpy(l->text + l->len, p, n);
 	l->len += n;
 }
 
-static void
+void
 ui_close_line(struct ui *u)
 {
 	struct ui_line *l = ui_last_line(u);
@@ -135,6 +195,7 @@ ui_append(struct ui *u, enum ui_kind kind, const char *p, size_t n)
 		if (p[k] == '\r' && !(k + 1 < n && p[k + 1] == '\n')) {
 			l->len = 0;
 			l->cut = false;
+			l->left = 0;
 			p += k + 1;
 			n -= k + 1;
 			continue;
@@ -167,7 +228,7 @@ ui_note_line(struct ui *u, enum ui_kind kind, const char *fmt, ...)
 
 /* ---- cells --------------------------------------------------------- */
 
-static struct ui_cell *
+struct ui_cell *
 ui_cell_of(struct ui *u, uint64_t seq)
 {
 	size_t i;
@@ -229,6 +290,13 @@ ui_answer_keep(const struct response *r, bool whole)
 		k->error->message = whole ? xstrdup(e->message) : NULL;
 		if (whole && e->traceback != NULL)
 			k->error->traceback = xstrdup(e->traceback);
+		if (whole && e->hint != NULL)
+			k->error->hint = xstrdup(e->hint);
+	}
+	if (whole) {
+		k->restored = json_incref(r->restored);
+		k->warnings = json_incref(r->warnings);
+		k->fields = json_incref(r->fields);
 	}
 	if (!(r->has & RESP_EXEC))
 		return k;
@@ -246,6 +314,9 @@ ui_answer_keep(const struct response *r, bool whole)
 	if (r->has & RESP_RESULT)
 		response_set_result(k, r->result, r->result_len);
 	k->effects = json_incref(r->effects);
+	k->effects_more = r->effects_more;
+	k->display = json_incref(r->display);
+	k->truncated = r->truncated;
 	return k;
 }
 
@@ -311,19 +382,25 @@ ui_cells_bound(struct ui *u, struct ui_cell *c)
 	}
 }
 
-/* The header and the source, once the cell has something to show. */
-static void
+/* The header and the source, once the cell has something to show:
+ * the lines after them are of the cell until another's come. */
+void
 ui_cell_show(struct ui *u, struct ui_cell *c)
 {
 	const char *p, *nl;
 
+	u->at_seq = c->seq;
+	u->at_field = FD_NONE;
 	if (c->shown)
 		return;
-	c->shown = true;
+	ui_close_line(u);
 	if (c->cell > 0)
 		ui_note_line(u, UL_HEAD, "[%d] %s", c->cell, c->origin);
 	else
 		ui_note_line(u, UL_HEAD, "[?] %s", c->origin);
+	c->shown = true;
+	c->head_no = c->end_no = ui_line_no(u, u->nlines - 1);
+	u->at_field = FD_CODE;
 	for (p = c->code; p != NULL && *p != '\0'; p = nl + 1) {
 		nl = strchr(p, '\n');
 		if (nl == NULL)
@@ -337,6 +414,7 @@ ui_cell_show(struct ui *u, struct ui_cell *c)
 		if (*nl == '\0')
 			break;
 	}
+	u->at_field = FD_NONE;
 }
 
 /* An exec request was queued (ev->req, the request object). */
@@ -347,9 +425,12 @@ ui_queued(struct ui *u, const struct session_event *ev)
 	const char *code = json_string_value(json_object_get(ev->req, "code"));
 	struct ui_cell *c;
 
-	if (op == NULL || strcmp(op, "exec") != 0 || code == NULL ||
-	    ui_cell_of(u, ev->seq) != NULL)
+	if (ui_cell_of(u, ev->seq) != NULL)
 		return;
+	if (op == NULL || strcmp(op, "exec") != 0 || code == NULL) {
+		ui_record_op(u, ev);
+		return;
+	}
 	u->cells = xrealloc(u->cells, (u->ncells + 1) * sizeof *u->cells);
 	c = &u->cells[u->ncells++];
 	*c = (struct ui_cell){ .seq = ev->seq, .code = xstrdup(code) };
@@ -360,17 +441,6 @@ ui_queued(struct ui *u, const struct session_event *ev)
 	    ev->by != NULL ? ev->by : "");
 }
 
-/* One line of an error for the scrollback: "Type: message". */
-static void
-ui_fail_line(struct ui *u, const struct response_error *e)
-{
-	const char *msg = e->message != NULL ? e->message : "";
-	const char *nl = strchr(msg, '\n');
-
-	ui_note_line(u, UL_FAIL, "%s: %.*s", e->type, nl != NULL ?
-	    (int)(nl - msg) : 200, msg);
-}
-
 static void
 ui_answer_output(struct ui *u, const char *text, size_t len,
     enum ui_kind kind)
@@ -378,6 +448,7 @@ ui_answer_output(struct ui *u, const char *text, size_t len,
 	if (len == 0)
 		return;
 	ui_close_line(u);
+	u->at_field = kind == UL_ERR ? FD_ERR : FD_OUT;
 	ui_append(u, kind, text, len);
 }
 
@@ -385,7 +456,10 @@ ui_answer_output(struct ui *u, const char *text, size_t len,
 static void
 ui_answer_run(void *ctx, int stream, const char *text, size_t n)
 {
-	ui_append(ctx, stream == 2 ? UL_ERR : UL_OUT, text, n);
+	struct ui *u = ctx;
+
+	u->at_field = stream == 2 ? FD_ERR : FD_OUT;
+	ui_append(u, stream == 2 ? UL_ERR : UL_OUT, text, n);
 }
 
 /* The answer's streams, in the order they came when order (a history
@@ -436,8 +510,8 @@ ui_answered(struct ui *u, struct ui_cell *c, const struct response *r,
 	c->done = true;
 	c->resp = ui_answer_keep(r, true);
 	ui_cells_bound(u, c);
-	if (r->error != NULL)
-		ui_fail_line(u, r->error);
+	ui_cell_show(u, c);
+	ui_record_answer(u, c, c->resp);
 	u->last = (size_t)(c - u->cells) + 1;
 }
 
@@ -475,9 +549,14 @@ ui_info(struct ui *u, const struct session_event *ev)
 	case EV_WORKER:
 		what = json_string_value(json_object_get(o, "state"));
 		how = json_string_value(json_object_get(o, "how"));
-		if (what != NULL && strcmp(what, "died") == 0)
-			ui_note_line(u, UL_NOTE, "the worker died (%s)",
-			    how != NULL ? how : "?");
+		if (what == NULL || strcmp(what, "died") != 0)
+			break;
+		/* under the block of the cell it ran, not the last one's */
+		if (u->running != 0 && ui_cell_of(u, u->running) != NULL)
+			ui_cell_show(u, ui_cell_of(u, u->running));
+		u->at_field = FD_NOTE;
+		ui_note_line(u, UL_NOTE, "the worker died (%s)", how != NULL ?
+		    how : "?");
 		break;
 	case EV_CHECKPOINT:
 		what = json_string_value(json_object_get(o, "state"));
@@ -516,6 +595,12 @@ ui_output(struct ui *u, enum session_ev kind, uint64_t seq, int stream,
 	u->dirty = true;
 	if (kind == EV_OUTPUT && c != NULL)
 		ui_cell_show(u, c);
+	else if (u->at_seq != 0) {
+		/* between cells: no cell's */
+		ui_close_line(u);
+		u->at_seq = 0;
+	}
+	u->at_field = stream == 2 ? FD_ERR : FD_OUT;
 	ui_append(u, stream == 2 ? UL_ERR : UL_OUT, data, len);
 }
 
@@ -538,8 +623,10 @@ ui_event(struct ui *u, const struct session_event *ev, bool own)
 		ui_queued(u, ev);
 		break;
 	case EV_STARTED:
-		if (c == NULL)
+		if (c == NULL) {
+			ui_record_op(u, ev);
 			break;
+		}
 		c->cell = ev->cell;
 		/* a cell that ran before we attached: from its start */
 		c->started_ms = now_ms() - json_integer_value(json_object_get(
@@ -549,6 +636,8 @@ ui_event(struct ui *u, const struct session_event *ev, bool own)
 	case EV_RESPONSE:
 		if (c != NULL)
 			ui_answered(u, c, ev->resp, NULL);
+		else
+			ui_record_op(u, ev);
 		if (own)
 			ui_own_answer(u, ev->resp);
 		break;
@@ -678,123 +767,4 @@ ui_vars_summary(json_t *v, char *out, size_t len)
 		snprintf(out, len, "%.*s", repr != NULL ? (int)strcspn(repr,
 		    "\n") : 0, repr != NULL ? repr : "");
 	}
-}
-
-/* ---- a cell in full, and the output to a file ----------------------- */
-
-static void
-ui_detail_text(struct buf *b, const char *title, const char *s)
-{
-	if (s == NULL || *s == '\0')
-		return;
-	buf_printf(b, "\n%s:\n%s%s", title, s, s[strlen(s) - 1] == '\n' ?
-	    "" : "\n");
-}
-
-void
-ui_cell_detail(const struct ui_cell *c, struct buf *b)
-{
-	const struct response *r = c->resp;
-	const struct response_error *e = r != NULL ? r->error : NULL;
-	char *fx;
-
-	buf_printf(b, "cell %d, by the %s: %s\n", c->cell, c->origin,
-	    r != NULL ? status_names[r->status] : "running");
-	if (r != NULL)
-		buf_printf(b, "duration %.1f ms, cpu %.1f ms, memory peak %.1f "
-		    "MiB\n", r->duration_ms, ui_answer_cpu_ms(r),
-		    ui_answer_mib(r));
-	buf_printf(b, "\ncode:\n%s\n", c->code);
-	if (c->trimmed)
-		buf_addstr(b, "\n(its output, result and traceback are no "
-		    "longer kept: the cell list keeps the newest answers "
-		    "whole, 1 KiB a line of --scrollback in all; --record "
-		    "keeps them all)\n");
-	if (r == NULL)
-		return;
-	ui_detail_text(b, "stdout", r->output);
-	ui_detail_text(b, "stderr", r->stderr_text);
-	ui_detail_text(b, "result", r->result);
-	if (e != NULL) {
-		/* a trimmed answer keeps the error's type alone */
-		buf_printf(b, "\nerror: %s%s%s\n", e->type, e->message != NULL ?
-		    ": " : "", e->message != NULL ? e->message : "");
-		ui_detail_text(b, "traceback", e->traceback);
-	}
-	if (json_array_size(r->effects) > 0) {
-		fx = json_dumps(r->effects, JSON_INDENT(1));
-		buf_printf(b, "\neffects:\n%s\n", fx);
-		free(fx);
-	}
-}
-
-void
-ui_save_output(struct ui *u, const char *path, char *msg, size_t len)
-{
-	struct hostfs_dir dir = { -1, false, false };
-	struct hostfs_new nf;
-	char *name = NULL, why[256];
-	size_t i;
-	FILE *f;
-	bool ok, saved = false;
-
-	/* Typed while cells run: walked now, so no link a cell put in the
-	 * work dir is followed, and written as a new file renamed over
-	 * the name, so nothing there is truncated (hostfs.h). */
-	if (hostfs_walk(path, HOSTFS_PARENT, &dir, &name, why,
-	    sizeof why) == -1 ||
-	    hostfs_new_open(&nf, &dir, name, why, sizeof why) == -1)
-		goto out;
-	if ((f = fdopen(nf.fd, "w")) == NULL) {
-		snprintf(why, sizeof why, "%s", strerror(errno));
-		close(nf.fd);
-		hostfs_new_commit(&nf, &dir, name, false, NULL, 0);
-		goto out;
-	}
-	for (i = 0; i < u->nlines; i++) {
-		struct ui_line *l = ui_line_at(u, i);
-
-		fprintf(f, "%s%s%.*s\n", ui_markers[l->kind], l->kind ==
-		    UL_HEAD ? "-- " : "", (int)l->len, l->text != NULL ?
-		    l->text : "");
-	}
-	ok = fclose(f) != EOF;
-	if (!ok)
-		snprintf(why, sizeof why, "%s", strerror(errno));
-	if (hostfs_new_commit(&nf, &dir, name, ok, why, sizeof why) == -1 ||
-	    !ok)
-		goto out;
-	snprintf(msg, len, "saved %zu lines to '%s'", u->nlines, path);
-	saved = true;
-out:
-	if (!saved)
-		snprintf(msg, len, "cannot write '%s': %s", path, why);
-	free(name);
-	hostfs_close(&dir);
-}
-
-/* FILE.ipynb: the session as a notebook, through %save in a cell of
- * ours, so the worker writes it under the sandbox's rights (link.h). */
-void
-ui_save_notebook(struct ui *u, const char *path)
-{
-	struct buf b;
-	const char *p;
-
-	if (strchr(path, '\n') != NULL) {
-		snprintf(u->note, sizeof u->note, "a notebook's name has no "
-		    "newline");
-		return;
-	}
-	buf_init(&b);
-	buf_addstr(&b, "%save -f '");
-	for (p = path; *p != '\0'; p++)
-		if (*p == '\'')
-			buf_addstr(&b, "'\"'\"'");	/* shlex's quoting */
-		else
-			buf_add(&b, p, 1);
-	buf_addstr(&b, "'");
-	ui_submit(u, json_pack("{s:s, s:s}", "op", "exec", "code", b.p),
-	    W_OP);
-	buf_free(&b);
 }

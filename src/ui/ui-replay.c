@@ -255,10 +255,20 @@ rp_show(struct ui *u, const int *idx, int n)
 	buf_addstr(&b, "");
 	for (i = 0; i < n; i++) {
 		struct rp_cell *c = &rp->cells[idx[i]];
+		struct rcell rc = { 0 };
 
-		buf_printf(&b, "%scell %d of %d (line %d of the file) "
-		    "differs:\n", i > 0 ? "\n" : "", idx[i] + 1, rp->n,
-		    c->line);
+		if (c->line > 0)
+			buf_printf(&b, "%scell %d of %d (line %d of the file) "
+			    "differs:\n", i > 0 ? "\n" : "", idx[i] + 1,
+			    rp->n, c->line);
+		else
+			buf_printf(&b, "%scell %d of %d (cell %d of the file) "
+			    "differs:\n", i > 0 ? "\n" : "", idx[i] + 1,
+			    rp->n, c->n);
+		if (rp_cell_load(rp, idx[i], &rc))
+			buf_printf(&b, "code:\n%s\n", json_string_value(
+			    json_object_get(rc.req, "code")) ?: "(none)");
+		rcell_clear(&rc);
 		if (u->cols >= 72)
 			rp_side(&b, c->was, c->now, u->cols - 2);
 		else
@@ -404,7 +414,14 @@ rp_event(void *ctx, const struct session_event *ev)
 	if (rp->wait == RW_CELL) {
 		rp->cells[rp->done].after = (int)json_integer_value(
 		    json_object_get(got, "cell"));
-		rp_compare(u, rp->done, got);
+		if (ev->resp->status == ST_INTERRUPTED &&
+		    ev->resp->seq == u->stopped)
+			/* the person stopped it: no difference of the file's */
+			ui_note_line(u, UL_NOTE, "replay: cell %d of %d was "
+			    "interrupted by you: not compared", rp->done + 1,
+			    rp->n);
+		else
+			rp_compare(u, rp->done, got);
 		rp->done++;
 		if (rp->cells[rp->done - 1].pin != NULL) {
 			/* the state a rollback later in the file goes back
@@ -480,6 +497,7 @@ ui_replay_stop(struct ui *u)
 	}
 	if (u->rp->wait == RW_CELL) {
 		u->rp->target = u->rp->done + 1;
+		u->stopped = u->running;
 		ui_interrupt(u);
 	}
 	/* keeping the state of the cell that ran (done counts it): the

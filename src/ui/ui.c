@@ -309,6 +309,7 @@ ui_interrupt_yes(struct ui *u, const char *seq)
 		    "nothing was interrupted");
 		return;
 	}
+	u->stopped = u->running;
 	ui_interrupt(u);
 	snprintf(u->note, sizeof u->note, "%s", UI_NOTE_INTERRUPTING);
 }
