@@ -62,6 +62,9 @@ def steps(scr):
           scr.wait(r"^ +status: ok +\| status: ok$"),
           "the cell that differs: recorded and replayed side by side, "
           "the differing row marked", scr.text())
+    check(scr.wait(r"^ *code:$") and
+          scr.wait(r"^ *print\(open\('data\.txt'\)\.read\(\)\.strip\(\)\)$"),
+          "the comparison shows the differing cell's code", scr.text())
     check(not any("cell 3 of 4" in line or "cell 4 of 4 (line" in line
                   for line in scr.text().splitlines()),
           "the cells that match are not shown", scr.text())
@@ -236,6 +239,43 @@ try:
     scr.keys("C-d")
 finally:
     scr.close()
+
+# a notebook's cell that differs is named by its cell in the file, and
+# a cell the person interrupts is not a difference of the file's
+with open(os.path.join(WORK, "data.txt"), "w") as f:
+    f.write("three\n")
+c = Coil("--export", "differs.ipynb", "--no-record", cwd=WORK)
+c.run("print(open('data.txt').read().strip())")
+c.run("import os, time\nwhile os.path.exists('hold'):\n"
+      "    time.sleep(0.05)\n'free'")
+check_exit(c, "a notebook of a cell that reads a file and one that waits")
+with open(os.path.join(WORK, "data.txt"), "w") as f:
+    f.write("four\n")
+open(os.path.join(WORK, "hold"), "w").close()
+scr = Screen(coil_cmd("--replay", "differs.ipynb"), 100, 30, cwd=WORK)
+try:
+    check(scr.wait(r"^ replay: cell 0 of 2 \|"), "the notebook opens",
+          scr.text())
+    scr.keys("a")
+    check(scr.wait(r"^ replay: cell 1 of 2, running"),
+          "a runs into the cell that waits", scr.text())
+    scr.keys("C-c")
+    check(scr.wait(r"cell 2 interrupted") and
+          scr.wait(r"replay: 1 cell differs from the recording") and
+          scr.wait(r"cell 1 of 2 \(cell \d+ of the file\) differs") and
+          scr.wait(r"^ ! +three +\| +four$") and
+          not scr.wait(r"cell 2 of 2 \(", timeout=1),
+          "the notebook's differing cell is named by its cell in the "
+          "file, and the interrupted one is not listed", scr.text())
+    scr.keys("Escape")
+    check(scr.wait_joined(r"replay: cell 2 of 2 was interrupted by you: "
+                          r"not compared"),
+          "the record says the cell the person stopped was not compared",
+          scr.text())
+    scr.keys("C-d")
+finally:
+    scr.close()
+    os.unlink(os.path.join(WORK, "hold"))
 
 # --plain on a terminal: the lines of before
 scr = Screen(coil_cmd("--replay", "t.jsonl", "--plain"), 80, 30, cwd=WORK)
