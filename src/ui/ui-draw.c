@@ -21,6 +21,7 @@
 #include <ncurses.h>
 #include <readline/readline.h>
 
+#include "ui-image.h"
 #include "ui-int.h"
 
 enum { P_ERR = 1, P_HEAD, P_FAIL, P_NOTE, P_CODE };
@@ -50,7 +51,7 @@ ui_attr(const struct ui *u, enum ui_kind k)
 {
 	static const short pair[] = { [UL_HEAD] = P_HEAD, [UL_CODE] = P_CODE,
 	    [UL_OUT] = 0, [UL_ERR] = P_ERR, [UL_FAIL] = P_FAIL,
-	    [UL_NOTE] = P_NOTE };
+	    [UL_NOTE] = P_NOTE, [UL_IMAGE] = 0 };
 	attr_t a = k == UL_HEAD || k == UL_FAIL ? A_BOLD : A_NORMAL;
 
 	if (k == UL_NOTE)
@@ -182,7 +183,7 @@ ui_draw_line(struct ui *u, const struct ui_rect *r, int y,
 {
 	static const char *const mark[] = { [UL_HEAD] = "", [UL_CODE] = "> ",
 	    [UL_OUT] = "  ", [UL_ERR] = "! ", [UL_FAIL] = "x ",
-	    [UL_NOTE] = "- " };
+	    [UL_NOTE] = "- ", [UL_IMAGE] = "" };
 	attr_t a = ui_attr(u, (enum ui_kind)l->kind);
 
 	if (l->kind == UL_HEAD) {
@@ -251,6 +252,13 @@ ui_draw_output(struct ui *u)
 	    i-- > 0 && y > r->y;) {
 		struct ui_line *l = ui_line_at(u, i);
 
+		if (l->kind == UL_IMAGE) {
+			n = ui_image_rows(u, l, r->w - 2, r->h - 2);
+			ui_image_draw(u, l, r->x + 2, y - n + 1, r->w - 2, n,
+			    r->y + 1);
+			y -= n;
+			continue;
+		}
 		n = l->kind == UL_HEAD ? 1 : ui_wrap(l, r->w - 2, at,
 		    UI_LINE_MAX + 1);
 		at[n] = l->len;
@@ -607,4 +615,5 @@ ui_draw(struct ui *u)
 	if (u->focus == F_OVERLAY)
 		ui_draw_overlay(u);
 	ui_draw_input(u);
+	ui_image_flush(u);
 }

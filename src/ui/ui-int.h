@@ -35,6 +35,7 @@ enum ui_kind {
 	UL_ERR,		/* stderr: marked "!" whatever the colours */
 	UL_FAIL,	/* the cell's error, one line */
 	UL_NOTE,	/* coil's own words: worker, warnings, the end */
+	UL_IMAGE,	/* a figure (ui-image.c), its text shown without it */
 };
 
 #define UI_LINE_MAX 4096	/* bytes kept of one line; the rest is cut */
@@ -49,6 +50,7 @@ struct ui_line {
 	unsigned char kind;	/* enum ui_kind */
 	bool open;		/* output may still continue it */
 	bool cut;		/* bytes past UI_LINE_MAX were left out */
+	uint32_t img;		/* UL_IMAGE: its figure's number */
 };
 
 /* One cell of the session, whoever ran it. */
@@ -75,6 +77,7 @@ enum ui_focus { F_INPUT, F_NS, F_CELLS, F_OVERLAY, F_REPLAY };
 
 struct ui;
 struct ui_replay;
+struct ui_images;
 typedef void (*ui_yes_fn)(struct ui *u, const char *arg);
 
 struct ui {
@@ -140,6 +143,7 @@ struct ui {
 	bool quit;
 
 	struct ui_replay *rp;	/* --replay's steps, or NULL */
+	struct ui_images *img;	/* the figures kept (ui-image.c) */
 };
 
 /* ui.c */

@@ -25,11 +25,12 @@
 
 #include "export.h"
 #include "hostfs.h"
+#include "ui-image.h"
 #include "ui-int.h"
 
 static const char *const ui_markers[] = {
 	[UL_HEAD] = "", [UL_CODE] = "  ", [UL_OUT] = "  ", [UL_ERR] = "! ",
-	[UL_FAIL] = "x ", [UL_NOTE] = "- ",
+	[UL_FAIL] = "x ", [UL_NOTE] = "- ", [UL_IMAGE] = "- ",
 };
 
 void
@@ -57,6 +58,7 @@ ui_model_free(struct ui *u)
 	}
 	free(u->cells);
 	json_decref(u->vars);
+	ui_image_free(u);
 }
 
 /* ---- the scrollback ------------------------------------------------ */
@@ -431,6 +433,7 @@ ui_answered(struct ui *u, struct ui_cell *c, const struct response *r,
 		ui_answer_streams(u, r, order);
 	}
 	ui_close_line(u);
+	ui_image_answer(u, r);
 	c->done = true;
 	c->resp = ui_answer_keep(r, true);
 	ui_cells_bound(u, c);

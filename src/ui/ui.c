@@ -44,6 +44,7 @@
 #include "peer.h"
 #include "request.h"
 #include "ui.h"
+#include "ui-image.h"
 #include "ui-int.h"
 #include "wire.h"
 
@@ -130,7 +131,9 @@ ui_term_start(struct ui *u)
 		home = xstrdup(home);
 		unsetenv("HOME");
 	}
+	ui_term_query();
 	initscr();
+	ui_term_unget();
 	if (home != NULL) {
 		setenv("HOME", home, 1);
 		free(home);
