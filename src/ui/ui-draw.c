@@ -253,7 +253,8 @@ ui_draw_output(struct ui *u)
 		struct ui_line *l = ui_line_at(u, i);
 
 		if (l->kind == UL_IMAGE) {
-			n = ui_image_rows(u, l, r->w - 2, r->h - 2);
+			/* room above it for its display line and more */
+			n = ui_image_rows(u, l, r->w - 2, (r->h - 1) * 3 / 4);
 			ui_image_draw(u, l, r->x + 2, y - n + 1, r->w - 2, n,
 			    r->y + 1);
 			y -= n;
