@@ -40,13 +40,16 @@
 #include "ui-pixels.h"
 
 #define UI_PLACES 32
+#define UI_IMAGE_COUNT 4096	/* figures kept, those to come too */
 
 struct ui_img {
 	uint32_t id;
 	uint64_t seq;		/* its cell's request */
 	int cell;
-	char *png;
+	char *png;		/* NULL: an attached UI's, bytes to come */
 	size_t len;
+	size_t at;		/* to come: its display entry in display */
+	json_t *display;
 	struct ui_pixmap pm;	/* decoded for the box bw x bh */
 	unsigned bw, bh;
 	bool failed;
@@ -83,6 +86,7 @@ ui_img_drop(struct ui_images *s, size_t i)
 	struct ui_img *m = &s->v[i];
 
 	s->bytes -= m->len + (size_t)m->pm.w * m->pm.h * 3;
+	json_decref(m->display);
 	free(m->png);
 	free(m->pm.px);
 	memmove(m, m + 1, (s->n - i - 1) * sizeof *m);
@@ -109,7 +113,8 @@ ui_img_bound(struct ui_images *s, uint32_t keep)
 {
 	size_t i = 0;
 
-	while (s->bytes > UI_IMAGE_KEEP && i < s->n) {
+	while ((s->bytes > UI_IMAGE_KEEP || s->n > UI_IMAGE_COUNT) &&
+	    i < s->n) {
 		if (s->v[i].id == keep)
 			i++;
 		else
@@ -129,39 +134,88 @@ ui_img_find(struct ui *u, uint32_t id)
 	return NULL;
 }
 
+/* A new figure of r's display entry at, its bytes p (NULL: to come),
+ * with its two lines; the new entry. */
+static struct ui_img *
+ui_img_add(struct ui *u, const struct response *r, size_t at, const char *p,
+    size_t n)
+{
+	struct ui_images *s = ui_images(u);
+	json_t *e = json_array_get(r->display, at);
+	const char *path = json_string_value(json_object_get(e, "path"));
+	struct ui_img *m;
+
+	if (path == NULL)
+		path = "?";
+	if (p == NULL)
+		n = (size_t)json_integer_value(json_object_get(e, "bytes"));
+	ui_note_line(u, UL_NOTE, "figure %s (%zu bytes)", path, n);
+	if (n > UI_IMAGE_KEEP / 2)
+		return NULL;
+	s->v = xrealloc(s->v, (s->n + 1) * sizeof *s->v);
+	m = &s->v[s->n++];
+	*m = (struct ui_img){ .id = ++s->next, .seq = r->seq,
+	    .cell = r->cell, .at = at };
+	if (p != NULL) {
+		m->png = xmalloc(n);
+		memcpy(m->png, p, n);
+		m->len = n;
+		s->bytes += n;
+	} else
+		m->display = json_incref(r->display);
+	ui_note_line(u, UL_IMAGE, "(figure %s: no longer kept, the "
+	    "newest %zu MiB of figures are)", path, UI_IMAGE_KEEP >> 20);
+	ui_line_at(u, u->nlines - 1)->img = m->id;
+	ui_img_bound(s, m->id);
+	return m;
+}
+
 void
 ui_image_answer(struct ui *u, const struct response *r)
 {
-	struct ui_images *s = ui_images(u);
 	const struct figure *f;
-	const char *path;
-	struct ui_img *m;
+	const char *type;
 	size_t i;
 
 	for (i = 0; i < json_array_size(r->display); i++) {
 		f = figure_find(r->figs, r->nfigs, r->display, i);
-		if (f == NULL || f->len == 0)
+		type = json_string_value(json_object_get(json_array_get(
+		    r->display, i), "type"));
+		if (f != NULL && f->len > 0)
+			ui_img_add(u, r, i, f->p, f->len);
+		else if (u->remote && type != NULL && strcmp(type,
+		    "image/png") == 0)
+			/* the session sends an attached UI the bytes of
+			 * the cells before it came afterwards (ui.c's
+			 * hello; ui_image_figures) */
+			ui_img_add(u, r, i, NULL, 0);
+	}
+}
+
+void
+ui_image_figures(struct ui *u, uint64_t seq, const struct figure *figs,
+    size_t n)
+{
+	struct ui_images *s = ui_images(u);
+	const struct figure *f;
+	struct ui_img *m;
+	size_t i;
+
+	for (i = 0; i < s->n; i++) {
+		m = &s->v[i];
+		if (m->seq != seq || m->png != NULL)
 			continue;
-		path = json_string_value(json_object_get(json_array_get(
-		    r->display, i), "path"));
-		if (path == NULL)
-			path = "?";
-		ui_note_line(u, UL_NOTE, "figure %s (%zu bytes)", path,
-		    f->len);
-		if (f->len > UI_IMAGE_KEEP / 2)
+		f = figure_find(figs, n, m->display, m->at);
+		if (f == NULL || f->len == 0 || f->len > UI_IMAGE_KEEP / 2)
 			continue;
-		s->v = xrealloc(s->v, (s->n + 1) * sizeof *s->v);
-		m = &s->v[s->n++];
-		*m = (struct ui_img){ .id = ++s->next, .seq = r->seq,
-		    .cell = r->cell, .len = f->len };
 		m->png = xmalloc(f->len);
 		memcpy(m->png, f->p, f->len);
+		m->len = f->len;
 		s->bytes += f->len;
-		ui_note_line(u, UL_IMAGE, "(figure %s: no longer kept, the "
-		    "newest %zu MiB of figures are)", path, UI_IMAGE_KEEP >> 20);
-		ui_line_at(u, u->nlines - 1)->img = m->id;
-		ui_img_bound(s, m->id);
+		u->dirty = true;
 	}
+	if (s->n > 0)
+		ui_img_bound(s, s->v[s->n - 1].id);
 }
 
 /* How the image is shown: pixels, cells of colour, or a box. */
@@ -186,7 +240,7 @@ ui_img_ready(struct ui *u, struct ui_img *m, int w, int hmax)
 	unsigned bw = (unsigned)w, bh = 2 * (unsigned)hmax, cw, ch;
 	char err[128];
 
-	if (m->failed)
+	if (m->failed || m->png == NULL)
 		return false;
 	if (ui_img_show(u) == SH_PIXELS) {
 		ui_term_cell(&cw, &ch);
@@ -300,6 +354,9 @@ ui_image_draw(struct ui *u, const struct ui_line *l, int x, int y, int w,
 	if (m != NULL && m->failed) {
 		text = m->why;
 		len = (int)strlen(m->why);
+	} else if (m != NULL && m->png == NULL) {
+		text = "(figure: its bytes have not come from the session)";
+		len = (int)strlen(text);
 	}
 	if (m == NULL || m->pm.px == NULL || rows < 2) {
 		if (y < top)
@@ -471,8 +528,8 @@ ui_image_open(struct ui *u, bool cell)
 	int fd;
 
 	for (i = s->n; i-- > 0 && m == NULL;)
-		if (!cell || (u->cell_sel < u->ncells &&
-		    s->v[i].seq == u->cells[u->cell_sel].seq))
+		if (s->v[i].png != NULL && (!cell || (u->cell_sel < u->ncells &&
+		    s->v[i].seq == u->cells[u->cell_sel].seq)))
 			m = &s->v[i];
 	u->dirty = true;
 	if (m == NULL) {

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "figure.h"
 #include "response.h"
 #include "util.h"
 
@@ -56,6 +57,10 @@ void ui_image_free(struct ui *u);
 /* The lines of r's display entries that have bytes: each a note (what
  * the entry is), then its image line. */
 void ui_image_answer(struct ui *u, const struct response *r);
+/* An attached UI's: the bytes of cell seq's figures, which came after
+ * its answer (its display's image entries showed as lines to come). */
+void ui_image_figures(struct ui *u, uint64_t seq, const struct figure *figs,
+    size_t n);
 /* An image line's rows in w columns, at most hmax. */
 int ui_image_rows(struct ui *u, const struct ui_line *l, int w, int hmax);
 /* Draw it with its top row at y (rows of it), rows above top not. */

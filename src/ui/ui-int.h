@@ -214,6 +214,7 @@ enum ui_wire_kind {
 	UW_EVENT,	/* ev, one of the session's events */
 	UW_ANSWER,	/* ev: EV_RESPONSE, the answer to a request of ours */
 	UW_HISTORY,	/* ev: EV_QUEUED with resp (ui_history), order */
+	UW_FIGURES,	/* ev.seq's figures (figs), asked for in our hello */
 	UW_END,		/* the session ended or refused us: why */
 	UW_OTHER,	/* an event this UI does not know: nothing to do */
 };
@@ -227,6 +228,8 @@ struct ui_wire {
 	json_t *line;
 	json_t *info;		/* the members not read into ev */
 	struct response *resp;
+	struct figure *figs;	/* UW_FIGURES: nfigs of them */
+	size_t nfigs;
 };
 
 int ui_wire_read(struct ui_wire *w, const char *p, size_t n, char *err,

@@ -213,6 +213,9 @@ ui_remote_line(void *ctx, const char *p, size_t n)
 	case UW_HISTORY:
 		ui_history(u, &w.ev, w.order);
 		break;
+	case UW_FIGURES:
+		ui_image_figures(u, w.ev.seq, w.figs, w.nfigs);
+		break;
 	case UW_END:
 		ui_end(u, w.why);
 		break;
@@ -251,6 +254,9 @@ ui_connect(struct ui *u, char *err, size_t len)
 	}
 	conn_init(&u->io, fd, fd, UI_MAX_LINE, opts_max_queue(u->opts));
 	u->remote = true;
+	/* figures' bytes with the answers, and those of the history's */
+	wire_send(&u->io, json_pack("{s:s, s:b}", "event", "hello", "figures",
+	    1));
 	return 0;
 }
 
