@@ -28,6 +28,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,6 +42,7 @@
 #include "ui-pixels.h"
 
 #define UI_PLACES 32
+#define UI_VIEWERS 16
 #define UI_IMAGE_COUNT 4096	/* figures kept, those to come too */
 
 struct ui_img {
@@ -70,6 +73,8 @@ struct ui_images {
 	uint32_t next;
 	struct ui_place place[UI_PLACES], drawn[UI_PLACES];
 	int nplace, ndrawn;
+	pid_t viewers[UI_VIEWERS];	/* their keepers, to reap */
+	int nviewers;
 };
 
 static struct ui_images *
@@ -469,45 +474,72 @@ ui_image_flush(struct ui *u)
 	s->nplace = 0;
 }
 
-/* Run viewer on path, detached (its own session, no terminal); returns
- * 0 when it started, else -1 with why in err. */
-static int
-ui_img_run(const char *viewer, const char *path, char *err, size_t len)
+/* In the keeper of a viewer: its own session, no terminal, no
+ * descriptor of coil's but the pipe (moved to 3), the reaper of what
+ * the viewer leaves behind (xdg-open starts a viewer and exits); it
+ * runs the viewer and waits for them all, then leaves.  Never returns. */
+static void __attribute__((noreturn))
+ui_img_keeper(const char *viewer, const char *path, int out)
 {
-	int fd[2], e = 0, st, dn;
+	int dn, e, keep = 3;
 	pid_t pid;
-	ssize_t k;
 
-	if (pipe2(fd, O_CLOEXEC) < 0)
-		return err_set(err, len, "%s", strerror(errno));
+	setsid();
+	dn = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (dn < 0 || dup2(dn, 0) < 0 || dup2(dn, 1) < 0 || dup2(dn, 2) < 0 ||
+	    dup2(out, 3) < 0 || fcntl(3, F_SETFD, FD_CLOEXEC) < 0)
+		_exit(127);
+	close_fds_except(&keep, 1);
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	signal(SIGPIPE, SIG_DFL);
 	pid = fork();
+	if (pid < 0) {
+		e = errno;
+		write_all(3, &e, sizeof e);
+		_exit(127);
+	}
 	if (pid == 0) {
-		/* a child that forks the viewer and leaves: nobody waits
-		 * on a viewer, which outlives its window's use */
-		close(fd[0]);
-		setsid();
-		if (fork() != 0)
-			_exit(0);
-		dn = open("/dev/null", O_RDWR | O_CLOEXEC);
-		dup2(dn, 0);
-		dup2(dn, 1);
-		dup2(dn, 2);
 		if (strpbrk(viewer, " \t") != NULL)
 			execl("/bin/sh", "sh", "-c", "exec $0 \"$1\"", viewer,
 			    path, (char *)NULL);
 		else
 			execlp(viewer, viewer, path, (char *)NULL);
 		e = errno;
-		write_all(fd[1], &e, sizeof e);
+		write_all(3, &e, sizeof e);
 		_exit(127);
 	}
+	close(3);
+	while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+		;
+	_exit(0);
+}
+
+/* Run viewer on path, detached: its keeper (ui_img_keeper) is ours to
+ * reap (ui_image_reap), and the viewer and its children the keeper's,
+ * so none of them is left a zombie of this process, which is the
+ * session's subreaper (session.c).  0 when it started, else -1 with
+ * why in err. */
+static int
+ui_img_run(struct ui_images *s, const char *viewer, const char *path,
+    char *err, size_t len)
+{
+	int fd[2], e = 0;
+	pid_t pid;
+	ssize_t k;
+
+	if (s->nviewers == UI_VIEWERS)
+		return err_set(err, len, "%d viewers are open", UI_VIEWERS);
+	if (pipe2(fd, O_CLOEXEC) < 0)
+		return err_set(err, len, "%s", strerror(errno));
+	pid = fork();
+	if (pid == 0)
+		ui_img_keeper(viewer, path, fd[1]);
 	close(fd[1]);
 	if (pid < 0) {
 		close(fd[0]);
 		return err_set(err, len, "%s", strerror(errno));
 	}
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
+	s->viewers[s->nviewers++] = pid;
 	/* the pipe closes at the exec (a success) or after the errno */
 	while ((k = read(fd[0], &e, sizeof e)) < 0 && errno == EINTR)
 		;
@@ -515,6 +547,20 @@ ui_img_run(const char *viewer, const char *path, char *err, size_t len)
 	if (k == (ssize_t)sizeof e)
 		return err_set(err, len, "%s", strerror(e));
 	return 0;
+}
+
+bool
+ui_image_reap(struct ui *u)
+{
+	struct ui_images *s = u->img;
+	int i, n = 0;
+
+	for (i = 0; s != NULL && i < s->nviewers; i++)
+		if (waitpid(s->viewers[i], NULL, WNOHANG) == 0)
+			s->viewers[n++] = s->viewers[i];
+	if (s != NULL)
+		s->nviewers = n;
+	return n > 0;
 }
 
 void
@@ -554,7 +600,7 @@ ui_image_open(struct ui *u, bool cell)
 		return;
 	}
 	close(fd);
-	if (ui_img_run(viewer, path, err, sizeof err) < 0)
+	if (ui_img_run(s, viewer, path, err, sizeof err) < 0)
 		snprintf(u->note, sizeof u->note, "cannot run '%.60s' (%.40s): set "
 		    "COIL_VIEWER to an image viewer; the figure is in %.80s",
 		    viewer, err, path);

@@ -71,5 +71,7 @@ void ui_image_flush(struct ui *u);
 /* The figure of the cell selected in F3 (cell true), else the newest,
  * written to a private file and opened with $COIL_VIEWER or xdg-open. */
 void ui_image_open(struct ui *u, bool cell);
+/* The keepers of viewers that ended reaped; true while any is open. */
+bool ui_image_reap(struct ui *u);
 
 #endif

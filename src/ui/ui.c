@@ -384,7 +384,8 @@ ui_loop(struct ui *u)
 		now = now_ms();
 		if (u->running != 0 && now - u->drawn_ms >= UI_TICK_MS)
 			u->dirty = true;
-		wait = u->running != 0 ? UI_TICK_MS : -1;
+		/* a viewer's keeper that ended is reaped within a tick */
+		wait = u->running != 0 || ui_image_reap(u) ? UI_TICK_MS : -1;
 		if (u->dirty)
 			wait = (int)(UI_FRAME_MS - (now - u->drawn_ms));
 		ui_turn(u, true, wait < 0 && u->dirty ? 0 : wait);
