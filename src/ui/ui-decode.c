@@ -49,10 +49,8 @@ struct decode_head {
 	char msg[96];		/* why not, when !ok */
 };
 
-/* The child's limits and filter; false when any failed (it then exits
- * without parsing). */
-static bool
-decode_confine(int out)
+bool
+ui_decode_confine(int out)
 {
 	struct rlimit cpu = { 2, 2 }, as;
 	scmp_filter_ctx ctx;
@@ -182,7 +180,7 @@ ui_decode(const void *png, size_t n, unsigned bw, unsigned bh,
 	}
 	if (pid == 0) {
 		close(fd[0]);
-		if (!decode_confine(fd[1]))
+		if (!ui_decode_confine(fd[1]))
 			_exit(1);
 		decode_child(fd[1], png, n, bw, bh);
 	}

@@ -38,6 +38,12 @@ struct ui_pixmap {
 int ui_decode(const void *png, size_t n, unsigned bw, unsigned bh,
     struct ui_pixmap *pm, char *err, size_t len);
 
+/* In the decoder's child (and its test): CPU and memory limits, then a
+ * seccomp filter that kills the process on any call but write to out,
+ * anonymous memory and exit.  False when any step failed (the child
+ * then exits without parsing). */
+bool ui_decode_confine(int out);
+
 /* How the terminal shows pixels, as it answered the query. */
 enum ui_gfx { GFX_CELLS, GFX_KITTY, GFX_SIXEL };
 
