@@ -615,6 +615,7 @@ ui_draw(struct ui *u)
 	ui_draw_result(u);
 	if (u->focus == F_OVERLAY)
 		ui_draw_overlay(u);
+	ui_image_erase(u);
 	ui_draw_input(u);
 	ui_image_flush(u);
 }

@@ -64,6 +64,8 @@ struct ui_place {
 	uint32_t id;
 	int y, x;
 	int skip, rows;		/* its rows left out above, and shown */
+	int cols;
+	bool redo;		/* ui_image_erase wrote over a row of it */
 };
 
 struct ui_images {
@@ -355,6 +357,7 @@ ui_image_draw(struct ui *u, const struct ui_line *l, int x, int y, int w,
 	struct ui_img *m = ui_img_find(u, l->img);
 	const char *text = l->text;
 	int len = (int)l->len, i;
+	unsigned cw, ch;
 
 	if (m != NULL && m->failed) {
 		text = m->why;
@@ -388,9 +391,56 @@ ui_image_draw(struct ui *u, const struct ui_line *l, int x, int y, int w,
 	}
 	if (s->nplace == UI_PLACES)
 		return;
+	ui_term_cell(&cw, &ch);
 	s->place[s->nplace++] = (struct ui_place){ .id = m->id, .x = x,
 	    .y = y < top ? top : y, .skip = y < top ? top - y : 0,
-	    .rows = y < top ? rows - (top - y) : rows };
+	    .rows = y < top ? rows - (top - y) : rows,
+	    .cols = (int)((m->pm.w + cw - 1) / cw) };
+}
+
+static bool
+ui_place_same(const struct ui_place *a, const struct ui_place *b)
+{
+	return a->id == b->id && a->y == b->y && a->x == b->x &&
+	    a->skip == b->skip && a->rows == b->rows && a->cols == b->cols;
+}
+
+/* Sixel pictures are the terminal's pixels, not curses' cells: each
+ * old one not in this frame at the same place is erased (ECH on its
+ * rows) before the frame's refresh, then drawn where it goes now.
+ * Only those cells, which curses holds blank: a full repaint at each
+ * scroll step flickered.  All of an old one's rows go, not only those
+ * the new place leaves: curses may scroll a region of lines (CSR and
+ * an index) to move them, and the terminal moves pixels with them.  A
+ * new picture on an erased row is drawn again. */
+void
+ui_image_erase(struct ui *u)
+{
+	struct ui_images *s = ui_images(u);
+	const struct ui_place *d;
+	char ech[48];
+	int i, j, y, n;
+
+	if (ui_term_gfx() != GFX_SIXEL)
+		return;
+	if (u->focus == F_OVERLAY || u->lay.too_small)
+		s->nplace = 0;
+	for (i = 0; i < s->ndrawn; i++) {
+		d = &s->drawn[i];
+		for (j = 0; j < s->nplace; j++)
+			if (ui_place_same(d, &s->place[j]))
+				break;
+		if (j < s->nplace)
+			continue;
+		n = snprintf(ech, sizeof ech, "\033[%dX", d->cols);
+		for (y = d->y; y < d->y + d->rows; y++) {
+			ui_term_write(y, d->x, ech, (size_t)n);
+			for (j = 0; j < s->nplace; j++)
+				if (s->place[j].y <= y && y < s->place[j].y +
+				    s->place[j].rows)
+					s->place[j].redo = true;
+		}
+	}
 }
 
 /* A picture's rows from place p's, its pixels cropped to them. */
@@ -439,36 +489,40 @@ ui_image_flush(struct ui *u)
 {
 	struct ui_images *s = ui_images(u);
 	struct buf b;
-	int i;
+	bool same = s->nplace == s->ndrawn;
+	int i, j;
 
 	if (ui_term_gfx() == GFX_CELLS)
 		return;
 	if (u->focus == F_OVERLAY || u->lay.too_small)
 		s->nplace = 0;
-	if (s->nplace == s->ndrawn && memcmp(s->place, s->drawn,
-	    (size_t)s->nplace * sizeof *s->place) == 0) {
+	for (i = 0; same && i < s->nplace; i++)
+		same = ui_place_same(&s->place[i], &s->drawn[i]);
+	if (same) {
 		s->nplace = 0;
 		return;
 	}
-	if (ui_term_gfx() == GFX_SIXEL && s->ndrawn > 0) {
-		/* the old pictures are the terminal's, not curses' cells:
-		 * a full repaint is what erases them */
-		clearok(curscr, TRUE);
-		refresh();
-	} else if (ui_term_gfx() == GFX_KITTY) {
+	if (ui_term_gfx() == GFX_KITTY)
 		ui_term_write(-1, -1, "\033_Ga=d,d=a,q=2\033\\", 15);
-	}
 	buf_init(&b);
 	for (i = 0; i < s->nplace; i++) {
 		struct ui_img *m = ui_img_find(u, s->place[i].id);
 
-		if (m == NULL || m->pm.px == NULL)
+		/* a sixel picture still where it was, untouched, stays */
+		for (j = 0; ui_term_gfx() == GFX_SIXEL && !s->place[i].redo &&
+		    j < s->ndrawn; j++)
+			if (ui_place_same(&s->place[i], &s->drawn[j]))
+				break;
+		if (m == NULL || m->pm.px == NULL || (ui_term_gfx() ==
+		    GFX_SIXEL && !s->place[i].redo && j < s->ndrawn))
 			continue;
 		b.len = 0;
 		ui_img_emit(m, &s->place[i], &b);
 		ui_term_write(s->place[i].y, s->place[i].x, b.p, b.len);
 	}
 	buf_free(&b);
+	for (i = 0; i < s->nplace; i++)
+		s->place[i].redo = false;
 	memcpy(s->drawn, s->place, sizeof s->place);
 	s->ndrawn = s->nplace;
 	s->nplace = 0;

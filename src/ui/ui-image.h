@@ -72,6 +72,8 @@ int ui_image_rows(struct ui *u, const struct ui_line *l, int w, int hmax);
 /* Draw it with its top row at y (rows of it), rows above top not. */
 void ui_image_draw(struct ui *u, const struct ui_line *l, int x, int y,
     int w, int rows, int top);
+/* Before a frame's refresh: the rows of sixel pictures gone erased. */
+void ui_image_erase(struct ui *u);
 /* After a frame's refresh: the pixels kitty or sixel draw themselves. */
 void ui_image_flush(struct ui *u);
 /* The figure of the cell selected in F3 (cell true), else the newest,

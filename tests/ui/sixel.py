@@ -6,6 +6,9 @@ so a figure with a solid red axes background is sent as a sixel image
 (the UI's output holds a DCS ... q, no half blocks), and a screenshot
 of the display (xwd, read here as a PPM) has a red region right of the
 namespace pane where the figure goes; before the figure there is none.
+Output printed line by line moves it up a row a step, drawn again each
+time without a full repaint (no ED 2, which flickered); when output
+pushes it off the screen no red is left, and PgUp brings it back.
 
 Keys reach coil through a pass-through pty between xterm and coil
 (this file, run with --proxy): it copies both ways, so the terminal's
@@ -96,6 +99,15 @@ def screenshot(display):
     return w, h, data
 
 
+def save(shot, name):
+    """A screenshot kept as a PPM when SIXEL_SHOTS names a directory."""
+    d = os.environ.get("SIXEL_SHOTS")
+    if d:
+        w, h, px = shot
+        with open(os.path.join(d, name + ".ppm"), "wb") as f:
+            f.write(b"P6 %d %d 255\n" % (w, h) + px)
+
+
 def red_box(shot):
     """The bounding box and count of pure red pixels."""
     w, h, px = shot
@@ -120,6 +132,55 @@ def wait_log(log, needle, timeout=30):
                 return True
         time.sleep(0.1)
     return False
+
+
+def wait_shot(display, pred, timeout=30):
+    """The red box and count once pred holds of them (or the last)."""
+    end = time.time() + timeout
+    while True:
+        shot = screenshot(display)
+        box, n = red_box(shot)
+        if pred(box, n) or time.time() > end:
+            save(shot, "shot-%d" % time.time())
+            return box, n
+        time.sleep(0.2)
+
+
+def scroll(display, keys, log, box, start):
+    """Lines printed one by one move the figure up a row at a time, then
+    off the screen: each step erases only the rows it left, no full
+    repaint (clear screen: ED 2), and what scrolled away leaves no red.
+    PgUp brings it back."""
+    top = box[1]
+    os.write(keys, b"import time; [print('step', i) or time.sleep(0.15) "
+             b"for i in range(8)]\r")
+    check(wait_log(log, b"step 7"), "output after the figure, line by "
+          "line", log)
+    box2, n = wait_shot(display, lambda b, n: b is not None and
+                        b[1] < top)
+    check(box2 is not None and box2[1] < top and n > 200,
+          "the figure moved up with the output",
+          "%r then %r (%d)" % (box, box2, n))
+    with open(log, "rb") as f:
+        out = f.read()[start:]
+    check(out.count(b"\x1bP0;1;0q") >= 2 and b"\x1b[2J" not in out,
+          "drawn again at each step without a full repaint",
+          "%d pictures, %d clears" % (out.count(b"\x1bP0;1;0q"),
+                                      out.count(b"\x1b[2J")))
+    # 30 lines: the figure's and more (the pane has 26 rows), not much
+    # more than a page (24 lines), so that one PgUp shows it again
+    os.write(keys, b"print('\\n'.join('line %d' % i for i in "
+             b"range(30)))\r")
+    check(wait_log(log, b"line 29"), "30 lines of output", log)
+    box3, n = wait_shot(display, lambda b, n: b is None)
+    check(box3 is None, "the figure scrolled away leaves no red",
+          "%r (%d pixels)" % (box3, n))
+    os.write(keys, b"\x1b[5~")
+    box4, n = wait_shot(display, lambda b, n: b is not None and n > 200)
+    check(box4 is not None and n > 200, "PgUp brings it back",
+          "%r (%d)" % (box4, n))
+    if os.environ.get("SIXEL_SHOTS"):
+        shutil.copy(log, os.environ["SIXEL_SHOTS"])
 
 
 def main(wd):
@@ -195,6 +256,7 @@ def main(wd):
             out = f.read()
         check("\u2580".encode() not in out,
               "no half blocks: the terminal said it has sixel", "")
+        scroll(display, keys, log, box, len(out))
         os.write(keys, b"\x04")
         os.close(keys)
     finally:
