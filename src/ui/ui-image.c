@@ -502,8 +502,11 @@ ui_image_flush(struct ui *u)
 		s->nplace = 0;
 		return;
 	}
-	if (ui_term_gfx() == GFX_KITTY)
-		ui_term_write(-1, -1, "\033_Ga=d,d=a,q=2\033\\", 15);
+	if (ui_term_gfx() == GFX_KITTY) {
+		static const char del[] = "\033_Ga=d,d=a,q=2\033\\";
+
+		ui_term_write(-1, -1, del, sizeof del - 1);
+	}
 	buf_init(&b);
 	for (i = 0; i < s->nplace; i++) {
 		struct ui_img *m = ui_img_find(u, s->place[i].id);
