@@ -4,7 +4,9 @@
  * Each client is a conn (conn.h) and a client of the session with
  * SESSION_OBSERVE: its own requests are answered as on stdin (plus seq
  * and origin), and every event of the session reaches it as a line,
- * after the history of the cells that ran before it came.
+ * after the history of the cells that ran before it came.  A client
+ * whose first line is a hello asking for figures (coil --attach) gets
+ * their bytes too (lclient_hello); the others' lines stay as they were.
  */
 #include "config.h"
 

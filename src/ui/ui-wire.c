@@ -3,7 +3,10 @@
  * into the structs the in-process session hands the UI (see ui-int.h):
  * an event line into a struct session_event, as session_event_json
  * wrote it, an answer line into a struct response (response_from_json),
- * a history line into its cell's EV_QUEUED and answer.  The model
+ * a history line into its cell's EV_QUEUED and answer, a "figures"
+ * line (the bytes of a history cell's figures, which our hello asked
+ * for) into figs.  An answer's "figure_data" goes to its figs, not to
+ * its members.  The model
  * (ui-model.c) then reads one kind of event whichever back end it came
  * from, and no JSON of the line's but what the structs hold as JSON (a
  * request, an op's fields, an event's info).
