@@ -406,20 +406,22 @@ ui_place_same(const struct ui_place *a, const struct ui_place *b)
 }
 
 /* Sixel pictures are the terminal's pixels, not curses' cells: each
- * old one not in this frame at the same place is erased (ECH on its
- * rows) before the frame's refresh, then drawn where it goes now.
- * Only those cells, which curses holds blank: a full repaint at each
- * scroll step flickered.  All of an old one's rows go, not only those
- * the new place leaves: curses may scroll a region of lines (CSR and
- * an index) to move them, and the terminal moves pixels with them.  A
- * new picture on an erased row is drawn again. */
+ * old one not in this frame at the same place is erased before the
+ * frame's refresh, then drawn where it goes now.  Only its cells, which
+ * curses holds blank: a full repaint at each scroll step flickered.
+ * They are written over with blanks: xterm's ECH and EL clear the
+ * pixels shown but keep the picture, which comes back where curses
+ * then scrolls a region of lines (CSR and an index); text written over
+ * it takes it away.  All of an old one's rows go, not only those its
+ * new place leaves, for the same scrolling.  A new picture on an
+ * erased row is drawn again. */
 void
 ui_image_erase(struct ui *u)
 {
 	struct ui_images *s = ui_images(u);
 	const struct ui_place *d;
-	char ech[48];
-	int i, j, y, n;
+	struct buf b;
+	int i, j, y;
 
 	if (ui_term_gfx() != GFX_SIXEL)
 		return;
@@ -432,14 +434,18 @@ ui_image_erase(struct ui *u)
 				break;
 		if (j < s->nplace)
 			continue;
-		n = snprintf(ech, sizeof ech, "\033[%dX", d->cols);
+		buf_init(&b);
+		buf_addstr(&b, "\033[m");
+		for (j = 0; j < d->cols; j++)
+			buf_add(&b, " ", 1);
 		for (y = d->y; y < d->y + d->rows; y++) {
-			ui_term_write(y, d->x, ech, (size_t)n);
+			ui_term_write(y, d->x, b.p, b.len);
 			for (j = 0; j < s->nplace; j++)
 				if (s->place[j].y <= y && y < s->place[j].y +
 				    s->place[j].rows)
 					s->place[j].redo = true;
 		}
+		buf_free(&b);
 	}
 }
 

@@ -205,7 +205,7 @@ def main(wd):
         check("\u2580" not in scr.text(), "and no half blocks",
               scr.text())
         scr.keys("Escape", "v")
-        check(scr.wait(r"viewer.sh \S+\.png. opened cell"), "Esc v opens the "
+        check(scr.wait(r"─'/\S+ /"), "Esc v opens the "
               "figure with $COIL_VIEWER", scr.text())
         check(wait_file(opened), "the viewer's child ran", opened)
         with open(opened + ".png", "rb") as f:
