@@ -11,7 +11,8 @@ top=$(pwd)
 
 # Build and test dependencies, by Debian package name.
 PKGS="build-essential autoconf automake pkg-config python3-dev
-libjansson-dev libreadline-dev libncurses-dev libseccomp-dev
+libjansson-dev libreadline-dev libncurses-dev libseccomp-dev libpng-dev
+xvfb xterm x11-apps netpbm xauth kitty
 python3 tmux clang libclang-rt-14-dev
 python3-ipykernel python3-jupyter-client python3-numpy python3-matplotlib
 python3-pandas python3-nbformat python3-ipython

@@ -4,7 +4,9 @@
  * Each client is a conn (conn.h) and a client of the session with
  * SESSION_OBSERVE: its own requests are answered as on stdin (plus seq
  * and origin), and every event of the session reaches it as a line,
- * after the history of the cells that ran before it came.
+ * after the history of the cells that ran before it came.  A client
+ * whose first line is a hello asking for figures (coil --attach) gets
+ * their bytes too (lclient_hello); the others' lines stay as they were.
  */
 #include "config.h"
 
@@ -35,6 +37,8 @@ struct lclient {
 	char name[PEER_NAME_MAX + 8];	/* the session's name for it */
 	bool refused;		/* another user: close once told so */
 	bool hup;		/* the peer closed its socket whole */
+	bool lines;		/* a line came: no hello after it */
+	bool figures;		/* its hello asked for figures' bytes */
 };
 
 struct listener {
@@ -342,6 +346,24 @@ listener_open(const char *path, struct session *s,
 
 /* ---- clients -------------------------------------------------------- */
 
+/* An answer with its figures' bytes (session_figures_json) in the
+ * response's "figure_data", for a client that asked for them. */
+static void
+lclient_figures(struct lclient *c, const struct session_event *ev)
+{
+	json_t *figs = session_figures_json(ev->resp), *o;
+
+	if (ev->client == c->client) {
+		o = response_json(ev->resp, RESPONSE_SEQ);
+		json_object_set_new(o, "figure_data", figs);
+	} else {
+		o = session_event_json(ev);
+		json_object_set_new(json_object_get(o, "response"),
+		    "figure_data", figs);
+	}
+	wire_send(&c->io, o);
+}
+
 /* Our own answers are response lines; everything else an event line. */
 static void
 lclient_on_event(void *ctx, const struct session_event *ev)
@@ -350,11 +372,46 @@ lclient_on_event(void *ctx, const struct session_event *ev)
 	const char *text;
 	size_t len;
 
-	if (ev->kind == EV_RESPONSE && ev->client == c->client) {
+	if (ev->kind == EV_RESPONSE && c->figures && ev->resp->nfigs > 0)
+		lclient_figures(c, ev);
+	else if (ev->kind == EV_RESPONSE && ev->client == c->client) {
 		text = response_text(ev->resp, RESPONSE_SEQ, &len);
 		wire_send_text(&c->io, text, len);
 	} else
 		wire_send(&c->io, session_event_json(ev));
+}
+
+/* A client's first line may be its hello, {"event": "hello", ...}, no
+ * request (those have no "event"): "figures": true asks for figures'
+ * bytes with each answer from now on, and at once for the cells of the
+ * history it was sent.  True when the line was a hello. */
+static bool
+lclient_hello(struct lclient *c, const char *p, size_t n)
+{
+	json_t *o, *lines;
+	const char *ev;
+	size_t i;
+
+	if (c->lines)
+		return false;
+	c->lines = true;
+	if (memmem(p, n, "\"hello\"", 7) == NULL)
+		return false;
+	o = json_loadb(p, n, 0, NULL);
+	ev = json_string_value(json_object_get(o, "event"));
+	if (ev == NULL || strcmp(ev, "hello") != 0) {
+		json_decref(o);
+		return false;
+	}
+	c->figures = json_is_true(json_object_get(o, "figures"));
+	json_decref(o);
+	if (!c->figures)
+		return true;
+	lines = session_history_figures(c->l->s);
+	for (i = 0; i < json_array_size(lines); i++)
+		wire_send(&c->io, json_incref(json_array_get(lines, i)));
+	json_decref(lines);
+	return true;
 }
 
 static void
@@ -363,7 +420,7 @@ lclient_line(void *ctx, const char *p, size_t n)
 	struct lclient *c = ctx;
 
 	/* Not once detached, nor when the session takes no more. */
-	if (c->client != 0 && c->l->fd >= 0)
+	if (c->client != 0 && c->l->fd >= 0 && !lclient_hello(c, p, n))
 		wire_line(c->l->s, c->client, p, n);
 }
 

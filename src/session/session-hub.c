@@ -175,6 +175,70 @@ session_history_add(struct session *s, const struct sevent *e)
 	}
 }
 
+/* The bound's base64 (4/3) stays well under the least client queue. */
+_Static_assert(SESSION_FIGURES_MAX / 3 * 4 < ((size_t)64 << 20) / 2,
+    "a line of figures fits half the least client queue");
+
+json_t *
+session_figures_json(const struct response *r)
+{
+	json_t *a = NULL;
+	size_t i, sum = 0;
+	char *b64;
+
+	for (i = 0; r != NULL && i < r->nfigs; i++) {
+		if (r->figs[i].len > SESSION_FIGURES_MAX - sum)
+			break;
+		sum += r->figs[i].len;
+		b64 = export_base64((const unsigned char *)r->figs[i].p,
+		    r->figs[i].len);
+		if (a == NULL)
+			a = json_array();
+		json_array_append_new(a, json_pack("{s:I, s:s}", "at",
+		    (json_int_t)r->figs[i].at, "base64", b64));
+		free(b64);
+	}
+	return a;
+}
+
+/* A delivered answer's figures, kept for the clients that ask for them
+ * after they attached (session_history_figures): the oldest let go
+ * while there are too many lines, or their bytes weigh too much. */
+static void
+session_history_figs_add(struct session *s, const struct sevent *e)
+{
+	json_t *figs = session_figures_json(e->ev.resp), *line;
+	json_t *a;
+
+	if (figs == NULL)
+		return;
+	line = json_pack("{s:s, s:I, s:o}", "event", "figures", "seq",
+	    (json_int_t)e->ev.seq, "figure_data", figs);
+	if (s->history_figs == NULL)
+		s->history_figs = json_array();
+	a = s->history_figs;
+	json_array_append_new(a, line);
+	s->history_fig_bytes += json_dumpb(line, NULL, 0, JSON_COMPACT);
+	while (json_array_size(a) > 0 && (json_array_size(a) >
+	    SESSION_HISTORY_CELLS || s->history_fig_bytes >
+	    SESSION_HISTORY_FIGURES)) {
+		s->history_fig_bytes -= json_dumpb(json_array_get(a, 0), NULL,
+		    0, JSON_COMPACT);
+		json_array_remove(a, 0);
+	}
+}
+
+json_t *
+session_history_figures(const struct session *s)
+{
+	json_t *lines = json_array();
+	size_t i;
+
+	for (i = 0; i < json_array_size(s->history_figs); i++)
+		json_array_append(lines, json_array_get(s->history_figs, i));
+	return lines;
+}
+
 /* A request's event as a line, for session_history.  The running
  * cell's start says how long it has run, so that a clock shown from it
  * counts from the cell's start, not from the attach. */
@@ -297,8 +361,10 @@ session_deliver(struct session *s)
 			    (c->flags & SESSION_OBSERVE)))
 				c->fn(c->ctx, &e->ev);
 		}
-		if (e->hist_req != NULL)
+		if (e->hist_req != NULL) {
 			session_history_add(s, e);
+			session_history_figs_add(s, e);
+		}
 		sevent_free(e);
 	}
 	s->delivering = false;

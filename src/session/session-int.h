@@ -210,6 +210,9 @@ struct session {
 	json_t *history;	/* --listen: the finished cells, as history
 				   lines, oldest first (session_history) */
 	size_t history_bytes;
+	json_t *history_figs;	/* and their figures, as "figures" lines
+				   (session_history_figures) */
+	size_t history_fig_bytes;
 
 	struct life life;	/* the worker's state and what follows it
 				   (session-life.h: written there only) */

@@ -633,6 +633,7 @@ session_free(struct session *s)
 	json_decref(s->worker_conf);
 	json_decref(s->orphan_warnings);
 	json_decref(s->history);
+	json_decref(s->history_figs);
 	json_decref(s->sandbox);
 	if (s->gate_fd >= 0)
 		close(s->gate_fd);

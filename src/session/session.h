@@ -69,6 +69,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "figure.h"
 #include "opts.h"
 #include "request.h"
 #include "response.h"
@@ -214,6 +215,23 @@ int session_cell(const struct session *s);
 #define SESSION_HISTORY_CELLS	200
 #define SESSION_HISTORY_BYTES	((size_t)16 << 20)
 json_t *session_history(const struct session *s);
+
+/* The bytes of r's figures (response.h's figs) for an attach client
+ * that asked for them in its hello (listen.c): a new array of
+ * {"at": display index, "base64": bytes}, the figures in order while
+ * they fit SESSION_FIGURES_MAX bytes in all (the rest left out: the UI
+ * says so); NULL when r has none.  A line of them stays under the
+ * least client queue (opts_max_queue), so the client is not dropped. */
+#define SESSION_FIGURES_MAX	(FIGURE_REPLY_MAX / 4)
+json_t *session_figures_json(const struct response *r);
+
+/* The figures of the finished cells the history holds, for a client
+ * that asks for them after it attached: a new array of lines
+ * {"event": "figures", "seq", "figure_data": session_figures_json's},
+ * oldest first; the hub keeps at most SESSION_HISTORY_FIGURES bytes of
+ * them (the oldest let go) and SESSION_HISTORY_CELLS lines. */
+#define SESSION_HISTORY_FIGURES	((size_t)24 << 20)
+json_t *session_history_figures(const struct session *s);
 
 /* An observer event as a protocol line's object: {"event": name, "seq",
  * "origin", ...}.  For attach sockets and transcripts (session-event.c:

@@ -26,6 +26,7 @@
 #include <readline/readline.h>
 
 #include "ui-color.h"
+#include "ui-image.h"
 #include "ui-int.h"
 #include "ui-paint.h"
 
@@ -58,7 +59,7 @@ ui_attr(const struct ui *u, enum ui_kind k)
 	static const short pair[] = { [UL_HEAD] = P_HEAD, [UL_CODE] = P_CODE,
 	    [UL_OUT] = 0, [UL_ERR] = P_ERR, [UL_FAIL] = P_FAIL,
 	    [UL_NOTE] = P_NOTE, [UL_RES] = 0, [UL_HINT] = P_NOTE,
-	    [UL_DISP] = P_HEAD };
+	    [UL_DISP] = P_HEAD, [UL_IMAGE] = 0 };
 	attr_t a = k == UL_HEAD || k == UL_FAIL || k == UL_HINT ? A_BOLD :
 	    A_NORMAL;
 
@@ -273,7 +274,7 @@ ui_draw_line(struct ui *u, const struct ui_rect *r, int y,
 	static const char *const mark[] = { [UL_HEAD] = "", [UL_CODE] = "> ",
 	    [UL_OUT] = "  ", [UL_ERR] = "! ", [UL_FAIL] = "x ",
 	    [UL_NOTE] = "- ", [UL_RES] = "  ", [UL_HINT] = "? ",
-	    [UL_DISP] = "# " };
+	    [UL_DISP] = "# ", [UL_IMAGE] = "" };
 	attr_t a = ui_attr(u, (enum ui_kind)l->kind);
 
 	if (u->focus == F_RECORD && l == ui_line_at(u, u->rec_sel -
@@ -406,6 +407,14 @@ ui_draw_output(struct ui *u)
 	    i-- > 0 && y > r->y;) {
 		struct ui_line *l = ui_line_at(u, i);
 
+		if (l->kind == UL_IMAGE) {
+			/* room above it for its display line and more */
+			n = ui_image_rows(u, l, r->w - 2, (r->h - 1) * 3 / 4);
+			ui_image_draw(u, l, r->x + 2, y - n + 1, r->w - 2, n,
+			    r->y + 1);
+			y -= n;
+			continue;
+		}
 		painted = ui_line_paint(u, i, l, la);
 		n = l->kind == UL_HEAD ? 1 : ui_wrap(l, r->w - 2, at,
 		    UI_LINE_MAX + 1);
@@ -957,5 +966,7 @@ ui_draw(struct ui *u)
 	ui_draw_result(u);
 	if (u->focus == F_OVERLAY)
 		ui_draw_overlay(u);
+	ui_image_erase(u);
 	ui_draw_input(u);
+	ui_image_flush(u);
 }

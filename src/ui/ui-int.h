@@ -40,6 +40,7 @@ enum ui_kind {
 	UL_DISP,	/* one display entry: its line's disp is its index
 			   in the cell's answer's "display" (an image's
 			   drawing hangs under it) */
+	UL_IMAGE,	/* a figure (ui-image.c), its text shown without it */
 };
 
 /* What part of a cell's answer a scrollback line shows: the pager
@@ -72,6 +73,7 @@ struct ui_line {
 	unsigned char field;	/* enum ui_field */
 	int disp;		/* UL_DISP: the entry's index */
 	unsigned short tail;	/* cut: the tail's bytes, text's last */
+	uint32_t img;		/* UL_IMAGE: its figure's number */
 };
 
 /* One cell of the session, whoever ran it. */
@@ -103,6 +105,7 @@ enum ui_focus { F_INPUT, F_NS, F_CELLS, F_OVERLAY, F_REPLAY, F_RECORD };
 
 struct ui;
 struct ui_replay;
+struct ui_images;
 typedef void (*ui_yes_fn)(struct ui *u, const char *arg);
 
 struct ui {
@@ -182,6 +185,7 @@ struct ui {
 	bool quit;
 
 	struct ui_replay *rp;	/* --replay's steps, or NULL */
+	struct ui_images *img;	/* the figures kept (ui-image.c) */
 };
 
 /* ui.c */
@@ -302,6 +306,7 @@ enum ui_wire_kind {
 	UW_EVENT,	/* ev, one of the session's events */
 	UW_ANSWER,	/* ev: EV_RESPONSE, the answer to a request of ours */
 	UW_HISTORY,	/* ev: EV_QUEUED with resp (ui_history), order */
+	UW_FIGURES,	/* ev.seq's figures (figs), asked for in our hello */
 	UW_END,		/* the session ended or refused us: why */
 	UW_OTHER,	/* an event this UI does not know: nothing to do */
 };
@@ -315,6 +320,8 @@ struct ui_wire {
 	json_t *line;
 	json_t *info;		/* the members not read into ev */
 	struct response *resp;
+	struct figure *figs;	/* UW_FIGURES: nfigs of them */
+	size_t nfigs;
 };
 
 int ui_wire_read(struct ui_wire *w, const char *p, size_t n, char *err,

@@ -15,6 +15,7 @@
 #include <readline/readline.h>
 
 #include "magic.h"
+#include "ui-image.h"
 #include "ui-int.h"
 
 #define UI_ESC(c)	(0x10000 | (c))	/* Esc, then c */
@@ -265,6 +266,9 @@ k_rollback_cell(struct ui *u)
 	ui_ask(u, y_rollback, to, q);
 }
 
+static void k_view(struct ui *u) { ui_image_open(u, false); }
+static void k_view_cell(struct ui *u) { ui_image_open(u, true); }
+
 static const struct ui_binding {
 	int key;
 	const char *name;
@@ -286,6 +290,8 @@ static const struct ui_binding {
 	  "from cell to cell, open a field whole (again: back)" },
 	{ UI_ESC('5'), "Esc 5", ANY, ui_record_focus, "the same, without "
 	  "F-keys" },
+	{ UI_ESC('v'), "Esc v", ANY, k_view, "open the newest figure in "
+	  "$COIL_VIEWER (else xdg-open), from a private copy" },
 	{ KEY_PPAGE, "PgUp", ANY, k_pgup, "scroll the output (or a list) up" },
 	{ KEY_NPAGE, "PgDn", ANY, k_pgdn, "scroll down" },
 	{ KEY_MOUSE, "wheel", ANY, k_mouse, "scroll the output" },
@@ -310,6 +316,8 @@ static const struct ui_binding {
 	{ '/', "/", NS, k_filter, "filter the names (Enter keeps, Esc drops)" },
 	{ '\n', "Enter", CELLS, k_show_cell, "the cell in full: code, output, "
 	  "result or error, cost, effects" },
+	{ 'v', "v", CELLS, k_view_cell, "open its newest figure in "
+	  "$COIL_VIEWER (else xdg-open), from a private copy" },
 	{ 'e', "e", CELLS, k_edit_cell, "load its code into the input" },
 	{ 'r', "r", CELLS, k_rollback_cell, "roll back to before it (asks "
 	  "first)" },

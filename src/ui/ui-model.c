@@ -25,6 +25,7 @@
 
 #include "export.h"
 #include "hostfs.h"
+#include "ui-image.h"
 #include "ui-int.h"
 
 
@@ -53,6 +54,7 @@ ui_model_free(struct ui *u)
 	}
 	free(u->cells);
 	json_decref(u->vars);
+	ui_image_free(u);
 }
 
 /* ---- the scrollback ------------------------------------------------ */
@@ -511,7 +513,7 @@ ui_answered(struct ui *u, struct ui_cell *c, const struct response *r,
 	c->resp = ui_answer_keep(r, true);
 	ui_cells_bound(u, c);
 	ui_cell_show(u, c);
-	ui_record_answer(u, c, c->resp);
+	ui_record_answer(u, c, r);
 	u->last = (size_t)(c - u->cells) + 1;
 }
 

@@ -33,6 +33,7 @@
 #include <ncurses.h>
 
 #include "hostfs.h"
+#include "ui-image.h"
 #include "ui-int.h"
 
 #define UI_REC_LINES 20	/* a field longer shows its head and last line */
@@ -288,8 +289,10 @@ ui_record_answer(struct ui *u, struct ui_cell *c, const struct response *r)
 	for (i = 0; i < json_array_size(r->warnings); i++)
 		rec_say(u, UL_NOTE, FD_WARN, "warning: %s", json_string_value(
 		    json_array_get(r->warnings, i)) ?: "");
-	for (i = 0; i < json_array_size(r->display); i++)
+	for (i = 0; i < json_array_size(r->display); i++) {
 		rec_display(u, json_array_get(r->display, i), (int)i);
+		ui_image_entry(u, r, i);	/* an image hangs under it */
+	}
 	if (r->truncated > 0) {
 		ui_size(size, sizeof size, r->truncated);
 		rec_say(u, UL_NOTE, FD_NOTE, "truncated: %s left out of the "
@@ -554,7 +557,7 @@ ui_cell_detail(const struct ui_cell *c, struct buf *b)
 static const char *const rec_markers[] = {
 	[UL_HEAD] = "", [UL_CODE] = "  ", [UL_OUT] = "  ", [UL_ERR] = "! ",
 	[UL_FAIL] = "x ", [UL_NOTE] = "- ", [UL_RES] = "  ",
-	[UL_HINT] = "? ", [UL_DISP] = "# ",
+	[UL_HINT] = "? ", [UL_DISP] = "# ", [UL_IMAGE] = "  ",
 };
 
 /* ---- the output to a file ------------------------------------------ */

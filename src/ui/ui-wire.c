@@ -3,7 +3,10 @@
  * into the structs the in-process session hands the UI (see ui-int.h):
  * an event line into a struct session_event, as session_event_json
  * wrote it, an answer line into a struct response (response_from_json),
- * a history line into its cell's EV_QUEUED and answer.  The model
+ * a history line into its cell's EV_QUEUED and answer, a "figures"
+ * line (the bytes of a history cell's figures, which our hello asked
+ * for) into figs.  An answer's "figure_data" goes to its figs, not to
+ * its members.  The model
  * (ui-model.c) then reads one kind of event whichever back end it came
  * from, and no JSON of the line's but what the structs hold as JSON (a
  * request, an op's fields, an event's info).
@@ -16,12 +19,88 @@
 #include "config.h"
 
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "figure.h"
 #include "ui-int.h"
 
 /* The longest a cell can have run, in ms: a year. */
 #define UI_WIRE_MAX_MS ((json_int_t)366 * 24 * 3600 * 1000)
+/* base64 (RFC 4648, no line breaks, padded) into a new buffer of *n
+ * bytes (a NUL after them); NULL when s is no such text. */
+static char *
+ui_wire_unbase64(const char *s, size_t len, size_t *n)
+{
+	static const char al[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopq"
+	    "rstuvwxyz0123456789+/";
+	const char *c;
+	char *out;
+	size_t i, k = 0;
+	unsigned v = 0, bits = 0, pad = 0;
+
+	if (len % 4 != 0)
+		return NULL;
+	out = xmalloc(len / 4 * 3 + 1);
+	for (i = 0; i < len; i++) {
+		if (s[i] == '=' && i + 2 >= len && (i + 1 == len ||
+		    s[i + 1] == '=')) {
+			pad++;
+			continue;
+		}
+		c = s[i] != '\0' ? strchr(al, s[i]) : NULL;
+		if (c == NULL || pad > 0) {
+			free(out);
+			return NULL;
+		}
+		v = (v << 6) | (unsigned)(c - al);
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			out[k++] = (char)(v >> bits);
+			v &= (1U << bits) - 1;
+		}
+	}
+	out[k] = '\0';
+	*n = k;
+	return out;
+}
+
+/* A "figure_data" array (session_figures_json's) into w->figs: each
+ * {"at", "base64"}, at rising, the bytes FIGURE_REPLY_MAX in all. */
+static int
+ui_wire_figs(struct ui_wire *w, json_t *a, char *err, size_t len)
+{
+	json_t *o, *at, *b;
+	size_t i, sum = 0;
+	struct figure *f;
+
+	if (a == NULL)
+		return 0;
+	if (!json_is_array(a) || json_array_size(a) > 4096)
+		return err_set(err, len, "its 'figure_data' is not a list");
+	w->figs = xcalloc(json_array_size(a) + 1, sizeof *w->figs);
+	json_array_foreach(a, i, o) {
+		at = json_object_get(o, "at");
+		b = json_object_get(o, "base64");
+		if (!json_is_integer(at) || json_integer_value(at) < 0 ||
+		    (w->nfigs > 0 && (json_int_t)w->figs[w->nfigs - 1].at >=
+		    json_integer_value(at)) || !json_is_string(b) ||
+		    json_string_length(b) / 4 * 3 > FIGURE_REPLY_MAX - sum)
+			return err_set(err, len, "its 'figure_data' has an "
+			    "entry that is not a figure's");
+		f = &w->figs[w->nfigs];
+		f->at = (size_t)json_integer_value(at);
+		f->p = ui_wire_unbase64(json_string_value(b),
+		    json_string_length(b), &f->len);
+		if (f->p == NULL)
+			return err_set(err, len, "its 'figure_data' has bytes "
+			    "that are not base64");
+		sum += f->len;
+		w->nfigs++;
+	}
+	return 0;
+}
 
 /* The members of an event line that go to ev's own fields; the rest
  * are its info, as the session had them. */
@@ -39,6 +118,18 @@ ui_wire_info(struct ui_wire *w, const char *const *taken, size_t n)
 		w->info = NULL;
 	}
 	w->ev.info = w->info;
+}
+
+/* seq alone (a "figures" line's) */
+static int
+ui_wire_envelope_seq(struct ui_wire *w, char *err, size_t len)
+{
+	json_t *seq = json_object_get(w->line, "seq");
+
+	if (!json_is_integer(seq) || json_integer_value(seq) <= 0)
+		return err_set(err, len, "its 'seq' is not a count");
+	w->ev.seq = (uint64_t)json_integer_value(seq);
+	return 0;
 }
 
 /* seq, and with it the request's id and origin, and its client's name
@@ -77,13 +168,25 @@ ui_wire_envelope(struct ui_wire *w, char *err, size_t len)
 static int
 ui_wire_response(struct ui_wire *w, json_t *v, char *err, size_t len)
 {
+	json_t *figs = json_incref(json_object_get(v, "figure_data"));
 	char why[200];
+	int rc = 0;
 
+	/* the figures' bytes go to the response's figs, not its members */
+	json_object_del(v, "figure_data");
 	w->resp = response_from_json(v, why, sizeof why);
 	if (w->resp == NULL)
-		return err_set(err, len, "%s", why);
-	w->ev.resp = w->resp;
-	return 0;
+		rc = err_set(err, len, "%s", why);
+	else if (ui_wire_figs(w, figs, err, len) == 0) {
+		w->resp->figs = w->figs;
+		w->resp->nfigs = w->nfigs;
+		w->figs = NULL;
+		w->nfigs = 0;
+		w->ev.resp = w->resp;
+	} else
+		rc = -1;
+	json_decref(figs);
+	return rc;
 }
 
 /* The members of event kind's own: what session_event_json wrote
@@ -210,6 +313,13 @@ ui_wire_kind(struct ui_wire *w, const char *name, char *err, size_t len)
 	}
 	if (strcmp(name, "history") == 0)
 		return ui_wire_history(w, err, len);
+	if (strcmp(name, "figures") == 0) {
+		w->kind = UW_FIGURES;
+		if (ui_wire_envelope_seq(w, err, len) == -1)
+			return -1;
+		return ui_wire_figs(w, json_object_get(w->line,
+		    "figure_data"), err, len);
+	}
 	for (k = EV_QUEUED; k <= EV_ANSWERED; k++)
 		if (strcmp(session_ev_names[k], name) == 0)
 			break;
@@ -249,6 +359,7 @@ void
 ui_wire_free(struct ui_wire *w)
 {
 	response_free(w->resp);
+	figure_free(w->figs, w->nfigs);
 	json_decref(w->info);
 	json_decref(w->line);
 	memset(w, 0, sizeof *w);

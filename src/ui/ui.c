@@ -44,6 +44,7 @@
 #include "peer.h"
 #include "request.h"
 #include "ui.h"
+#include "ui-image.h"
 #include "ui-int.h"
 #include "wire.h"
 
@@ -130,7 +131,9 @@ ui_term_start(struct ui *u)
 		home = xstrdup(home);
 		unsetenv("HOME");
 	}
+	ui_term_query();
 	initscr();
+	ui_term_unget();
 	if (home != NULL) {
 		setenv("HOME", home, 1);
 		free(home);
@@ -225,6 +228,9 @@ ui_remote_line(void *ctx, const char *p, size_t n)
 	case UW_HISTORY:
 		ui_history(u, &w.ev, w.order);
 		break;
+	case UW_FIGURES:
+		ui_image_figures(u, w.ev.seq, w.figs, w.nfigs);
+		break;
 	case UW_END:
 		ui_end(u, w.why);
 		break;
@@ -264,6 +270,9 @@ ui_connect(struct ui *u, char *err, size_t len)
 	}
 	conn_init(&u->io, fd, fd, UI_MAX_LINE, opts_max_queue(u->opts));
 	u->remote = true;
+	/* figures' bytes with the answers, and those of the history's */
+	wire_send(&u->io, json_pack("{s:s, s:b}", "event", "hello", "figures",
+	    1));
 	return 0;
 }
 
@@ -435,7 +444,8 @@ ui_loop(struct ui *u)
 		now = now_ms();
 		if (u->running != 0 && now - u->drawn_ms >= UI_TICK_MS)
 			u->dirty = true;
-		wait = u->running != 0 ? UI_TICK_MS : -1;
+		/* a viewer's keeper that ended is reaped within a tick */
+		wait = u->running != 0 || ui_image_reap(u) ? UI_TICK_MS : -1;
 		if (u->dirty)
 			wait = (int)(UI_FRAME_MS - (now - u->drawn_ms));
 		ui_turn(u, true, wait < 0 && u->dirty ? 0 : wait);

@@ -4,6 +4,7 @@
  * kind of event, as session_event_json writes it, is read back into a
  * struct session_event that session_event_json writes again to the same
  * line; answers, history, the end and unknown events are told apart;
+ * figures' bytes are read from an answer and a "figures" line;
  * lines of the wrong shape are refused with what is wrong named (TAP).
  */
 #include "config.h"
@@ -206,6 +207,46 @@ check_other_lines(void)
 	response_free(r);
 }
 
+/* r's JSON has member key. */
+static bool
+has_member(const struct response *r, const char *key)
+{
+	json_t *o = response_json(r, RESPONSE_SEQ);
+	bool has = json_object_get(o, key) != NULL;
+
+	json_decref(o);
+	return has;
+}
+
+/* Figures' bytes, which a UI that asked for them in its hello gets:
+ * with an answer ("figure_data" in the response, read into its figs and
+ * not kept as a member) and as a history cell's "figures" line. */
+static void
+check_figures(void)
+{
+	struct ui_wire w;
+	char err[256];
+
+	tap_ok(read_line(&w, "{\"id\": 1, \"status\": \"ok\", \"seq\": 4, "
+	    "\"display\": [{\"type\": \"image/png\"}], \"figure_data\": "
+	    "[{\"at\": 0, \"base64\": \"iVBORw==\"}]}", err, sizeof err) ==
+	    0 && w.kind == UW_ANSWER && w.resp->nfigs == 1 &&
+	    w.resp->figs[0].at == 0 && w.resp->figs[0].len == 4 &&
+	    memcmp(w.resp->figs[0].p, "\x89PNG", 4) == 0 &&
+	    !has_member(w.resp, "figure_data"),
+	    "an answer's figure_data: its figs, not a member");
+	ui_wire_free(&w);
+	tap_ok(read_line(&w, "{\"event\": \"figures\", \"seq\": 7, "
+	    "\"figure_data\": [{\"at\": 1, \"base64\": \"YQ==\"}, "
+	    "{\"at\": 3, \"base64\": \"YWI=\"}]}", err, sizeof err) == 0 &&
+	    w.kind == UW_FIGURES && w.ev.seq == 7 && w.nfigs == 2 &&
+	    w.figs[0].at == 1 && w.figs[0].len == 1 && w.figs[0].p[0] ==
+	    'a' && w.figs[1].at == 3 && w.figs[1].len == 2 &&
+	    memcmp(w.figs[1].p, "ab", 2) == 0,
+	    "a figures line: the seq and each figure's bytes");
+	ui_wire_free(&w);
+}
+
 static void
 check_refused(void)
 {
@@ -233,6 +274,16 @@ check_refused(void)
 		    "\"ok\", \"output\": 1}}", "'output'" },
 		{ "{\"event\": \"history\", \"seq\": 1, \"origin\": \"agent\", "
 		    "\"request\": {}, \"response\": []}", "'status'" },
+		{ "{\"event\": \"figures\", \"figure_data\": []}", "'seq'" },
+		{ "{\"event\": \"figures\", \"seq\": 1, \"figure_data\": "
+		    "{}}", "'figure_data'" },
+		{ "{\"event\": \"figures\", \"seq\": 1, \"figure_data\": "
+		    "[{\"at\": 1, \"base64\": \"YQ==\"}, {\"at\": 1, "
+		    "\"base64\": \"YQ==\"}]}", "not a figure's" },
+		{ "{\"event\": \"figures\", \"seq\": 1, \"figure_data\": "
+		    "[{\"at\": 0, \"base64\": \"Y!==\"}]}", "not base64" },
+		{ "{\"id\": 1, \"status\": \"ok\", \"figure_data\": "
+		    "[{\"at\": -1, \"base64\": \"\"}]}", "not a figure's" },
 	};
 	struct ui_wire w;
 	char err[256];
@@ -253,6 +304,7 @@ main(void)
 	check_request_events();
 	check_info_events();
 	check_other_lines();
+	check_figures();
 	check_refused();
 	return tap_done();
 }
