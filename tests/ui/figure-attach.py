@@ -133,7 +133,8 @@ try:
 
     ui = Screen(coil_cmd("--attach", path), 100, 40)
     check(ui.wait(r"attached, \w+"), "the UI attaches", ui.text())
-    check(ui.wait_joined(r"figure \S*cell-1-1\.png \(\d+ ?bytes\)"),
+    check(ui.wait_joined(r"display: image/png, [\d.]+ (bytes|KiB), "
+                                   r"\d+x\d+, \S*cell-1-1\.png"),
           "the history's display line names the figure", ui.text())
     got = wait_colours(ui, RED)
     check(got & RED, "the figure from before the UI came shows as red "

@@ -129,12 +129,13 @@ def main(wd):
     try:
         check(scr.wait(r"^>>>"), "the UI started", scr.text())
         scr.type(RED_FIG)
-        check(scr.wait_joined(r"figure \S*cell-1-1\.png \(\d+ ?bytes\)"),
+        check(scr.wait_joined(r"display: image/png, [\d.]+ (bytes|KiB), "
+                                   r"\d+x\d+, \S*cell-1-1\.png"),
               "the display line names the figure", scr.text())
         rows = wait_blocks(scr, lambda r: len(r) >= 5)
         text = scr.text().split("\n")
         disp = next((i for i, ln in enumerate(text)
-                     if re.search(r"bytes\)\s*$", ln)), None)
+                     if re.search(r"cell-1-1\.png\s*$", ln)), None)
         check(len(rows) >= 5 and disp is not None and
               rows[0][0] == disp + 1,
               "half-block rows right under the display line",

@@ -43,7 +43,7 @@ try:
             ui.text())
     if not restored.get("lost_why"):
         for n in lost:
-            check(ui.wait_joined(r"lost: cell %d\b" % n),
+            check(ui.wait_joined(r"lost: cell %d(?!\d)" % n),
                   "the crash's block says cell %d was lost" % n, ui.text())
     for n in lost:
         check(ui.wait(r"\[%d\] agent \u00b7 lost" % n),
