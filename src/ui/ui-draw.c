@@ -1,7 +1,9 @@
 /*
- * ui-draw.c - the curses UI's screen (see ui-int.h): the panes where
- * ui-layout.c puts them, the overlays (help, inspect, a cell in full)
- * and the status line, drawn from the model with ncursesw.
+ * ui-draw.c - the curses UI's screen (see ui-int.h): the drawing
+ * primitives (ui-draw.h), the output pane, the input area and the
+ * status line, drawn from the model with ncursesw, and the frame that
+ * puts them where ui-layout.c says with ui-panes.c's panes and
+ * overlays and ui-image.c's figures.
  *
  * Every text goes through ui_fit, which measures it in columns as the
  * terminal will (wcwidth: CJK and emoji take two), turns what cannot be
@@ -432,20 +434,26 @@ ui_draw_output(struct ui *u)
 	}
 }
 
-/* ---- the namespace and result panes --------------------------------- */
+/* ---- text in a pane -------------------------------------------------- */
 /* Lines of text from row y0 of r, wrapped; returns the rows used, and
  * in *whole (unless NULL) the lines drawn whole. */
 int
-ui_draw_text(struct ui *u, const struct ui_rect *r, int y0, const char *s,
-    enum ui_kind k, size_t *whole)
+ui_draw_lines(struct ui *u, const struct ui_rect *r, int y0, const char *s,
+    enum ui_kind k, size_t *whole, const char *code0, const char *code1)
 {
 	static attr_t la[UI_LINE_MAX];
 	struct ui_line l = { .kind = (unsigned char)k };
 	size_t at[UI_LINE_MAX + 1], done = 0;
-	const char *nl;
-	int y = y0, n, i;
+	const char *nl, *q;
+	int y = y0, n, i, st = 0;
 	bool painted;
 
+	for (q = code0; u->color && q != NULL && q < s && q < code1; q = nl) {
+		nl = q + strcspn(q, "\n");
+		if ((size_t)(nl - q) <= UI_LINE_MAX)
+			ui_paint_code(q, (size_t)(nl - q), &st, la);
+		nl += *nl == '\n';
+	}
 	while (s != NULL && *s != '\0' && y < r->y + r->h) {
 		nl = strchr(s, '\n');
 		l.text = (char *)s;
@@ -456,6 +464,10 @@ ui_draw_text(struct ui *u, const struct ui_rect *r, int y0, const char *s,
 		at[n] = l.len;
 		painted = u->color && k == UL_OUT && l.len > 0 &&
 		    ui_paint_sgr(l.text, l.len, ui_attr(u, k), la);
+		if (u->color && code0 != NULL && s >= code0 && s < code1) {
+			ui_paint_code(l.text, l.len, &st, la);
+			painted = true;
+		}
 		for (i = 0; i < n && y < r->y + r->h; i++, y++)
 			if (painted)
 				ui_put_attrs(y, r->x + 1, r->w - 1, l.text +
@@ -469,6 +481,13 @@ ui_draw_text(struct ui *u, const struct ui_rect *r, int y0, const char *s,
 	if (whole != NULL)
 		*whole = done;
 	return y - y0;
+}
+
+int
+ui_draw_text(struct ui *u, const struct ui_rect *r, int y0, const char *s,
+    enum ui_kind k, size_t *whole)
+{
+	return ui_draw_lines(u, r, y0, s, k, whole, NULL, NULL);
 }
 
 /* ---- the input area and status line -------------------------------- */
@@ -636,108 +655,6 @@ ui_draw_input(struct ui *u)
 	curs_set(u->focus == F_INPUT && u->ask == NULL ? 1 : 0);
 	move(cy, cx < r->w ? cx : r->w - 1);
 	refresh();
-}
-
-/* ---- overlays -------------------------------------------------------- */
-
-/* The overlay's text; a line past UI_LINE_MAX (which ui_draw_text
- * would cut) is broken in pieces of a row or less (on a character's
- * first byte), so the pager shows it whole and scrolls it row by row. */
-void
-ui_overlay(struct ui *u, const char *title, char *text)
-{
-	size_t run, piece = u->cols > 8 ? (size_t)u->cols - 2 : 8;
-	const char *p, *nl;
-
-	free(u->ov_title);
-	u->ov_title = xstrdup(title);
-	buf_free(&u->ov);
-	buf_addstr(&u->ov, "");
-	for (p = text; *p != '\0'; p = nl) {
-		nl = p + strcspn(p, "\n");
-		if (*nl == '\n')
-			nl++;
-		if ((size_t)(nl - p) <= UI_LINE_MAX) {
-			buf_add(&u->ov, p, (size_t)(nl - p));
-			continue;
-		}
-		for (run = 0; p < nl; p++, run++) {
-			if (run >= piece && (*p & 0xc0) != 0x80 && *p != '\n') {
-				buf_add(&u->ov, "\n", 1);
-				run = 0;
-			}
-			buf_add(&u->ov, p, 1);
-		}
-	}
-	u->ov_scroll = 0;
-	if (u->focus != F_OVERLAY)
-		u->back = u->focus;
-	u->focus = F_OVERLAY;
-	u->dirty = true;
-}
-
-/* The most ov_scroll may be: the text's last line on the last row of
- * h rows w wide, so no key scrolls past the end into blank pages. */
-static size_t
-ui_overlay_end(struct ui *u, int h, int w)
-{
-	const char *p = u->ov.p, *end, *q, *b;
-	size_t lines = 1, i, at[UI_LINE_MAX + 1];
-	struct ui_line l = { 0 };
-	int rows = 0;
-
-	if (p == NULL || u->ov.len == 0)
-		return 0;
-	end = p + u->ov.len;
-	if (end[-1] == '\n')
-		end--;
-	for (q = p; q < end; q++)
-		lines += *q == '\n';
-	for (q = end, i = lines; i-- > 0; q = b - 1) {
-		for (b = q; b > p && b[-1] != '\n'; b--)
-			;
-		l.text = (char *)b;
-		l.len = (size_t)(q - b);
-		rows += ui_wrap(&l, w, at, UI_LINE_MAX + 1);
-		if (rows > h)
-			return i + 1;
-		if (b == p)
-			break;
-	}
-	return 0;
-}
-
-static void
-ui_draw_overlay(struct ui *u)
-{
-	struct ui_rect r = { 0, 0, u->lay.input.y - 1, u->cols };
-	const char *p = u->ov.p;
-	size_t k, most;
-	int y;
-
-	most = ui_overlay_end(u, r.h - 1, r.w - 1);
-	if (u->ov_scroll > most)
-		u->ov_scroll = most;
-	for (k = 0; k < u->ov_scroll && p != NULL; k++) {
-		p = strchr(p, '\n');
-		if (p != NULL)
-			p++;
-	}
-	for (y = r.y; y < r.y + r.h; y++) {
-		move(y, r.x);
-		attrset(A_NORMAL);
-		hline(' ', r.w);
-	}
-	attrset(A_NORMAL);
-	mvhline(r.y + r.h, r.x, ACS_HLINE, r.w);
-	ui_title(&r, u->ov_title, true);
-	r.y++;
-	r.h -= 1;
-	ui_draw_text(u, &r, r.y, p, UL_OUT, NULL);
-	ui_puts(r.y + r.h, r.x + 2, r.w - 4, most == 0 ? " Esc or q closes " :
-	    u->ov_scroll == 0 ? " top: Down/PgDn scroll, Esc or q closes " :
-	    u->ov_scroll >= most ? " end: Up/PgUp scroll, Esc or q closes " :
-	    " Up/Down/PgUp/PgDn scroll, Esc or q closes ", A_BOLD);
 }
 
 void

@@ -36,11 +36,18 @@ int ui_wrap(const struct ui_line *l, int w, size_t *at, int max);
  * in *whole (unless NULL) the lines drawn whole. */
 int ui_draw_text(struct ui *u, const struct ui_rect *r, int y0,
     const char *s, enum ui_kind k, size_t *whole);
+/* The same, the lines from code0 to code1 (NULL: none) Python code in
+ * syntax colour, the tokenizer's state carried from code0 (a string may
+ * span lines) through the lines before s too. */
+int ui_draw_lines(struct ui *u, const struct ui_rect *r, int y0,
+    const char *s, enum ui_kind k, size_t *whole, const char *code0,
+    const char *code1);
 /* The terminal takes UTF-8 (the box and ellipsis characters). */
 bool ui_draw_utf8(void);
 
 /* ui-panes.c */
 void ui_draw_ns(struct ui *u);
 void ui_draw_result(struct ui *u);
+void ui_draw_overlay(struct ui *u);
 
 #endif

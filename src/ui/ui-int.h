@@ -164,6 +164,8 @@ struct ui {
 	char *ov_title;
 	struct buf ov;		/* the overlay's text */
 	size_t ov_scroll;	/* ui-draw.c keeps it within the text */
+	size_t ov_code[2];	/* bytes [0] to [1] of ov are Python code,
+				   drawn in syntax colour; equal: none */
 	char **matches;		/* completions to show, NULL-ended */
 	char *ask;		/* a yes/no question, or NULL */
 	ui_yes_fn ask_fn;
@@ -251,7 +253,9 @@ void ui_record_answer(struct ui *u, struct ui_cell *c,
 /* An op queued, started or answered: true when it was one of ours
  * (a rollback's or reset's, any client's) */
 bool ui_record_op(struct ui *u, const struct session_event *ev);
-void ui_cell_detail(const struct ui_cell *c, struct buf *b);
+/* c whole, as F3 shows it; code[0] to code[1] its code's bytes in b. */
+void ui_cell_detail(const struct ui_cell *c, struct buf *b,
+    size_t code[2]);
 /* "123 bytes", "4.5 KiB", "1.0 MiB" */
 void ui_size(char *out, size_t len, unsigned long long n);
 
@@ -272,6 +276,9 @@ void ui_draw_setup(struct ui *u);
 void ui_draw(struct ui *u);
 void ui_draw_input(struct ui *u);
 void ui_overlay(struct ui *u, const char *title, char *text);
+/* The same, bytes from to to of text Python code (syntax colour). */
+void ui_overlay_code(struct ui *u, const char *title, char *text,
+    size_t from, size_t to);
 
 /* ui-input.c */
 void ui_input_start(struct ui *u);

@@ -223,13 +223,14 @@ k_show_cell(struct ui *u)
 {
 	struct buf b;
 	char title[64];
+	size_t code[2];
 
 	if (u->cell_sel >= u->ncells)
 		return;
 	buf_init(&b);
-	ui_cell_detail(&u->cells[u->cell_sel], &b);
+	ui_cell_detail(&u->cells[u->cell_sel], &b, code);
 	snprintf(title, sizeof title, " cell %d", u->cells[u->cell_sel].cell);
-	ui_overlay(u, title, b.p);
+	ui_overlay_code(u, title, b.p, code[0], code[1]);
 	buf_free(&b);
 }
 

@@ -186,10 +186,11 @@ pg_json(struct buf *b, json_t *v)
 	free(s);
 }
 
-/* What field f of c's answer r says, whole; false when r has none. */
+/* What field f of c's answer r says, whole; false when r has none.
+ * code[0] to code[1]: the bytes of b that are Python code. */
 static bool
 pg_field(const struct ui_cell *c, const struct response *r,
-    const struct ui_line *l, struct buf *b)
+    const struct ui_line *l, struct buf *b, size_t code[2])
 {
 	const struct response_error *e = r->error;
 	size_t i;
@@ -225,7 +226,7 @@ pg_field(const struct ui_cell *c, const struct response *r,
 		pg_json(b, r->restored);
 		return r->restored != NULL;
 	default:
-		ui_cell_detail(c, b);
+		ui_cell_detail(c, b, code);
 		return true;
 	}
 }
@@ -240,7 +241,7 @@ ui_record_open(struct ui *u)
 	struct ui_cell *c;
 	char title[128];
 	struct buf b;
-	size_t idx;
+	size_t idx, code[2] = { 0, 0 };
 
 	if ((l = pg_line(u, &idx)) == NULL)
 		return;
@@ -252,17 +253,19 @@ ui_record_open(struct ui *u)
 	if (c != NULL)
 		snprintf(title, sizeof title, " cell %d%s%s, whole", c->cell,
 		    what[l->field][0] != '\0' ? ": " : "", what[l->field]);
-	if (c != NULL && l->field == FD_CODE)
+	if (c != NULL && l->field == FD_CODE) {
 		buf_addstr(&b, c->code);
-	else if (c == NULL || c->resp == NULL || c->trimmed ||
-	    !pg_field(c, c->resp, l, &b)) {
+		code[1] = b.len;
+	} else if (c == NULL || c->resp == NULL || c->trimmed ||
+	    !pg_field(c, c->resp, l, &b, code)) {
 		/* no answer (yet, or kept): what the line holds */
 		b.len = 0;
+		code[0] = code[1] = 0;
 		buf_add(&b, l->text ?: "", l->len);
 		if (c != NULL && c->trimmed)
 			buf_addstr(&b, "\n\n(the cell's answer is no longer "
 			    "kept whole: --record keeps them all)");
 	}
-	ui_overlay(u, title, b.p);
+	ui_overlay_code(u, title, b.p, code[0], code[1]);
 	buf_free(&b);
 }

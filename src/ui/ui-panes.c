@@ -3,7 +3,8 @@
  * with ui-draw.c's primitives: the namespace as columns of name, type
  * and summary; the result pane as the last answer's result or error,
  * capped with a marker and its last line when it does not fit, or the
- * completions as a menu in aligned columns.
+ * completions as a menu in aligned columns; and the overlays (help,
+ * inspect, a cell or a field whole), which stop at their ends.
  */
 #include "config.h"
 
@@ -224,4 +225,124 @@ ui_draw_result(struct ui *u)
 	} else {
 		ui_draw_text(u, r, r->y + 1, "(no result)", UL_NOTE, NULL);
 	}
+}
+
+/* ---- overlays -------------------------------------------------------- */
+
+/* The overlay's text; a line past UI_LINE_MAX (which ui_draw_text
+ * would cut) is broken in pieces of a row or less (on a character's
+ * first byte), so the pager shows it whole and scrolls it row by row. */
+void
+ui_overlay(struct ui *u, const char *title, char *text)
+{
+	ui_overlay_code(u, title, text, 0, 0);
+}
+
+void
+ui_overlay_code(struct ui *u, const char *title, char *text, size_t from,
+    size_t to)
+{
+	size_t run, piece = u->cols > 8 ? (size_t)u->cols - 2 : 8;
+	const char *p, *nl;
+	bool code;
+
+	free(u->ov_title);
+	u->ov_title = xstrdup(title);
+	buf_free(&u->ov);
+	buf_addstr(&u->ov, "");
+	u->ov_code[0] = u->ov_code[1] = 0;
+	for (p = text; *p != '\0'; p = nl) {
+		/* the code's bounds moved by a long line's pieces */
+		code = from < to && (size_t)(p - text) < to &&
+		    (size_t)(p - text) >= from;
+		if (code && u->ov_code[0] == u->ov_code[1])
+			u->ov_code[0] = u->ov.len;
+		nl = p + strcspn(p, "\n");
+		if (*nl == '\n')
+			nl++;
+		if ((size_t)(nl - p) <= UI_LINE_MAX)
+			buf_add(&u->ov, p, (size_t)(nl - p));
+		else
+			for (run = 0; p < nl; p++, run++) {
+				if (run >= piece && (*p & 0xc0) != 0x80 &&
+				    *p != '\n') {
+					buf_add(&u->ov, "\n", 1);
+					run = 0;
+				}
+				buf_add(&u->ov, p, 1);
+			}
+		if (code)
+			u->ov_code[1] = u->ov.len;
+	}
+	u->ov_scroll = 0;
+	if (u->focus != F_OVERLAY)
+		u->back = u->focus;
+	u->focus = F_OVERLAY;
+	u->dirty = true;
+}
+
+/* The most ov_scroll may be: the text's last line on the last row of
+ * h rows w wide, so no key scrolls past the end into blank pages. */
+static size_t
+ui_overlay_end(struct ui *u, int h, int w)
+{
+	const char *p = u->ov.p, *end, *q, *b;
+	size_t lines = 1, i, at[UI_LINE_MAX + 1];
+	struct ui_line l = { 0 };
+	int rows = 0;
+
+	if (p == NULL || u->ov.len == 0)
+		return 0;
+	end = p + u->ov.len;
+	if (end[-1] == '\n')
+		end--;
+	for (q = p; q < end; q++)
+		lines += *q == '\n';
+	for (q = end, i = lines; i-- > 0; q = b - 1) {
+		for (b = q; b > p && b[-1] != '\n'; b--)
+			;
+		l.text = (char *)b;
+		l.len = (size_t)(q - b);
+		rows += ui_wrap(&l, w, at, UI_LINE_MAX + 1);
+		if (rows > h)
+			return i + 1;
+		if (b == p)
+			break;
+	}
+	return 0;
+}
+
+void
+ui_draw_overlay(struct ui *u)
+{
+	struct ui_rect r = { 0, 0, u->lay.input.y - 1, u->cols };
+	const char *p = u->ov.p;
+	size_t k, most;
+	int y;
+
+	most = ui_overlay_end(u, r.h - 1, r.w - 1);
+	if (u->ov_scroll > most)
+		u->ov_scroll = most;
+	for (k = 0; k < u->ov_scroll && p != NULL; k++) {
+		p = strchr(p, '\n');
+		if (p != NULL)
+			p++;
+	}
+	for (y = r.y; y < r.y + r.h; y++) {
+		move(y, r.x);
+		attrset(A_NORMAL);
+		hline(' ', r.w);
+	}
+	attrset(A_NORMAL);
+	mvhline(r.y + r.h, r.x, ACS_HLINE, r.w);
+	ui_title(&r, u->ov_title, true);
+	r.y++;
+	r.h -= 1;
+	ui_draw_lines(u, &r, r.y, p, UL_OUT, NULL, u->ov_code[0] <
+	    u->ov_code[1] ? u->ov.p + u->ov_code[0] : NULL, u->ov.p +
+	    u->ov_code[1]);
+	ui_puts(r.y + r.h, r.x + 2, r.w - 4, most == 0 ? " Esc or q closes " :
+	    u->ov_scroll == 0 ? " top: Down/PgDn scroll, Esc or q closes " :
+	    u->ov_scroll >= most ? " end: Up/PgUp scroll, Esc or q closes " :
+	    " Up/Down/PgUp/PgDn scroll, Esc or q closes ", A_BOLD);
 }

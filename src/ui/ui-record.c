@@ -515,7 +515,7 @@ rec_effect(struct buf *b, json_t *fx)
 }
 
 void
-ui_cell_detail(const struct ui_cell *c, struct buf *b)
+ui_cell_detail(const struct ui_cell *c, struct buf *b, size_t code[2])
 {
 	static const char *const said[] = { "", ", lost", ", rolled back" };
 	const struct response *r = c->resp;
@@ -528,7 +528,11 @@ ui_cell_detail(const struct ui_cell *c, struct buf *b)
 		buf_printf(b, "duration %.1f ms, cpu %.1f ms, memory peak %.1f "
 		    "MiB\n", r->duration_ms, ui_answer_cpu_ms(r),
 		    ui_answer_mib(r));
-	buf_printf(b, "\ncode:\n%s\n", c->code);
+	buf_addstr(b, "\ncode:\n");
+	code[0] = b->len;
+	buf_addstr(b, c->code);
+	code[1] = b->len;
+	buf_addstr(b, "\n");
 	if (c->trimmed)
 		buf_addstr(b, "\n(its output, result and traceback are no "
 		    "longer kept: the cell list keeps the newest answers "

@@ -105,6 +105,26 @@ def syntax(scr):
           re.search(r"36m" + ANY + "range", inp),
           "the input line is coloured as Python", repr(inp))
     scr.keys("C-c")
+    scr.keys("F3")
+    check(scr.wait(r"def not_kw"), "F3 lists the cells", scr.text())
+    for _ in range(8):              # up the list to the "# note" cell
+        scr.keys("Enter")
+        scr.wait(r"^ *code:$")
+        if scr.wait(r"^ *n = len\('s'\) \+ 1  # note$", timeout=1):
+            break
+        scr.keys("Escape", "Up")
+    check(scr.wait(r"^ *code:$") and
+          scr.wait(r"^ *n = len\('s'\) \+ 1  # note$"),
+          "Enter shows the cell whole", scr.text())
+    code = ""
+    for ln in scr.text(escapes=True).split("\n"):
+        if "# note" in ln:
+            code = ln
+    check(re.search(r"36m" + ANY + "len", code) and
+          re.search(r"33m" + ANY + "'s'", code) and
+          re.search(r"\x1b\[2m" + ANY + "# note", code),
+          "its code is in syntax colour there too", repr(code))
+    scr.keys("Escape", "Escape")
 
 
 def plain(scr, how):
