@@ -58,6 +58,7 @@ ui_decode_confine(int out)
 	FILE *f;
 	bool ok;
 
+	/* fs(proc): this process's own size, the kernel's */
 	f = fopen("/proc/self/statm", "re");
 	if (f == NULL || fscanf(f, "%lu", &pages) != 1)
 		pages = 0;

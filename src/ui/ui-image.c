@@ -543,6 +543,7 @@ ui_img_keeper(const char *viewer, const char *path, int out)
 	pid_t pid;
 
 	setsid();
+	/* fs(dev): the null device */
 	dn = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (dn < 0 || dup2(dn, 0) < 0 || dup2(dn, 1) < 0 || dup2(dn, 2) < 0 ||
 	    dup2(out, 3) < 0 || fcntl(3, F_SETFD, FD_CLOEXEC) < 0)
@@ -557,10 +558,13 @@ ui_img_keeper(const char *viewer, const char *path, int out)
 		_exit(127);
 	}
 	if (pid == 0) {
-		if (strpbrk(viewer, " \t") != NULL)
+		/* the user's viewer ($COIL_VIEWER, else xdg-open on the
+		 * user's PATH), on a file of ours: nothing a cell wrote
+		 * picks the program */
+		if (strpbrk(viewer, " \t") != NULL)	/* fs(exec): sh */
 			execl("/bin/sh", "sh", "-c", "exec $0 \"$1\"", viewer,
 			    path, (char *)NULL);
-		else
+		else	/* fs(exec): the viewer itself, as above */
 			execlp(viewer, viewer, path, (char *)NULL);
 		e = errno;
 		write_all(3, &e, sizeof e);
@@ -645,10 +649,11 @@ ui_image_open(struct ui *u, bool cell)
 		dir = "/tmp";
 	if (viewer == NULL || *viewer == '\0')
 		viewer = "xdg-open";
-	/* a new file of ours (O_EXCL, 0600): never the cell's path, which
-	 * may be a link a cell planted */
 	snprintf(path, sizeof path, "%s/coil-figure-%d-XXXXXX.png", dir,
 	    m->cell);
+	/* fs(private): a new file of ours (O_EXCL, 0600: no link followed,
+	 * none replaced) in the user's $TMPDIR: never the cell's path,
+	 * which may be a link a cell planted */
 	fd = mkstemps(path, 4);
 	if (fd < 0 || write_all(fd, m->png, m->len) < 0) {
 		snprintf(u->note, sizeof u->note, "cannot write '%.150s': %s; set "
