@@ -508,7 +508,10 @@ ui_image_flush(struct ui *u)
 		return;
 	}
 	if (ui_term_gfx() == GFX_KITTY) {
-		static const char del[] = "\033_Ga=d,d=a,q=2\033\\";
+		/* d=A, not d=a: the pictures' data goes with their
+		 * places, else each one sent again (every scroll step)
+		 * stays in the terminal's memory until its quota */
+		static const char del[] = "\033_Ga=d,d=A,q=2\033\\";
 
 		ui_term_write(-1, -1, del, sizeof del - 1);
 	}
@@ -544,6 +547,7 @@ static void __attribute__((noreturn))
 ui_img_keeper(const char *viewer, const char *path, int out)
 {
 	int dn, e, keep = 3;
+	sigset_t none;
 	pid_t pid;
 
 	setsid();
@@ -554,7 +558,12 @@ ui_img_keeper(const char *viewer, const char *path, int out)
 		_exit(127);
 	close_fds_except(&keep, 1);
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	/* the UI ignores SIGINT and the session SIGPIPE: the viewer
+	 * starts as any program does, every signal its own */
 	signal(SIGPIPE, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	pid = fork();
 	if (pid < 0) {
 		e = errno;
