@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "hostfs.h"
+#include "outbuf.h"
 #include "peer.h"
 #include "util.h"
 
@@ -41,17 +42,21 @@ peer_key_init(struct peer_key *k)
 	k->dirfd = -1;
 }
 
-/* A name fit to be shown as it is: printable ASCII, or UTF-8, no
- * control character, at most PEER_NAME_MAX - 1 bytes. */
+/* A name fit to be shown as it is: valid UTF-8 (a JSON string can
+ * hold it: json_pack fails on any other, and the hello with it), no
+ * control character (C0, DEL, C1: the interrupt's "by" takes none), at
+ * most PEER_NAME_MAX - 1 bytes. */
 static bool
 peer_label_ok(const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s);
 
-	if (*p == '\0' || strlen(s) >= PEER_NAME_MAX)
+	if (n == 0 || n >= PEER_NAME_MAX || utf8_valid_prefix(s, n) != n)
 		return false;
 	for (; *p != '\0'; p++)
-		if (*p < 0x20 || *p == 0x7f)
+		if (*p < 0x20 || *p == 0x7f || (p[0] == 0xc2 && p[1] >= 0x80 &&
+		    p[1] < 0xa0))
 			return false;
 	return true;
 }
@@ -417,8 +422,10 @@ peer_name(int fd, char *buf, size_t len)
 	if (cred.pid > 0 && peer_stat_field(cred.pid, 7, &nr) == 0 && nr != 0)
 		peer_tty(nr, tty, sizeof tty);
 	pw = getpwuid(cred.uid);
-	if (pw != NULL && peer_label_ok(pw->pw_name))
-		n = snprintf(buf, len, "%.32s", pw->pw_name);
+	/* whole or not at all: a cut could split a character */
+	if (pw != NULL && strlen(pw->pw_name) <= 32 &&
+	    peer_label_ok(pw->pw_name))
+		n = snprintf(buf, len, "%s", pw->pw_name);
 	else
 		n = snprintf(buf, len, "uid%ld", (long)cred.uid);
 	if (tty[0] != '\0' && n >= 0 && (size_t)n < len)

@@ -37,6 +37,7 @@
 
 #include "export.h"
 #include "figure.h"
+#include "ui-draw.h"
 #include "ui-image.h"
 #include "ui-int.h"
 #include "ui-pixels.h"
@@ -278,6 +279,9 @@ ui_image_rows(struct ui *u, const struct ui_line *l, int w, int hmax)
 
 	if (m == NULL || w < 4 || hmax < 3 || !ui_img_ready(u, m, w, hmax))
 		return 1;
+	/* found again: making room for its pixels may have let older
+	 * figures go, and moved it in the store */
+	m = ui_img_find(u, l->img);
 	switch (ui_img_show(u)) {
 	case SH_BOX:
 		return 3;
@@ -353,23 +357,23 @@ ui_image_draw(struct ui *u, const struct ui_line *l, int x, int y, int w,
 	const char *text = l->text;
 	int len = (int)l->len, i;
 	unsigned cw, ch;
+	char why[160];
 
-	if (m != NULL && m->failed) {
-		text = m->why;
-		len = (int)strlen(m->why);
-	} else if (m != NULL && m->png == NULL) {
+	if (m != NULL && !m->failed && m->png == NULL) {
 		text = "(figure: its bytes have not come from the session)";
 		len = (int)strlen(text);
 	}
 	if (m == NULL || m->pm.px == NULL || rows < 2) {
 		if (y < top)
 			return;
-		attrset(A_DIM);
-		mvaddstr(y, x, m != NULL && m->failed ? "[figure: " : "");
-		addnstr(text, len < w - 12 ? len : w - 12);
-		if (m != NULL && m->failed)
-			addstr("]");
-		attrset(A_NORMAL);
+		/* the text is the cell's path or the decoder's word:
+		 * through ui_put, which shows what it cannot print */
+		if (m != NULL && m->failed) {
+			snprintf(why, sizeof why, "[figure: %s]", m->why);
+			text = why;
+			len = (int)strlen(why);
+		}
+		ui_put(y, x, w, text, (size_t)len, A_DIM);
 		return;
 	}
 	switch (ui_img_show(u)) {
@@ -377,7 +381,7 @@ ui_image_draw(struct ui *u, const struct ui_line *l, int x, int y, int w,
 		ui_img_box(m, x, y, w, rows, top);
 		return;
 	case SH_CELLS:
-		for (i = 0; i < rows; i++)
+		for (i = 0; i < rows && 2 * (unsigned)i < m->pm.h; i++)
 			if (y + i >= top)
 				ui_img_cells_row(&m->pm, y + i, x, (unsigned)i);
 		return;
@@ -504,7 +508,10 @@ ui_image_flush(struct ui *u)
 		return;
 	}
 	if (ui_term_gfx() == GFX_KITTY) {
-		static const char del[] = "\033_Ga=d,d=a,q=2\033\\";
+		/* d=A, not d=a: the pictures' data goes with their
+		 * places, else each one sent again (every scroll step)
+		 * stays in the terminal's memory until its quota */
+		static const char del[] = "\033_Ga=d,d=A,q=2\033\\";
 
 		ui_term_write(-1, -1, del, sizeof del - 1);
 	}
@@ -540,6 +547,7 @@ static void __attribute__((noreturn))
 ui_img_keeper(const char *viewer, const char *path, int out)
 {
 	int dn, e, keep = 3;
+	sigset_t none;
 	pid_t pid;
 
 	setsid();
@@ -550,7 +558,12 @@ ui_img_keeper(const char *viewer, const char *path, int out)
 		_exit(127);
 	close_fds_except(&keep, 1);
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	/* the UI ignores SIGINT and the session SIGPIPE: the viewer
+	 * starts as any program does, every signal its own */
 	signal(SIGPIPE, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	pid = fork();
 	if (pid < 0) {
 		e = errno;

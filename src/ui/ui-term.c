@@ -65,6 +65,7 @@ ui_term_answer(const char *p, size_t n, bool *da)
 {
 	size_t i;
 	unsigned a, b, c;
+	char num[64];
 
 	if (n < 2)
 		return 0;
@@ -92,7 +93,11 @@ ui_term_answer(const char *p, size_t n, bool *da)
 			return (int)i + 1;
 		}
 		if (p[i] == 't') {	/* 6;h;w t: the cell's size */
-			if (sscanf(p + 2, "6;%u;%ut", &b, &c) == 2) {
+			/* read from a copy that ends: the answer is no
+			 * string, and sscanf would look past it for a NUL */
+			memcpy(num, p + 2, i - 1);
+			num[i - 1] = '\0';
+			if (sscanf(num, "6;%u;%ut", &b, &c) == 2) {
 				term_ch = b;
 				term_cw = c;
 			}
