@@ -298,6 +298,7 @@ ui_answer_keep(const struct response *r, bool whole)
 	if (whole) {
 		k->restored = json_incref(r->restored);
 		k->warnings = json_incref(r->warnings);
+		json_decref(k->fields);		/* response_new's own */
 		k->fields = json_incref(r->fields);
 	}
 	if (!(r->has & RESP_EXEC))
