@@ -53,8 +53,11 @@ enum ui_field {
 /* What became of a finished cell's state. */
 enum ui_mark { MK_NONE, MK_LOST, MK_ROLLED };
 
-#define UI_LINE_MAX 4096	/* bytes kept of one line; the rest is cut */
+#define UI_LINE_MAX 4096	/* bytes kept of one line, a cut's marker
+				   too: the drawing's arrays are this long */
 #define UI_LINE_TAIL 1024	/* of them, the line's last bytes */
+#define UI_LINE_MARK 64		/* of them, room for the cut's marker */
+#define UI_LINE_HEAD (UI_LINE_MAX - UI_LINE_MARK - UI_LINE_TAIL)
 /* Whole answers the cell list keeps: this many bytes a scrollback line
  * (10 MiB by default), an effect counted as UI_KEEP_PER_EFFECT. */
 #define UI_KEEP_PER_LINE 1024
@@ -301,6 +304,9 @@ void ui_input_cancel(struct ui *u);
 /* ui-keys.c */
 bool ui_bound(struct ui *u, int key);	/* a binding took the key */
 bool ui_filter_key(struct ui *u, int key);	/* the / filter took it */
+/* key typed into s (size bytes): Backspace or a printable character;
+ * false when it is neither, or s is full */
+bool ui_edit_key(char *s, size_t size, int key);
 void ui_command(struct ui *u, const char *line);	/* after the ':' */
 /* Ask question (taken) on the input line; fn(arg) runs on 'y'. */
 void ui_ask(struct ui *u, ui_yes_fn fn, const char *arg, char *question);

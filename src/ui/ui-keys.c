@@ -492,24 +492,33 @@ ui_bound(struct ui *u, int key)
 	return false;
 }
 
+bool
+ui_edit_key(char *s, size_t size, int key)
+{
+	size_t n = strlen(s);
+
+	if ((key == KEY_BACKSPACE || key == 127 || key == 8) && n > 0) {
+		s[n - 1] = '\0';
+	} else if (key >= 0x20 && key < 0x7f && n + 1 < size) {
+		s[n] = (char)key;
+		s[n + 1] = '\0';
+	} else {
+		return false;
+	}
+	return true;
+}
+
 /* A key the filter of the namespace pane takes, if it is typing one. */
 bool
 ui_filter_key(struct ui *u, int key)
 {
-	size_t n = strlen(u->filter);
-
 	if (!u->filtering)
 		return false;
 	if (key == '\n' || key == 27) {
 		u->filtering = false;
 		if (key == 27)
 			u->filter[0] = '\0';
-	} else if ((key == KEY_BACKSPACE || key == 127 || key == 8) && n > 0) {
-		u->filter[n - 1] = '\0';
-	} else if (key >= 0x20 && key < 0x7f && n + 1 < sizeof u->filter) {
-		u->filter[n] = (char)key;
-		u->filter[n + 1] = '\0';
-	} else {
+	} else if (!ui_edit_key(u->filter, sizeof u->filter, key)) {
 		return false;
 	}
 	u->ns_sel = 0;

@@ -106,8 +106,9 @@ static void
 ui_line_cut(struct ui_line *l, const char *p, size_t n)
 {
 	size_t had = l->cut ? l->tail : l->len, h = l->cut ? l->head :
-	    UI_LINE_MAX - UI_LINE_TAIL, t, a, total;
-	char *mid = xmalloc(had + UI_LINE_TAIL + 1), mark[96], size[32];
+	    UI_LINE_HEAD, t, a, total;
+	char *mid = xmalloc(had + UI_LINE_TAIL + 1), mark[UI_LINE_MARK];
+	char size[22];		/* ui_size's most: "17592186044416.0 MiB" */
 
 	if (!l->cut) {
 		/* the head ends on a character's first byte */
@@ -147,10 +148,9 @@ ui_line_add(struct ui_line *l, const char *p, size_t n)
 {
 	if (n == 0)
 		return;
-	if (!l->cut && l->len + n > UI_LINE_MAX &&
-	    l->len < UI_LINE_MAX - UI_LINE_TAIL) {
+	if (!l->cut && l->len + n > UI_LINE_MAX && l->len < UI_LINE_HEAD) {
 		/* the head first, to a character's end */
-		size_t k = UI_LINE_MAX - UI_LINE_TAIL - l->len;
+		size_t k = UI_LINE_HEAD - l->len;
 
 		while (k > 0 && (p[k] & 0xc0) == 0x80)
 			k--;
@@ -298,6 +298,7 @@ ui_answer_keep(const struct response *r, bool whole)
 	if (whole) {
 		k->restored = json_incref(r->restored);
 		k->warnings = json_incref(r->warnings);
+		json_decref(k->fields);		/* response_new's own */
 		k->fields = json_incref(r->fields);
 	}
 	if (!(r->has & RESP_EXEC))

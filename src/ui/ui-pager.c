@@ -17,8 +17,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include <ncurses.h>
-
 #include "ui-int.h"
 
 static struct ui_line *
@@ -128,8 +126,6 @@ void ui_record_back(struct ui *u) { pg_find(u, 1, false); }
 bool
 ui_record_key(struct ui *u, int key)
 {
-	size_t n = strlen(u->find);
-
 	if (!u->finding)
 		return false;
 	if (key == '\n' || key == '\r') {
@@ -141,12 +137,7 @@ ui_record_key(struct ui *u, int key)
 		u->finding = false;
 		u->find[0] = '\0';
 		u->note[0] = '\0';
-	} else if ((key == KEY_BACKSPACE || key == 127 || key == 8) && n > 0) {
-		u->find[n - 1] = '\0';
-	} else if (key >= 0x20 && key < 0x7f && n + 1 < sizeof u->find) {
-		u->find[n] = (char)key;
-		u->find[n + 1] = '\0';
-	} else {
+	} else if (!ui_edit_key(u->find, sizeof u->find, key)) {
 		return true;	/* typing a search: no key is a binding */
 	}
 	if (u->finding)

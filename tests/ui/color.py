@@ -75,6 +75,28 @@ def sgr(scr):
     scr.type(":ns")
 
 
+def long_lines(scr):
+    """A line past 4 KiB is kept as its head, a marker and its tail, and
+    its colours are drawn to the tail's last byte (the drawing's arrays
+    hold UI_LINE_MAX bytes: a cut line never outgrows them)."""
+    scr.type(r"print('\x1b[31m' + 'r' * 9000 + 'REDEND\x1b[0m')")
+    check(scr.wait(r"REDEND"), "a red line of 9 KB: its tail shows",
+          scr.text())
+    tail = line_of(scr.text(escapes=True), "REDEND")
+    check(re.search(r"31m" + ANY + "r*REDEND", tail),
+          "red to its tail's end", repr(tail))
+    scr.type("s = '" + "c" * 9000 + "CODEEND'; len(s)")
+    check(scr.wait(r"Out\[\d+\]: 9007"), "a code line of 9 KB runs",
+          scr.text())
+    check(scr.wait(r"CODEEND'; len\(s\)"), "its tail shows",
+          scr.text())
+    tail = line_of(scr.text(escapes=True), "CODEEND")
+    check(re.search(r"33m" + ANY + "c*CODEEND'", tail) and
+          re.search(r"36m" + ANY + "len", tail),
+          "its tail in syntax colour: the string's, then the builtin",
+          repr(tail))
+
+
 def syntax(scr):
     scr.type("n = len('s') + 1  # note")
     esc = scr.text(escapes=True)
@@ -146,6 +168,7 @@ scr = Screen(coil_cmd(), 100, 30)
 try:
     check(scr.wait(r"^>>> ?$"), "the UI is up", scr.text())
     sgr(scr)
+    long_lines(scr)
     syntax(scr)
 finally:
     scr.close()
