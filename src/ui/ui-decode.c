@@ -86,9 +86,11 @@ ui_decode_confine(int out)
 	    0) == 0 &&
 	    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(exit), 0) == 0 &&
 	    /* asked for by the sanitizers' runtime before a call that does
-	     * not return (libpng's longjmp, _exit): it names no file */
+	     * not return (libpng's longjmp, _exit), and by its allocator
+	     * for a large block: they name no file */
 	    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(sigaltstack),
 	    0) == 0 &&
+	    seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(madvise), 0) == 0 &&
 	    seccomp_load(ctx) == 0;
 	seccomp_release(ctx);
 	return ok;

@@ -25,6 +25,8 @@ agent = Coil("--listen", path, "--redo", "none",
              cwd=os.environ.get("TEST_WORKDIR"))
 ui = None
 try:
+    check(agent.call({"op": "ping"}).get("status") == "ok",
+          "the agent's session is up, its socket made")
     ui = Screen(coil_cmd("--attach", path), 160, 50)
     check(ui.wait(r"attached, \w+"), "the UI attaches", ui.text())
     ids = [agent.send({"code": c}) for c in CELLS]

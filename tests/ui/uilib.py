@@ -66,6 +66,11 @@ class Screen:
         self.env = dict(os.environ, TMUX_TMPDIR=self.dir, SHELL="/bin/sh",
                         TERM="xterm-256color", **(env or {}))
         self.env.pop("TMUX", None)
+        # a sanitizer's report would go to the UI's own terminal, where
+        # no test reads it: to files of the screen's, read at close
+        for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS"):
+            if coiltest.ASAN and var in self.env:
+                self.env[var] += ":log_path=%s/san" % self.dir
         if "NO_COLOR" not in (env or {}):
             self.env.pop("NO_COLOR", None)
         self.cwd = cwd or os.environ.get("TEST_WORKDIR") or self.dir
@@ -154,8 +159,31 @@ class Screen:
             return None
 
     def close(self):
+        try:
+            pid = self.coil_pid()
+        except (OSError, TypeError, ValueError):
+            pid = None
         self.tmux("kill-server")
+        if coiltest.ASAN:
+            self.sanitized(pid)
         shutil.rmtree(self.dir, ignore_errors=True)
+
+    def sanitized(self, pid):
+        """Once the UI has exited (its leak check runs then), what the
+        sanitizers said, as a failed check: nothing is a pass."""
+        end = time.time() + 60
+        while pid is not None and os.path.exists("/proc/%d" % pid) and \
+                time.time() < end:
+            time.sleep(0.05)
+        said = ""
+        for name in sorted(os.listdir(self.dir)):
+            if name.startswith("san."):
+                with open(os.path.join(self.dir, name), errors="replace") \
+                        as f:
+                    said += "%s:\n%s\n" % (name, f.read())
+        if said:
+            coiltest.check(False, "the UI's sanitizers reported nothing",
+                           said[:8000])
 
 
 def masked(text):
