@@ -63,20 +63,20 @@ enum ui_mark { MK_NONE, MK_LOST, MK_ROLLED };
 #define UI_KEEP_PER_LINE 1024
 #define UI_KEEP_PER_EFFECT 256
 
-struct ui_line {
+struct ui_line {		/* 48 bytes: --scrollback holds 10000 */
 	char *text;		/* not NUL-terminated; len bytes */
 	size_t len;
+	uint64_t seq;		/* the cell (or op) it is of, 0: none */
+	unsigned long long left;	/* cut: the bytes left out */
+	int disp;		/* UL_DISP: the entry's index */
+	uint32_t img;		/* UL_IMAGE: its figure's number */
+	unsigned short head;	/* cut: the head's bytes */
+	unsigned short tail;	/* cut: the tail's bytes, text's last */
 	unsigned char kind;	/* enum ui_kind */
+	unsigned char field;	/* enum ui_field */
 	bool open;		/* output may still continue it */
 	bool cut;		/* bytes past UI_LINE_MAX were left out:
 				   text is head, marker, tail */
-	size_t head;		/* cut: the head's bytes */
-	unsigned long long left;	/* cut: the bytes left out */
-	uint64_t seq;		/* the cell (or op) it is of, 0: none */
-	unsigned char field;	/* enum ui_field */
-	int disp;		/* UL_DISP: the entry's index */
-	unsigned short tail;	/* cut: the tail's bytes, text's last */
-	uint32_t img;		/* UL_IMAGE: its figure's number */
 };
 
 /* One cell of the session, whoever ran it. */

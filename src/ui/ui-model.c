@@ -17,6 +17,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,9 @@
 #include "hostfs.h"
 #include "ui-image.h"
 #include "ui-int.h"
+
+_Static_assert(UI_LINE_MAX <= USHRT_MAX, "a cut line's head and tail fit "
+    "their fields");
 
 
 void
