@@ -15,32 +15,20 @@ test's work dir, and it and Xvfb are killed however the test ends.
 Skipped when kitty, Xvfb or the X tools are missing, or when kitty
 cannot start on the display (no OpenGL 3.3 there)."""
 import os
-import shutil
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from coiltest import (COIL, check, cleanup, done, skip_all,  # noqa: E402
                       workdir)
-from pixlib import (open_keys, proxy_argv, red_box, screenshot,  # noqa: E402
-                    start_xvfb, stop, wait_log, wait_shot)
+from pixlib import (RED_FIG, open_keys, proxy_argv,  # noqa: E402
+                    red_box, require, screenshot, start_xvfb, stop,
+                    wait_log, wait_shot)
 
-RED_FIG = ("import matplotlib; matplotlib.use('Agg'); "
-           "import matplotlib.pyplot as plt; "
-           "fig = plt.figure(figsize=(6, 3)); ax = fig.add_subplot(); "
-           "ax.set_facecolor('red'); plt.show()\r")
-
-for tool in ("kitty", "Xvfb", "xwd", "xwdtopnm"):
-    if shutil.which(tool) is None:
-        skip_all("%s is not installed (kitty, xvfb, x11-apps, netpbm)" %
-                 tool)
-try:
-    import matplotlib  # noqa: F401
-except ImportError:
-    skip_all("matplotlib is not installed (python3-matplotlib)")
+require(("kitty", "Xvfb", "xwd", "xwdtopnm"),
+        "kitty, xvfb, x11-apps, netpbm")
 
 
 def kitty(wd, display, fifo, log):

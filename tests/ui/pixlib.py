@@ -14,6 +14,28 @@ import sys
 import time
 
 
+
+# A figure whose axes are one solid red, found again in a screenshot.
+RED_FIG = ("import matplotlib; matplotlib.use('Agg'); "
+           "import matplotlib.pyplot as plt; "
+           "fig = plt.figure(figsize=(6, 3)); ax = fig.add_subplot(); "
+           "ax.set_facecolor('red'); plt.show()\r")
+
+
+def require(tools, packages):
+    """Skip the test, saying what to install, unless each of tools is on
+    PATH and matplotlib imports."""
+    import shutil
+    from coiltest import skip_all
+    for tool in tools:
+        if shutil.which(tool) is None:
+            skip_all("%s is not installed (%s)" % (tool, packages))
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        skip_all("matplotlib is not installed (python3-matplotlib)")
+
+
 def proxy(fifo, log, argv):
     """The terminal's side is our stdin/stdout; coil's is a new pty."""
     import fcntl

@@ -21,24 +21,14 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from coiltest import (COIL, check, cleanup, done, skip_all,  # noqa: E402
+from coiltest import (COIL, check, cleanup, done,  # noqa: E402
                       workdir)
-from pixlib import (open_keys, proxy_argv, red_box, screenshot,  # noqa: E402
-                    start_xvfb, stop, wait_log, wait_shot)
+from pixlib import (RED_FIG, open_keys, proxy_argv,  # noqa: E402
+                    red_box, require, screenshot, start_xvfb, stop,
+                    wait_log, wait_shot)
 
-RED_FIG = ("import matplotlib; matplotlib.use('Agg'); "
-           "import matplotlib.pyplot as plt; "
-           "fig = plt.figure(figsize=(6, 3)); ax = fig.add_subplot(); "
-           "ax.set_facecolor('red'); plt.show()\r")
-
-for tool in ("Xvfb", "xterm", "xwd", "xwdtopnm"):
-    if shutil.which(tool) is None:
-        skip_all("%s is not installed (xvfb, xterm, x11-apps, netpbm)" %
-                 tool)
-try:
-    import matplotlib  # noqa: F401
-except ImportError:
-    skip_all("matplotlib is not installed (python3-matplotlib)")
+require(("Xvfb", "xterm", "xwd", "xwdtopnm"),
+        "xvfb, xterm, x11-apps, netpbm")
 
 
 def scroll(display, keys, log, box, start):
