@@ -837,7 +837,7 @@ def daemon_check(tap, r, ctx, p):
                % daemons, r)
     # and when coil is killed outright, with the daemon running
     r2 = sbxlib.run(p, [DAEMON + 'import time; time.sleep(60)'], ctx["wd"],
-                    kill_after=3)
+                    kill_after=3, kill_when=lambda: bool(host_sleepers()))
     daemons = [c for _, c in r2.leftovers if "sleep 987" in c]
     if r2.skipped:
         tap.skip("%s: a killed coil" % p, r2.skip_reason)

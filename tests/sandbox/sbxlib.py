@@ -429,15 +429,18 @@ def _coil_pid(wrapper):
 
 def run(profile, cells, workdir, args=(), need=(), timeout=120,
         fsize=256 << 20, cgroup=None, env=None, prelude=True,
-        kill_after=None, audit=True, coil=None, plant=None):
+        kill_after=None, audit=True, coil=None, plant=None,
+        kill_when=None):
     """Run cells in one `coil --agent --sandbox PROFILE` session, under
     contain.py.  A cell is a source string (an exec request) or a dict
     (any other request, e.g. {"op": "snapshot"}); cells run in order in
     the same session, after the prelude that defines t() and k().
     need: sandbox mechanisms (ping's report) that must be on, or the run
     is skipped.  cgroup=(pids, memory): run in a proven cgroup of the
-    harness's, else skip.  kill_after: SIGKILL coil (only coil) after so
-    many seconds, as a crash would.  audit=False: the audit hook is made a
+    harness's, else skip.  kill_after: SIGKILL coil (only coil) so many
+    seconds after its first cell past the set-up was sent, as a crash
+    would, or as soon as kill_when() is true then (the set-up's time,
+    which load stretches, never counts).  audit=False: the audit hook is made a
     no-op first, so that only the kernel answers.  coil: the binary
     (default COIL).  plant: {path: text} written inside the overlays.
     Returns a Result; leftovers are what contain.py's PID 1 found."""
@@ -477,7 +480,7 @@ def run(profile, cells, workdir, args=(), need=(), timeout=120,
         os.setsid()
     t0 = time.time()
     deadline = t0 + timeout
-    kill_at = t0 + kill_after if kill_after is not None else None
+    kill_at = None          # set when the cells past the set-up start
     c = coiltest.Coil("--sandbox", profile, "--workdir", workdir, *args,
                       env=env, preexec_fn=pre, argv0=CONTAIN)
     notes = []
@@ -502,8 +505,9 @@ def run(profile, cells, workdir, args=(), need=(), timeout=120,
             return None
         while True:
             now = time.time()
-            if kill_at is not None and now >= kill_at and \
-                    not state["killed"]:
+            if kill_at is not None and not state["killed"] and \
+                    (now >= kill_at or (kill_when is not None and
+                                        kill_when())):
                 kill_coil()
             if now >= deadline:
                 notes.append("sbx-test: TIMEOUT")
@@ -577,6 +581,8 @@ def run(profile, cells, workdir, args=(), need=(), timeout=120,
         return r["cell"] if r is not None else 0
 
     base = set_up() if skip_reason is None and not refuse else None
+    if base is not None and kill_after is not None:
+        kill_at = time.time() + kill_after
     if base is not None:
         for cell in cells:
             resp = ask(cell) if isinstance(cell, dict) else execute(cell)
