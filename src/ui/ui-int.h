@@ -63,7 +63,7 @@ enum ui_mark { MK_NONE, MK_LOST, MK_ROLLED };
 #define UI_KEEP_PER_LINE 1024
 #define UI_KEEP_PER_EFFECT 256
 
-struct ui_line {		/* 48 bytes: --scrollback holds 10000 */
+struct ui_line {	/* 48 bytes on 64 bits; --scrollback holds 10000 */
 	char *text;		/* not NUL-terminated; len bytes */
 	size_t len;
 	uint64_t seq;		/* the cell (or op) it is of, 0: none */

@@ -32,7 +32,6 @@
 _Static_assert(UI_LINE_MAX <= USHRT_MAX, "a cut line's head and tail fit "
     "their fields");
 
-
 void
 ui_model_init(struct ui *u, size_t scrollback)
 {
