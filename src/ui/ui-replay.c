@@ -437,8 +437,9 @@ rp_event(void *ctx, const struct session_event *ev)
 		    rp->done, json_string_value(json_object_get(json_object_get(
 		    got, "error"), "message")) ?: "no reason given");
 	} else if (rp->wait == RW_ROLLBACK && ok) {
+		/* the record asks for the namespace (ui-record.c's
+		 * rec_op_answer), as after any client's rollback */
 		rp->done = rp->target = rp->go;
-		ui_submit(u, json_pack("{s:s}", "op", "vars"), W_VARS);
 	} else if (rp->wait == RW_ROLLBACK) {
 		/* its checkpoint is gone: from the start again */
 		ui_note_line(u, UL_NOTE, "replay: no checkpoint after cell "
@@ -448,8 +449,7 @@ rp_event(void *ctx, const struct session_event *ev)
 		rp_submit_op(u, "reset", NULL, NULL, RW_RESET);
 		return;
 	} else if (rp->wait == RW_RESET) {
-		rp->done = 0;
-		ui_submit(u, json_pack("{s:s}", "op", "vars"), W_VARS);
+		rp->done = 0;	/* the record asks for the namespace */
 	}
 	json_decref(got);
 	rp_advance(u);
