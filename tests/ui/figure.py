@@ -31,6 +31,7 @@ RED_FIG = ("import matplotlib; matplotlib.use('Agg'); "
            "fig = plt.figure(figsize=(8, 2)); ax = fig.add_subplot(); "
            "ax.set_facecolor('red'); plt.plot([1, 2, 3]); plt.show()")
 SGR_COLOUR = re.compile(r"\x1b\[[34]8;5;(\d+)m")
+SGR_ANY = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def chunk(kind, data):
@@ -59,12 +60,34 @@ def hostile_pngs(d):
 
 def block_rows(scr):
     """The screen's rows of half blocks: (row, widest run, colours)."""
+    return block_rows_of(scr.text(escapes=True))
+
+
+def block_rows_of(snap):
+    """block_rows of one screen captured with its escapes."""
     out = []
-    for i, line in enumerate(scr.text(escapes=True).split("\n")):
+    for i, line in enumerate(snap.split("\n")):
         colours = {int(c) for c in SGR_COLOUR.findall(line)}
         if "\u2580" in line and colours:
             out.append((i, line.count("\u2580"), colours))
     return out
+
+
+def display_end(snap):
+    """The row where the display line of cell-1-1.png ends, in one
+    screen captured with its escapes: the path wraps wherever the work
+    directory's length puts it, the file's name included."""
+    lines = [SGR_ANY.sub("", ln) for ln in snap.split("\n")]
+    for i, line in enumerate(lines):
+        if "# display: image/png" not in line:
+            continue
+        joined, j = "", i
+        while j < len(lines) and "\u2580" not in lines[j]:
+            joined += lines[j].split("\u2502", 1)[-1].strip()
+            if joined.endswith("cell-1-1.png"):
+                return j
+            j += 1
+    return None
 
 
 def wait_blocks(scr, pred, timeout=20):
@@ -133,13 +156,13 @@ def main(wd):
                                    r"\d+x\d+, \S*cell-1-1\.png"),
               "the display line names the figure", scr.text())
         rows = wait_blocks(scr, lambda r: len(r) >= 5)
-        text = scr.text().split("\n")
-        disp = next((i for i, ln in enumerate(text)
-                     if re.search(r"cell-1-1\.png\s*$", ln)), None)
+        snap = scr.text(escapes=True)
+        rows = block_rows_of(snap)
+        disp = display_end(snap)
         check(len(rows) >= 5 and disp is not None and
               rows[0][0] == disp + 1,
               "half-block rows right under the display line",
-              "display at %r, rows %r" % (disp, rows[:3]))
+              "display ends at %r, rows %r\n%s" % (disp, rows[:3], snap))
         colours = set().union(*[r[2] for r in rows]) if rows else set()
         check(196 in colours or 160 in colours,
               "the red axes are drawn red (xterm colour 196 or 160)",
