@@ -99,7 +99,7 @@ const struct options_entry options_table[] = {
 	{ "checkpoint-policy", 0, "WHEN", opt_policy, NO_FIELD, 0, 0,
 	  "when to checkpoint: idle (default) or every", OPT_SESSION },
 	{ "max-sessions", 0, "N", opt_count, FIELD(max_sessions), 1, 4096,
-	  "sessions (branches) open at once (default: --memory / 256M)",
+	  "branches open at once (default --memory / 256M)",
 	  OPT_HOLD },
 	{ "session", 0, "NAME", opt_string, FIELD(session), 0, 0,
 	  "with --attach: work in that session (branch)", 0 },
