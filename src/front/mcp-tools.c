@@ -93,6 +93,7 @@ static const struct {
 	  "connection's)" },
 	{ "fork", "name", "what to call the branch: 1 to 64 letters, "
 	  "digits, _ . or -, starting with a letter (default: b1, b2, ...)" },
+	{ "list_sessions", "session", NULL },
 	{ "close_session", "session", "the session to close, by name" },
 	{ "adopt_session", "session", "the session to make the default, by "
 	  "name" },
@@ -186,6 +187,8 @@ static const struct {
 	{ "input", "input() reads end of file here: pass data in the code" },
 	{ "columns", "the terminal's size is not a tool's to set" },
 	{ "lines", "the terminal's size is not a tool's to set" },
+	{ "session", "it lists every session, and marks this connection's "
+	  "default" },
 };
 
 static bool

@@ -94,27 +94,31 @@ plain_m_fork(struct plain *p, const char *arg)
 	}
 }
 
+/* %sessions' columns, its head's and its rows'. */
+#define PLAIN_SESSION_ROW "%c %-16s  %-16s  %5s  %5s  %-8s  %7s\n"
+
 /* One row of %sessions: the prompt's own marked with '*'. */
 static void
 plain_session_row(struct buf *b, json_t *e)
 {
 	json_t *parent = json_object_get(e, "parent"),
 	    *from = json_object_get(e, "from_cell");
-	char priv[32], at[24];
+	char priv[32], at[24], cell[24];
 
 	if (json_is_integer(from))
 		snprintf(at, sizeof at, "%lld", (long long)
 		    json_integer_value(from));
 	else
 		snprintf(at, sizeof at, "-");
+	snprintf(cell, sizeof cell, "%lld", (long long)json_integer_value(
+	    json_object_get(e, "cell")));
 	plain_size(priv, sizeof priv, json_object_get(json_object_get(e,
 	    "memory"), "private"));
-	buf_printf(b, "%c %-16s  %-16s  %5s  %5lld  %-8s  %7s\n",
+	buf_printf(b, PLAIN_SESSION_ROW,
 	    json_is_true(json_object_get(e, "default")) ? '*' : ' ',
 	    plain_str(json_object_get(e, "name")),
 	    json_is_string(parent) ? json_string_value(parent) : "-", at,
-	    (long long)json_integer_value(json_object_get(e, "cell")),
-	    plain_str(json_object_get(e, "state")), priv);
+	    cell, plain_str(json_object_get(e, "state")), priv);
 }
 
 void
@@ -130,8 +134,8 @@ plain_m_sessions(struct plain *p, const char *arg)
 		return;
 	list = json_object_get(r->fields, "sessions");
 	buf_init(&b);
-	buf_addstr(&b, "  name              parent            from   cell  "
-	    "state     private\n");
+	buf_printf(&b, PLAIN_SESSION_ROW, ' ', "name", "parent", "from",
+	    "cell", "state", "private");
 	json_array_foreach(list, i, e)
 		plain_session_row(&b, e);
 	mem = json_object_get(r->fields, "memory");
