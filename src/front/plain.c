@@ -609,10 +609,21 @@ plain_tab(int count, int key)
 
 static void plain_on_line(char *line);
 
+/* ">>> ", or "[b1] >>> " on a branch (plain-branch.c): the session a
+ * cell typed here runs in, always in sight. */
 static void
 plain_prompt(struct plain *p)
 {
-	rl_callback_handler_install(p->incomplete ? PS2 : PS1, plain_on_line);
+	const char *ps = p->incomplete ? PS2 : PS1;
+	char prompt[REQUEST_LABEL_MAX + 32];
+
+	if (p->branch == NULL) {
+		rl_callback_handler_install(ps, plain_on_line);
+		return;
+	}
+	snprintf(prompt, sizeof prompt, "[%s%s] %s", p->branch,
+	    p->branch_closed ? " closed" : "", ps);
+	rl_callback_handler_install(prompt, plain_on_line);
 }
 
 static void
@@ -788,6 +799,7 @@ plain_main(const struct coil_opts *opts)
 	response_free(p.reply);
 	free(p.ask);
 	free(p.page);
+	free(p.branch);
 	buf_free(&p.cell);
 	return rc;
 }
