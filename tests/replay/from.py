@@ -117,6 +117,21 @@ check(rc == 0 and "14" in out, "plain: the REPL goes on after cell 2",
 check("{" not in out, "plain: nothing of the hand-over on stdout",
       out)
 
+# ---- --mcp: the tools' calls go to the branch, stdout is JSON-RPC only
+MCP_IN = "".join(json.dumps(m) + "\n" for m in (
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "from.py", "version": "1"}}},
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "run_python", "arguments": {"code": "x"}}}))
+rc, out, err = coil("--mcp", "--replay", FILE, "--from", "2", stdin=MCP_IN)
+msgs = [json.loads(line) for line in out.splitlines()]
+sc = [m for m in msgs if m.get("id") == 2][0]["result"]["structuredContent"]
+check(rc == 0 and all(m.get("jsonrpc") == "2.0" for m in msgs) and
+      sc.get("result") == "2" and sc.get("session") not in (None, "main"),
+      "mcp: run_python goes on from cell 2 on the branch", (rc, out, err))
+
 # ---- --check: the two continuations
 rc, out, err = coil("--replay", FILE, "--from", "2", "--then", NEW,
                     "--check")
