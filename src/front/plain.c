@@ -31,6 +31,7 @@
 #include "history.h"
 #include "plain.h"
 #include "plain-int.h"
+#include "replay.h"
 #include "request.h"
 #include "session.h"
 #include "util.h"
@@ -784,6 +785,14 @@ plain_main(const struct coil_opts *opts)
 	}
 	p.client = session_attach(p.s, ORIGIN_PERSON, SESSION_LIVE_BG |
 	    SESSION_RAW | (p.tty ? SESSION_INPUT : 0), plain_on_event, &p);
+	/* --replay FILE --from N: the session picked up there (replay.h) */
+	if (replay_handover(opts, p.s, p.client, err, sizeof err) == -1) {
+		coil_error("%s", err);
+		session_free(p.s);
+		return 1;
+	}
+	response_free(p.reply);	/* the hand-over's, asked by no line */
+	p.reply = NULL;
 	/* After session_new: init, forked there, keeps the defaults. */
 	if (plain_catch_term(p.tty) == -1) {
 		coil_error("sigaction: %s", strerror(errno));

@@ -46,6 +46,7 @@
 #include "ui.h"
 #include "ui-image.h"
 #include "ui-int.h"
+#include "replay.h"
 #include "wire.h"
 
 #define UI_FRAME_MS	40	/* at most 25 redraws a second */
@@ -464,6 +465,10 @@ ui_open(struct ui *u, char *err, size_t len)
 		return -1;
 	u->client = session_attach(u->s, ORIGIN_PERSON, SESSION_OBSERVE |
 	    SESSION_RAW | SESSION_LIVE_BG | SESSION_INPUT, ui_local_event, u);
+	/* --replay FILE --from N: the session picked up there, live
+	 * (replay.h); without --from, the file stepped through */
+	if (u->opts->replay != NULL && u->opts->replay_from > 0)
+		return replay_handover(u->opts, u->s, u->client, err, len);
 	return u->opts->replay != NULL ? ui_replay_open(u, err, len) : 0;
 }
 
