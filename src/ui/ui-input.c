@@ -116,6 +116,13 @@ ui_own_reply(struct ui *u, enum ui_why why, const struct response *r)
 			buf_free(&u->cell);
 		}
 		ui_next_typed(u);
+		ui_branch_magic(u, r);
+	}
+	if (why == W_SESSIONS || why == W_FORK || why == W_CMP ||
+	    why == W_CLOSE) {
+		ui_branch_reply(u, why, r);
+		u->dirty = true;
+		return;
 	}
 	if (r->status != ST_OK && why != W_EXEC) {
 		snprintf(u->note, sizeof u->note, "%s", err != NULL ?
@@ -677,6 +684,8 @@ ui_key(struct ui *u, int key)
 		return;
 	if ((u->focus == F_REPLAY || (u->focus == F_OVERLAY &&
 	    u->back == F_REPLAY)) && ui_replay_key(u, key))
+		return;
+	if (ui_branch_key(u, key))
 		return;
 	if (ui_bound(u, key))
 		return;
