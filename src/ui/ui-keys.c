@@ -292,17 +292,6 @@ static const struct ui_binding {
 	  "from cell to cell, open a field whole (again: back)" },
 	{ UI_ESC('5'), "Esc 5", ANY, ui_record_focus, "the same, without "
 	  "F-keys" },
-	{ KEY_F(6), "F6", ANY, ui_branch_pick, "the branches: name, parent, "
-	  "fork cell, cell, state, memory; Enter goes to one, c compares it "
-	  "with yours, x closes it" },
-	{ UI_ESC('6'), "Esc 6", ANY, ui_branch_pick, "the same, without "
-	  "F-keys" },
-	{ UI_ESC('f'), "Esc f", ANY, k_fork, "fork the branch you are on "
-	  "here (after its running cell): you go to the copy, the agent's "
-	  "default stays where it is" },
-	{ UI_ESC('n'), "Esc n", ANY, ui_branch_next, "the next branch, as "
-	  "tmux's next window" },
-	{ UI_ESC('p'), "Esc p", ANY, ui_branch_prev, "the previous branch" },
 	{ UI_ESC('v'), "Esc v", ANY, k_view, "open the newest figure in "
 	  "$COIL_VIEWER (else xdg-open), from a private copy" },
 	{ KEY_PPAGE, "PgUp", ANY, k_pgup, "scroll the output (or a list) up" },
@@ -321,6 +310,15 @@ static const struct ui_binding {
 	  "Ctrl-C ends it" },
 	{ 0, "other keys", IN, NULL, "readline's, as ~/.inputrc sets them "
 	  "(emacs or vi)" },
+	{ KEY_F(6), "F6", IN, ui_branch_pick, "the branches, to go to one, "
+	  "compare or close it" },
+	{ UI_ESC('6'), "Esc 6", IN, ui_branch_pick, "the same, without "
+	  "F-keys" },
+	{ UI_ESC('f'), "Esc f", IN, k_fork, "fork your branch here and go "
+	  "to the copy (the agent stays where it is)" },
+	{ UI_ESC('n'), "Esc n", IN, ui_branch_next, "the next branch, as "
+	  "tmux's next window" },
+	{ UI_ESC('p'), "Esc p", IN, ui_branch_prev, "the previous branch" },
 	{ KEY_UP, "Up", LISTS, k_up, "previous name, cell or line" },
 	{ KEY_DOWN, "Down", LISTS, k_down, "next one" },
 	{ '\n', "Enter", NS, k_inspect, "inspect the name: type, signature, "
