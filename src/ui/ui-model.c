@@ -686,6 +686,7 @@ ui_history(struct ui *u, const struct session_event *ev, json_t *order)
 {
 	struct ui_cell *c;
 
+	ui_branch_event(u, ev);
 	ui_queued(u, ev);
 	c = ui_cell_of(u, ev->seq);
 	if (c != NULL && !c->done && ev->resp != NULL)

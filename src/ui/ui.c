@@ -479,6 +479,8 @@ ui_on_session(struct ui *u, const char *name, char *err, size_t len)
 		return err_set(err, len, "--session '%.64s...' is too long: a "
 		    "branch's name has at most %d characters", name,
 		    UI_SESSION_MAX);
+	/* the history's headers, as they come, name their branches */
+	u->branched = strcmp(name, "main") != 0;
 	r = ui_call(u, json_pack("{s:s, s:s}", "op", "vars", "session", name),
 	    30000);
 	if (r == NULL)
@@ -490,7 +492,6 @@ ui_on_session(struct ui *u, const char *name, char *err, size_t len)
 		    r->error->message : status_names[r->status]);
 	else {
 		snprintf(u->sess, sizeof u->sess, "%s", name);
-		u->branched = strcmp(name, "main") != 0;
 		ui_set_vars(u, json_object_get(r->fields, "vars"), -1);
 	}
 	response_free(r);
