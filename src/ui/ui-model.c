@@ -404,11 +404,11 @@ ui_cell_show(struct ui *u, struct ui_cell *c)
 	 * numbers repeat from branch to branch */
 	if (c->cell > 0)
 		ui_note_line(u, UL_HEAD, "[%d] %s%s%s", c->cell, c->origin,
-		    u->branched ? " @ " : "", u->branched ? (c->session[0] ?
+		    u->branched ? " on " : "", u->branched ? (c->session[0] ?
 		    c->session : "main") : "");
 	else
 		ui_note_line(u, UL_HEAD, "[?] %s%s%s", c->origin,
-		    u->branched ? " @ " : "", u->branched ? (c->session[0] ?
+		    u->branched ? " on " : "", u->branched ? (c->session[0] ?
 		    c->session : "main") : "");
 	c->shown = true;
 	c->head_no = c->end_no = ui_line_no(u, u->nlines - 1);
