@@ -32,7 +32,7 @@ def names(resp):
 
 
 agent = Coil("--listen", path, cwd=os.environ.get("TEST_WORKDIR"))
-ui = ui2 = None
+ui = ui2 = ui3 = None
 try:
     check(agent.run("a = 1")["status"] == "ok", "the agent runs a cell")
     ui = Screen(coil_cmd("--attach", path), 100, 30)
@@ -177,8 +177,31 @@ try:
           "and leaves its terminal as it was")
     rc = agent.close()
     check(rc == 0, "the agent ends its session", rc)
+    # the UI's own session (no --attach): the same keys
+    ui3 = Screen(coil_cmd(), 100, 30)
+    ui3.type("a = 1")
+    check(ui3.wait(r"^a +int +1"), "a UI of its own runs a cell",
+          ui3.text())
+    ui3.keys("Escape", "f")
+    check(ui3.wait(r"forked 'b1' from 'main' at cell 1") and
+          ui3.wait(r" on b1 \|"), "Esc f forks it", ui3.text())
+    ui3.type("a = 2")
+    check(ui3.wait(r"\[2\] person on b1") and ui3.wait(r"^a +int +2"),
+          "a cell on the branch", ui3.text())
+    ui3.keys("Escape", "n")
+    check(ui3.wait(r" on main \|") and ui3.wait(r"^a +int +1"),
+          "Esc n: main is as it was", ui3.text())
+    ui3.type(":compare b1")
+    check(ui3.wait(r"compare 'main' \| 'b1'") and
+          ui3.wait(r" a +1 +2 *│?$") and
+          ui3.wait(r"0 in one only, 1 different"),
+          ":compare NAME: yours and it", ui3.text())
+    ui3.keys("q")
+    ui3.keys("C-d")
+    check(ui3.wait(r"^EXITED 0"), "Ctrl-D leaves it, branches and all",
+          ui3.text())
 finally:
-    for scr in (ui, ui2):
+    for scr in (ui, ui2, ui3):
         if scr is not None:
             scr.close()
     agent.kill()
