@@ -49,8 +49,6 @@ const struct options_entry options_table[] = {
 	  "a line REPL (the default without a terminal)", 0 },
 	{ "attach", 0, "PATH", opt_path, FIELD(attach), 0, 0,
 	  "the UI on a session served by --listen", 0 },
-	{ "session", 0, "NAME", opt_string, FIELD(session), 0, 0,
-	  "with --attach: start on that branch", 0 },
 	{ "scrollback", 0, "N", opt_count, FIELD(scrollback), 100, 10000000,
 	  "lines and KiB of answers the UI keeps (10000)", 0 },
 	{ "no-color", 0, NULL, opt_flag, FIELD(no_color), 0, 0,
@@ -586,9 +584,6 @@ options_settle(struct coil_opts *o, char *err, size_t errlen)
 	if (o->attach != NULL && o->mode != MODE_AUTO)
 		return err_set(err, errlen, "--attach opens the UI on another "
 		    "session: it goes with none of --agent, --mcp and --plain");
-	if (o->session != NULL && o->attach == NULL)
-		return err_set(err, errlen, "--session picks a branch of the "
-		    "session --attach opens: use it with --attach PATH");
 	if (o->listen != NULL && o->mode != MODE_AGENT && o->mode != MODE_MCP)
 		return err_set(err, errlen, "--listen serves an agent session: "
 		    "it needs --agent or --mcp");
@@ -690,7 +685,6 @@ options_free(struct coil_opts *o)
 	free((char *)o->history);
 	free((char *)o->listen);
 	free((char *)o->attach);
-	free((char *)o->session);
 	free((char *)o->record);
 	free((char *)o->replay);
 	free((char *)o->export);

@@ -56,8 +56,6 @@ struct coil_opts {
 	const char *listen;		/* --listen: the attach socket, or NULL */
 	const char *attach;		/* --attach: the UI on that socket's
 					   session, or NULL */
-	const char *session;		/* --session: the branch it starts
-					   on, or NULL (main) */
 	int scrollback;			/* the UI's output lines kept */
 	bool ui;			/* the front end is the curses UI */
 	bool no_color;			/* --no-color: the UI in one colour,
