@@ -68,7 +68,12 @@ ui_session_of(json_t *o)
 const char *
 ui_ev_session(const struct session_event *ev)
 {
-	const char *s = ui_session_of(ev->info);
+	const char *s = ev->session;
+
+	if (s != NULL && *s != '\0' && strlen(s) <= UI_SESSION_MAX)
+		return s;
+	/* a line of an older listener's, or a history line */
+	s = ui_session_of(ev->info);
 
 	if (s == NULL && ev->kind == EV_QUEUED)
 		s = ui_session_of(ev->req);
@@ -105,6 +110,24 @@ const char *
 ui_branch_status(const struct ui *u)
 {
 	return u->branched || strcmp(u->sess, UI_MAIN) != 0 ? u->sess : "";
+}
+
+/*
+ * The core sums a branch's namespace up for observers only when the
+ * branch itself counts them (session-run.c reads the branch's own
+ * ns_observers, which the hub keeps on main): until it does, a cell
+ * of the person's branch whose namespace event did not come before
+ * its answer (main's always does) is followed by a vars request.
+ */
+void
+ui_branch_answered(struct ui *u, const struct ui_cell *c)
+{
+	if (c->session[0] == '\0' || !ui_branch_here(u, c->session) ||
+	    !c->done || c->cell <= u->vars_cell || c->resp == NULL ||
+	    !(c->resp->has & RESP_EXEC))
+		return;
+	u->vars_cell = c->cell;
+	ui_submit(u, json_pack("{s:s}", "op", "vars"), W_VARS);
 }
 
 /* ---- going to a branch ------------------------------------------------- */
@@ -186,7 +209,7 @@ ui_picker_draw(struct ui *u)
 	size_t i;
 	char mem[24], from[16];
 	json_t *s;
-	int nw = 4;
+	int nw = 6;		/* "parent" */
 
 	json_array_foreach(u->branches, i, s)
 		if ((int)strlen(ui_br_name(s)) > nw)
@@ -585,6 +608,7 @@ ui_cmp_show(struct ui *u)
 	ui_overlay(u, title, b.p);
 	buf_free(&b);
 	ui_cmp_clear(u);
+	u->note[0] = '\0';	/* "comparing ...": done */
 }
 
 static void

@@ -382,6 +382,9 @@ void ui_branch_event(struct ui *u, const struct session_event *ev);
 void ui_branch_reply(struct ui *u, enum ui_why why,
     const struct response *r);
 void ui_branch_magic(struct ui *u, const struct response *r);
+/* A cell answered as it ran: a branch's namespace asked for when no
+ * namespace event came for it. */
+void ui_branch_answered(struct ui *u, const struct ui_cell *c);
 void ui_branch_fork(struct ui *u, const char *name);	/* :fork, Esc f */
 void ui_branch_switch(struct ui *u, const char *name);	/* :switch */
 void ui_branch_close(struct ui *u, const char *name);	/* :close */

@@ -652,9 +652,10 @@ ui_event(struct ui *u, const struct session_event *ev, bool own)
 			u->running = ev->seq;
 		break;
 	case EV_RESPONSE:
-		if (c != NULL)
+		if (c != NULL) {
 			ui_answered(u, c, ev->resp, NULL);
-		else
+			ui_branch_answered(u, c);
+		} else
 			ui_record_op(u, ev);
 		if (own)
 			ui_own_answer(u, ev->resp);

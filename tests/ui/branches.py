@@ -165,11 +165,6 @@ try:
     check(bad.returncode != 0 and b"no session 'nope'" in bad.stderr,
           "--session with an unknown name is an error naming it",
           bad.stderr)
-    bad = subprocess.run([COIL, "--session", "b1", "--plain"],
-                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, timeout=60)
-    check(bad.returncode != 0 and b"--session" in bad.stderr,
-          "--session without --attach is refused", bad.stderr)
 
     ui.keys("C-d")
     check(ui.wait(r"^EXITED 0"), "Ctrl-D detaches the UI", ui.text())
