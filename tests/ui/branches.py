@@ -183,6 +183,13 @@ try:
     ui3.type("a = 2")
     check(ui3.wait(r"\[2\] person on b1") and ui3.wait(r"^a +int +2"),
           "a cell on the branch", ui3.text())
+    ui3.type("while True: pass")
+    ui3.keys("Enter")
+    check(ui3.wait(r" on b1 \| cell 3 running"), "a cell runs on b1",
+          ui3.text())
+    ui3.keys("C-c")
+    check(ui3.wait(r" on b1 \| cell 3 interrupted"),
+          "Ctrl-C interrupts the branch's running cell", ui3.text())
     ui3.keys("Escape", "n")
     check(ui3.wait(r" on main \|") and ui3.wait(r"^a +int +1"),
           "Esc n: main is as it was", ui3.text())
