@@ -115,9 +115,9 @@ const struct options_entry options_table[] = {
 	{ "replay", 0, "FILE", opt_path, FIELD(replay), 0, 0,
 	  "run the cells of a transcript, notebook, ...", 0 },
 	{ "from", 0, "N", opt_count, FIELD(replay_from), 0, 10000000,
-	  "with --replay: FILE's first N cells, then a branch, live", 0 },
+	  "with --replay: N cells, then live on a branch", 0 },
 	{ "then", 0, "FILE2", opt_path, FIELD(replay_then), 0, 0,
-	  "with --from: run FILE2 (only new cells) on the branch", 0 },
+	  "with --from: FILE2's new cells, on the branch", 0 },
 	{ "check", 0, NULL, opt_flag, FIELD(check), 0, 0,
 	  "with --replay: exit 1 if an outcome differs", 0 },
 	{ "ignore", 0, "REGEX", opt_ignore, NO_FIELD, 0, 0,
@@ -593,6 +593,10 @@ options_settle(struct coil_opts *o, char *err, size_t errlen)
 	if (o->attach != NULL && o->mode != MODE_AUTO)
 		return err_set(err, errlen, "--attach opens the UI on another "
 		    "session: it goes with none of --agent, --mcp and --plain");
+	if (o->session != NULL && o->attach == NULL)
+		return err_set(err, errlen, "--session picks the branch an "
+		    "attached UI works in: use it with --attach (elsewhere "
+		    "%%switch NAME, or a request's \"session\")");
 	if (o->listen != NULL && o->mode != MODE_AGENT && o->mode != MODE_MCP)
 		return err_set(err, errlen, "--listen serves an agent session: "
 		    "it needs --agent or --mcp");

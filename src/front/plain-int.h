@@ -2,7 +2,8 @@
  * plain-int.h - what the files of plain mode share (plain.c: the loops,
  * the terminal, the cells; plain-ckpt.c: coil's checkpoint magics,
  * rewritten into the session's requests, and the table of all the
- * magics done here; plain-branch.c: the magics of branches).
+ * magics done here; plain-branch.c: the magics of branches;
+ * plain-page.c: a long text paged).
  * Supervisor only.
  */
 #ifndef COIL_PLAIN_INT_H
@@ -77,5 +78,11 @@ void plain_m_close(struct plain *p, const char *arg);
 bool plain_magic(struct plain *p, const char *line);
 /* Whether line is one of those magics (a cell of its own). */
 bool plain_is_magic(const char *line);
+
+/* plain.c: bytes to fd 1 or 2 as they are; nothing once a write
+ * failed (the reader is gone). */
+void plain_raw(int fd, const char *p, size_t n);
+/* plain-page.c: text through $PAGER (less -FX), or printed. */
+void plain_page(const struct plain *p, const char *text);
 
 #endif

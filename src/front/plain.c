@@ -85,7 +85,7 @@ plain_catch_term(bool tty)
 
 /* Once a write has failed nothing more is written and the loops end,
  * so that main tears the session down. */
-static void
+void
 plain_raw(int fd, const char *p, size_t n)
 {
 	if (plain_self->lost)
@@ -313,49 +313,6 @@ plain_on_answer(char *line)
  * interrupts the cell, which stops waiting for it; Ctrl-D is the end
  * of input (EOFError, pdb's quit).
  */
-/*
- * help(obj) at a terminal: the text through $PAGER (else "less -FX",
- * which leaves a short text on the screen as it is), or printed when no
- * pager runs.  The pager is the person's program on their terminal,
- * outside the sandbox, fed nothing but the text; a pager that quits
- * early must not kill coil with SIGPIPE.
- */
-static void
-plain_page(const char *text)
-{
-	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
-	const char *pager = getenv("PAGER");
-	struct buf safe;
-	FILE *f;
-	int status;
-
-	/* the pager may pass what it is given to the terminal as it is
-	 * (PAGER=cat, less -R): the cell's text is made safe first */
-	buf_init(&safe);
-	if (plain_self->safe[1]) {
-		termsafe_text(text, strlen(text), 0, &safe);
-		buf_addstr(&safe, "");
-		text = safe.p;
-	}
-	if (pager == NULL || *pager == '\0')
-		pager = "less -FX";
-	fflush(stdout);
-	sigemptyset(&ign.sa_mask);
-	sigaction(SIGPIPE, &ign, &old);
-	/* fs(exec): $PAGER, the user's; with a home cells may write, less
-	 * in its secure mode and no lesskey file (main.c's main_home) */
-	f = popen(pager, "w");
-	status = -1;
-	if (f != NULL) {
-		fputs(text, f);
-		status = pclose(f);
-	}
-	sigaction(SIGPIPE, &old, NULL);
-	if (status == -1 || (WIFEXITED(status) && WEXITSTATUS(status) == 127))
-		plain_raw(1, text, strlen(text));
-	buf_free(&safe);
-}
-
 static void
 plain_ask(struct plain *p)
 {
@@ -363,7 +320,7 @@ plain_ask(struct plain *p)
 
 	p->ask = NULL;
 	if (p->page != NULL) {
-		plain_page(p->page);
+		plain_page(p, p->page);
 		free(p->page);
 		p->page = NULL;
 		session_input(p->s, "");

@@ -188,8 +188,8 @@ fork_then_repeats(json_t *codes, const struct rcell *c, size_t *i)
 	return *i == json_array_size(codes);
 }
 
-/* The answer to req (a new object, op fork or adopt) submitted by
- * client (its answer watched by rp, an observer), or NULL with why. */
+/* The answer to req (a new object, op fork) submitted by client (its
+ * answer watched by rp, an observer), or NULL with why. */
 static json_t *
 fork_op(struct replay *rp, int client, json_t *ask, char *err,
     size_t errlen)
@@ -322,8 +322,8 @@ replay_handover(const struct coil_opts *o, struct session *s, int client,
 {
 	struct replay rp = { .opts = o, .s = s, .sfd = -1 };
 	struct rsrc *src;
-	json_t *first = NULL, *answers = NULL, *got;
-	char *branch = NULL, why[1024];
+	json_t *first = NULL, *answers = NULL;
+	char *branch = NULL;
 	sigset_t old;
 	int rc = -1, failed = 0;
 
@@ -336,7 +336,7 @@ replay_handover(const struct coil_opts *o, struct session *s, int client,
 		err_set(err, errlen, "signalfd: %s", strerror(errno));
 		goto out;
 	}
-	/* An observer, to see the answer to the adopt sent as client */
+	/* An observer, to see the answers to its requests */
 	rp.client = session_attach(s, ORIGIN_REPLAY, SESSION_OBSERVE |
 	    SESSION_NO_NS, replay_on_event, &rp);
 	replay_out_to(stderr);
@@ -350,14 +350,13 @@ replay_handover(const struct coil_opts *o, struct session *s, int client,
 	    false, &answers, &failed, err, errlen) == -1)
 		goto out;
 	rp.on = NULL;
-	got = fork_op(&rp, client, json_pack("{s:s, s:s}", "op", "adopt",
-	    "session", branch), why, sizeof why);
-	if (got == NULL) {
-		err_set(err, errlen, "cannot hand branch '%s' over: %s",
-		    branch, why);
+	/* the branch is the front end's client's now, as an adopt would
+	 * make it, with no answer nobody asked for */
+	if (session_set_home(s, client, branch) == -1) {
+		err_set(err, errlen, "cannot hand branch '%s' over: it is "
+		    "gone", branch);
 		goto out;
 	}
-	json_decref(got);
 	coil_note("replayed '%s' to cell %d on main, which keeps that state; "
 	    "forked '%s' there%s%s%s, and you are on '%s'", o->replay,
 	    o->replay_from, branch, fork_then != NULL ? " and ran the cells "
