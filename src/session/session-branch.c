@@ -305,6 +305,13 @@ session_branch_make(struct session *src, struct ckpt *ck, const char *name,
 		if (hub->all[i]->gate_fd >= 0)
 			w.fd[w.n++] = hub->all[i]->gate_fd;
 	hub->cloning = ck->pidfd >= 0 ? ckpt_pid_of(ck->pidfd) : 0;
+#ifdef COIL_TEST_HOOKS
+	/* tests/agent/branch-many.py: a fork slow enough that the first
+	 * branches say hello while the loop is held */
+	if (getenv("COIL_TEST_SLOW_CLONE_MS") != NULL)
+		usleep((useconds_t)atoi(getenv("COIL_TEST_SLOW_CLONE_MS")) *
+		    1000);
+#endif
 	rc = ckpt_clone(ck, &w, BRANCH_CLONE_MS, &copy, why, len);
 	hub->cloning = 0;
 	if (rc == -1)

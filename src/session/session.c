@@ -460,6 +460,11 @@ session_check_deadlines(struct session *s)
 
 	/* Stopped or wedged: init reports the kill, and the next
 	 * checkpoint is tried (session_worker_died). */
+	/* A hello may be waiting unread: a fork op holds the loop while
+	 * it makes its branches, and this turn's poll came before */
+	if (s->life.resuming != NULL && s->life.resume_deadline != 0 &&
+	    now >= s->life.resume_deadline && link_open(&s->ctl))
+		session_from_worker(s);
 	if (life_resume_expired(&s->life, now))
 		session_signal(s, SIGKILL);
 	session_hold_expired(s, now);

@@ -183,10 +183,11 @@ try:
     ui3.type("a = 2")
     check(ui3.wait(r"\[2\] person on b1") and ui3.wait(r"^a +int +2"),
           "a cell on the branch", ui3.text())
-    ui3.type("while True: pass")
-    ui3.keys("Enter")
-    check(ui3.wait(r" on b1 \| cell 3 running"), "a cell runs on b1",
-          ui3.text())
+    # one line that is whole: a block like "while True: pass" is first
+    # asked whether it is (a transient "cell 3 running" of its own)
+    ui3.type("import time; time.sleep(600)")
+    check(ui3.wait(r" on b1 \| cell 3 running \d+\.\ds"),
+          "a cell runs on b1", ui3.text())
     ui3.keys("C-c")
     check(ui3.wait(r" on b1 \| cell 3 interrupted"),
           "Ctrl-C interrupts the branch's running cell", ui3.text())
