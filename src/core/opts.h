@@ -51,6 +51,9 @@ struct coil_opts {
 	int checkpoints;		/* automatic ones kept; 0: none */
 	unsigned long long checkpoint_memory;	/* bytes they may hold; 0: no cap */
 	enum ckpt_policy checkpoint_policy;
+	int max_sessions;		/* branches open at once with main;
+					   0: sized to --memory (session.c) */
+	const char *session;		/* --attach --session: the branch */
 	bool no_redo;			/* --redo none: a restore's lost cells
 					   are not run again */
 	const char *listen;		/* --listen: the attach socket, or NULL */

@@ -25,6 +25,7 @@
 enum op {
 	OP_EXEC, OP_VARS, OP_INSPECT, OP_COMPLETE, OP_SNAPSHOT, OP_SNAPSHOTS,
 	OP_ROLLBACK, OP_RESET, OP_INTERRUPT, OP_PING, OP_SHUTDOWN, OP_INPUT,
+	OP_FORK, OP_SESSIONS, OP_CLOSE, OP_ADOPT,
 };
 
 /* How a request is served: at once even while a cell runs, in order by

@@ -52,6 +52,10 @@ bool magic_arg_ok(const struct magic_call *c);
  * digits, else the text.  New reference. */
 json_t *magic_request(const char *name, const char *arg, size_t len);
 
+/* The op a magic's request is ("switch" is "adopt"; the others are
+ * their own). */
+const char *magic_op_name(const char *name);
+
 /* The table for the worker: [[name, usage, help], ...].  New
  * reference. */
 json_t *magic_list(void);

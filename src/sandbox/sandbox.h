@@ -260,15 +260,27 @@ int sandbox_take_notify_fd(void);
 
 /*
  * Supervisor, strict only: the notify fd is readable.  Reads one request
- * and lets it run only if `allow`, it is a plain fork (fork(2), or clone(2)
- * without CLONE_VM: what glibc's fork does) and it comes from the thread
- * `tid` (the worker's main thread, that is the worker's pid in the
- * supervisor's PID namespace).  The supervisor passes allow=true only while
- * it expects the worker's own checkpoint fork, and for one request.
- * Returns 1 allowed, 0 refused (the caller gets EPERM), -1 on error
- * (errno; ENOENT: the caller died).
+ * and lets it run only if it is a plain fork (fork(2), or clone(2)
+ * without CLONE_VM: what glibc's fork does) and allow(ctx, tid) says
+ * yes for the thread that asks (its pid in the supervisor's PID
+ * namespace): the supervisor says yes only to a fork it expects, the
+ * worker's own checkpoint or the copy of a checkpoint it asked for
+ * (session-ckpt.c), once.  Returns 1 allowed, 0 refused (the caller
+ * gets EPERM), -1 on error (errno; ENOENT: the caller died).
  */
-int sandbox_gate_answer(int notify_fd, pid_t tid, bool allow);
+typedef bool (*sandbox_gate_fn)(void *ctx, pid_t tid);
+int sandbox_gate_answer(int notify_fd, sandbox_gate_fn allow, void *ctx);
+
+/*
+ * A worker resumed as a session's branch, before any Python runs: a
+ * Landlock domain of its own nested in the one it shares with the
+ * checkpoint it was copied from, scoped for signals and abstract unix
+ * sockets (ABI 6), so that no cell of another branch can signal it,
+ * trace it, read its memory through /proc or reach its sockets, nor it
+ * theirs.  0, or -1 with why (the kernel has no scopes; the layers are
+ * spent).
+ */
+int sandbox_scope_self(char *why, size_t len);
 
 /*
  * Supervisor, after init has been reaped (or to end a session that has no

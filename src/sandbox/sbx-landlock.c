@@ -394,3 +394,39 @@ ll_letters(uint64_t access, char a[4])
 		a[n++] = 'x';
 	a[n] = '\0';
 }
+
+int
+sandbox_scope_self(char *why, size_t len)
+{
+	struct coil_landlock_ruleset_attr a;
+	int abi = coil_landlock_abi(), rs, e;
+
+	if (abi < 0) {
+		snprintf(why, len, "the kernel has no Landlock (%s)",
+		    strerror(errno));
+		return -1;
+	}
+	if (abi < 6) {
+		snprintf(why, len, "the kernel's Landlock (ABI %d) has no "
+		    "scopes (ABI 6)", abi);
+		return -1;
+	}
+	memset(&a, 0, sizeof a);
+	a.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL;
+	rs = coil_landlock_create_ruleset(&a, COIL_LANDLOCK_ATTR_SIZE_V6, 0);
+	if (rs < 0) {
+		snprintf(why, len, "landlock_create_ruleset: %s",
+		    strerror(errno));
+		return -1;
+	}
+	if (coil_landlock_restrict_self(rs, 0) < 0) {
+		e = errno;
+		close(rs);
+		snprintf(why, len, "landlock_restrict_self: %s%s", strerror(e),
+		    e == E2BIG ? " (16 domains nested: a branch of a branch "
+		    "of ... too deep)" : "");
+		return -1;
+	}
+	close(rs);
+	return 0;
+}

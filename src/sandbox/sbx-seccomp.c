@@ -473,7 +473,7 @@ out:
 /* ---- checkpoint gate (supervisor) ------------------------------------- */
 
 int
-sandbox_gate_answer(int fd, pid_t tid, bool allow)
+sandbox_gate_answer(int fd, sandbox_gate_fn allow, void *ctx)
 {
 	struct seccomp_notif *req = NULL;
 	struct seccomp_notif_resp *resp = NULL;
@@ -491,9 +491,9 @@ sandbox_gate_answer(int fd, pid_t tid, bool allow)
 	}
 	/* a fork as glibc makes it: a copy, not a thread sharing memory
 	 * (CONTINUE is safe here: nothing it checks is in user memory) */
-	ok = allow && (pid_t)req->pid == tid && (req->data.nr ==
-	    sc_nr("fork") || (req->data.nr == sc_nr("clone") &&
-	    !(req->data.args[0] & (CLONE_VM | CLONE_THREAD))));
+	ok = (req->data.nr == sc_nr("fork") || (req->data.nr ==
+	    sc_nr("clone") && !(req->data.args[0] & (CLONE_VM |
+	    CLONE_THREAD)))) && allow(ctx, (pid_t)req->pid);
 	resp->id = req->id;
 	resp->val = 0;
 	resp->error = ok ? 0 : -EPERM;

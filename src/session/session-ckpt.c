@@ -390,6 +390,9 @@ session_ckpt_arrived(struct session *s, struct link_frame *f)
 		ck = ckpt_add(&s->ck, k, s->node, sock, pidfd, f->pid, threads,
 		    fork_ms);
 	}
+	/* taken by a worker in a Landlock domain of its session's own: a
+	 * resume of it needs none nested (session_resume) */
+	ck->own_domain = strcmp(s->isolation, "yes") == 0;
 	if (life_gate_close(&s->life) && session_gate_sweep(s) > 0) {
 		s->gate_lost++;
 		snprintf(s->gate_note, sizeof s->gate_note, "a process "
@@ -487,16 +490,50 @@ session_gate_arrived(struct session *s, struct link_frame *f)
 }
 
 /* strict: a fork of the worker waits for our answer (see gate_fd). */
+/* Whose fork the gate may let through: a session's worker's, from
+ * its main thread, for the checkpoint it owes (once), or the copy of a
+ * checkpoint we asked for (session-branch.c): from it, or from the
+ * child it forks the copy from. */
+struct session_gate_ask {
+	struct session *hub;
+	struct session *who;	/* the session whose checkpoint it was */
+};
+
+static bool
+session_gate_allow(void *ctx, pid_t tid)
+{
+	struct session_gate_ask *g = ctx;
+	struct session *b;
+	pid_t kids[16];
+	int i, n;
+
+	for (i = 0; i < g->hub->nall; i++) {
+		b = g->hub->all[i];
+		if (b->pidfd >= 0 && !b->life.gate_spent &&
+		    link_ckpt_owed(&b->ctl) && ckpt_pid_of(b->pidfd) == tid) {
+			g->who = b;
+			return true;
+		}
+	}
+	if (g->hub->cloning <= 0)
+		return false;
+	if (tid == g->hub->cloning)
+		return true;
+	n = link_children(g->hub->cloning, kids, (int)nitems(kids));
+	for (i = 0; i < n; i++)
+		if (kids[i] == tid)
+			return true;
+	return false;
+}
+
 void
 session_gate(struct session *s)
 {
-	pid_t main_tid = s->pidfd >= 0 ? ckpt_pid_of(s->pidfd) : 0;
-	bool allow = main_tid > 0 && !s->life.gate_spent &&
-	    link_ckpt_owed(&s->ctl);
-	int rc = sandbox_gate_answer(s->gate_fd, main_tid, allow);
+	struct session_gate_ask g = { s->hub, NULL };
+	int rc = sandbox_gate_answer(s->gate_fd, session_gate_allow, &g);
 
-	if (rc == 1) {
-		life_gate_pass(&s->life);
+	if (rc == 1 && g.who != NULL) {
+		life_gate_pass(&g.who->life);
 	} else if (rc == -1 && errno != ENOENT && errno != EAGAIN &&
 	    errno != EINTR) {
 		/* The listener is broken: forks now fail, checkpoints too. */

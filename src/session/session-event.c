@@ -38,6 +38,8 @@ session_event_json(const struct session_event *ev)
 		if (ev->by != NULL)
 			json_object_set_new(o, "by", json_string(ev->by));
 	}
+	if (ev->session != NULL)
+		json_object_set_new(o, "session", json_string(ev->session));
 	if (ev->kind == EV_STARTED && ev->cell > 0)
 		json_object_set_new(o, "cell", json_integer(ev->cell));
 	if (ev->kind == EV_QUEUED)

@@ -76,6 +76,7 @@ void
 sclient_free(struct sclient *c)
 {
 	json_decref(c->name);
+	free(c->home);
 	json_decref(c->warnings);
 	json_decref(c->restored);
 	outbuf_free(&c->bg_out);
@@ -101,11 +102,34 @@ session_reap_clients(struct session *s)
 	s->nclients = n;
 }
 
+/* A client's requests leave b's queue; its cell reading a line gets
+ * the end of input. */
+static void
+session_detach_from(struct session *b, int client)
+{
+	struct sreq **pp = &b->queue, *r;
+
+	while ((r = *pp) != NULL) {
+		if (r->client == client) {
+			*pp = r->next;
+			session_drop(b, r, "its client left");
+		} else {
+			pp = &r->next;
+		}
+	}
+	b->queue_tail = pp;
+	/* Its cell reading a line would wait for it for ever: the end of
+	 * input instead (EOFError), if a question is waiting. */
+	if (b->run != NULL && b->run->client == client)
+		session_input(b, NULL);
+}
+
 void
 session_detach(struct session *s, int client)
 {
 	struct sclient *c = session_client(s, client);
-	struct sreq **pp = &s->queue, *r;
+	struct sreq **pp, *r;
+	int i;
 
 	if (c == NULL)
 		return;
@@ -116,7 +140,10 @@ session_detach(struct session *s, int client)
 		s->raw_observers--;
 	if ((c->flags & SESSION_OBSERVE) && !(c->flags & SESSION_NO_NS))
 		s->ns_observers--;
-	while ((r = *pp) != NULL) {
+	for (i = 0; i < s->hub->nall; i++)
+		session_detach_from(s->hub->all[i], client);
+	/* what it sent for a branch still to be made */
+	for (pp = &s->hub->limbo; (r = *pp) != NULL;) {
 		if (r->client == client) {
 			*pp = r->next;
 			session_drop(s, r, "its client left");
@@ -124,26 +151,27 @@ session_detach(struct session *s, int client)
 			pp = &r->next;
 		}
 	}
-	s->queue_tail = pp;
-	/* Its cell reading a line would wait for it for ever: the end of
-	 * input instead (EOFError), if a question is waiting. */
-	if (s->run != NULL && s->run->client == client)
-		session_input(s, NULL);
+	s->hub->limbo_tail = pp;
 }
 
 bool
 session_hangup(struct session *s, int client)
 {
 	const struct sreq *r;
+	struct session *b;
+	bool owed = false;
+	int i;
 
-	if (s->run != NULL && s->run->client == client) {
-		session_input(s, NULL);
-		return true;
+	for (i = 0; i < s->hub->nall; i++) {
+		b = s->hub->all[i];
+		if (b->run != NULL && b->run->client == client) {
+			session_input(b, NULL);
+			owed = true;
+		}
+		for (r = b->queue; r != NULL && !owed; r = r->next)
+			owed = r->client == client;
 	}
-	for (r = s->queue; r != NULL; r = r->next)
-		if (r->client == client)
-			return true;
-	return false;
+	return owed;
 }
 
 /* ---- the history ---------------------------------------------------- */
@@ -160,7 +188,12 @@ session_history_add(struct session *s, const struct sevent *e)
 	    "origin", origin_names[e->ev.origin], "by", e->by, "id", e->ev.id,
 	    "request", e->hist_req, "response", response_json(e->ev.resp,
 	    RESPONSE_SEQ), "order", e->hist_order);
-	size_t n = json_dumpb(line, NULL, 0, JSON_COMPACT);
+	size_t n;
+
+	if (e->ev.session != NULL)
+		json_object_set_new(line, "session", json_string(
+		    e->ev.session));
+	n = json_dumpb(line, NULL, 0, JSON_COMPACT);
 
 	if (s->history == NULL)
 		s->history = json_array();
@@ -248,6 +281,8 @@ session_open_line(const struct sreq *r, enum session_ev kind)
 	struct sevent *e = session_event_new(kind, r);
 	json_t *o;
 
+	if (r->s != r->s->hub)
+		e->ev.session = r->s->name;
 	if (kind == EV_QUEUED)
 		e->ev.req = json_incref(r->req);
 	if (kind == EV_STARTED && r->t0 != 0)
@@ -298,6 +333,8 @@ session_output_so_far(const struct session *s, const struct sreq *r,
 		text = outbuf_render_held(ob, r->shape[i].carry.len, &len);
 		if (len > 0) {
 			e = session_event_new(EV_OUTPUT, r);
+			if (s != s->hub)
+				e->ev.session = s->name;
 			e->ev.stream = i + 1;
 			e->ev.cell = r->cell;
 			e->ev.text = text;
@@ -310,15 +347,13 @@ session_output_so_far(const struct session *s, const struct sreq *r,
 	}
 }
 
-json_t *
-session_history(const struct session *s)
+/* What of b runs or waits, as the lines of session_history. */
+static void
+session_history_open(const struct session *b, json_t *lines)
 {
-	json_t *lines = json_array();
 	const struct sreq *r;
-	size_t i;
+	const struct session *s = b;
 
-	for (i = 0; i < json_array_size(s->history); i++)
-		json_array_append(lines, json_array_get(s->history, i));
 	if (s->run != NULL && s->run->op == OP_EXEC) {
 		json_array_append_new(lines, session_open_line(s->run,
 		    EV_QUEUED));
@@ -332,6 +367,19 @@ session_history(const struct session *s)
 		if (r->op == OP_EXEC && r->redo == 0)
 			json_array_append_new(lines, session_open_line(r,
 			    EV_QUEUED));
+}
+
+json_t *
+session_history(const struct session *s)
+{
+	json_t *lines = json_array();
+	size_t i;
+	int k;
+
+	for (i = 0; i < json_array_size(s->history); i++)
+		json_array_append(lines, json_array_get(s->history, i));
+	for (k = 0; k < s->nall; k++)
+		session_history_open(s->all[k], lines);
 	json_array_append_new(lines, session_ckpt_line(s));
 	return lines;
 }

@@ -9,8 +9,10 @@
  * by session-link.c to the file that consumes it.
  *
  *   session.c         the requests: the queue, its dispatcher, cancel
- *                     and interrupt, the loop (descriptors, deadlines),
- *                     the session's start and end
+ *                     and interrupt, the loop (descriptors, deadlines)
+ *   session-start.c   main's start and end, and its state asked
+ *   session-branch.c  the branches: fork, sessions, close, adopt, and
+ *                     the session that serves a request
  *   session-hub.c     the clients: attach, detach, the queue delivered,
  *                     the history an attaching client is given
  *   session-run.c     a request's run: what the worker is sent, an
@@ -117,6 +119,8 @@ struct sreq {
 	int redo;		/* a lost cell run again after a restore
 				   (session-redo.c): its number; 0: none */
 	bool asked_input;	/* exec: the cell read a line */
+	bool fork_waited;	/* fork: a checkpoint of the state was
+				   ordered for it once */
 };
 
 /* The parts of a kept cell (session-redo.c): its request, output,
@@ -172,6 +176,7 @@ struct sclient {
 				   next answer; or NULL */
 	struct outbuf bg_out, bg_err;	/* background, for its next exec */
 	struct shaper bg_shape[2];
+	char *home;		/* its default session (adopt); NULL: main */
 };
 
 struct sevent {
@@ -183,6 +188,7 @@ struct sevent {
 				   history once delivered: its request */
 	json_t *hist_order;	/* and the order its streams came in
 				   (export_runs_json), or NULL */
+	char *sname;		/* ev.session's string: the branch's name */
 };
 
 struct session {
@@ -295,6 +301,36 @@ struct session {
 	 * front end tears down; failure says why. */
 	bool failed;
 	char failure[2048];
+
+	/* Branches (session-branch.c).  Every session but main is a branch
+	 * of it: its own worker, queue, cells, checkpoints and deadlines,
+	 * all the fields above, but the hub's (clients, events, history,
+	 * the transcript, init and its spawns), which are main's: a
+	 * branch's events go to main's queue with its name, and init's
+	 * reports are routed from there by pid. */
+	struct session *hub;	/* main: itself */
+	char *name;		/* "main", or the branch's */
+	char *parent;		/* the session it came from; NULL: main */
+	int fork_cell;		/* the cell it started at */
+	double fork_ms;		/* what making it cost, ms */
+	bool closed;		/* main, closed: the hub goes on */
+	/* its worker is in a Landlock domain of its own ("yes"), or why
+	 * not; "" when none was asked (main, until it is resumed) */
+	char isolation[200];
+	int pfd_at;		/* its place in session_fds' array; -1 */
+	/* the hub's: every open session, main first (while open) */
+	struct session **all;
+	int nall;
+	int next_branch;	/* for the names b1, b2, ... */
+	int max_sessions;	/* --max-sessions, or sized to --memory */
+	struct session **spawns;	/* the sessions init owes "spawned",
+					   oldest first */
+	int nspawns;
+	pid_t cloning;		/* the checkpoint copied now (our pid), for
+				   the strict gate; 0: none */
+	/* requests naming a session a fork still to be served may make:
+	 * held, in order, until it is (session_limbo_release) */
+	struct sreq *limbo, **limbo_tail;
 };
 
 /* How long a resumed checkpoint has to say hello: it is already running
@@ -320,6 +356,30 @@ void session_dispatch(struct session *s);
 /* session-hub.c: clients and delivery */
 void sclient_free(struct sclient *c);
 void session_drop(struct session *s, struct sreq *r, const char *reason);
+
+/* session-branch.c: the branches, and the ops that make and end them */
+/* The session that serves req of client's: its "session", or the
+ * client's default; NULL with why when there is none by that name. */
+struct session *session_route(struct session *hub, int client, json_t *req,
+    enum op op, char *why, size_t len);
+void session_fork(struct session *s, struct sreq *r);
+void session_sessions(struct session *s, struct sreq *r);
+void session_close(struct session *s, struct sreq *r);
+void session_adopt(struct session *s, struct sreq *r);
+/* ping's "sessions" (new reference). */
+json_t *session_branches_summary(struct session *hub);
+/* Whether a fork waits or runs in any session. */
+bool session_fork_pending(const struct session *hub);
+/* Hold r (its session named but not there yet, a fork pending). */
+void session_limbo_hold(struct session *hub, struct sreq *r);
+/* The branches that failed (session_fail: their worker cannot start)
+ * end, their requests answered with why; main's failure is coil's. */
+void session_branches_reap(struct session *hub);
+/* Free a branch (not main): its worker and checkpoints die. */
+void session_branch_free(struct session *b);
+/* Shared by session_new and the branches: a session's own fields. */
+void session_init_fields(struct session *s, const struct coil_opts *opts);
+void session_free_fields(struct session *s);
 
 /* session-run.c and session-ops.c: ops, the worker's and the session's */
 /* A request's timeout in seconds: its own, or the session's (0: none). */
@@ -435,6 +495,8 @@ struct sreq *sreq_alloc(struct session *s, json_t *req, json_t *id,
     enum op op);
 void sreq_free(struct sreq *r);
 struct sclient *session_client(const struct session *s, int id);
+/* The open session whose live worker init knows as pid, or NULL. */
+struct session *session_of_pid(struct session *hub, pid_t pid);
 void session_warn(struct session *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 json_t *session_warnings(struct session *s);

@@ -75,6 +75,13 @@ session_hello(struct session *s, struct link_frame *f)
 	if (py != NULL && s->python == NULL)
 		s->python = xstrndup(py, strcspn(py, " ") < 64 ?
 		    strcspn(py, " ") : 64);
+	/* A branch's worker: whether it has a Landlock domain of its own
+	 * (its word: it said so before any cell ran in it) */
+	if (ck != NULL && json_is_true(json_object_get(m, "isolated")))
+		snprintf(s->isolation, sizeof s->isolation, "yes");
+	else if (ck != NULL && json_is_string(json_object_get(m, "isolated")))
+		snprintf(s->isolation, sizeof s->isolation, "%.190s",
+		    json_string_value(json_object_get(m, "isolated")));
 	life_hello(&s->life, s->opts->checkpoints > 0);
 	/* What a starting worker printed is not a cell's. */
 	buf_free(&s->start_err);
@@ -189,11 +196,17 @@ static void
 session_init_died(struct session *s)
 {
 	char err[512];
-	int early;
+	int early, i;
 
-	session_signal(s, SIGKILL);
+	/* every session's worker and checkpoints went with it */
+	for (i = 0; i < s->nall; i++) {
+		session_signal(s->all[i], SIGKILL);
+		ckpt_set_free(&s->all[i]->ck);
+		if (s->all[i] != s)
+			life_init_gone(&s->all[i]->life);
+	}
 	init_stop(&s->init);
-	ckpt_set_free(&s->ck);
+	s->nspawns = 0;
 	s->reap_orphans = true;
 	/* Its answers to our spawns and signals are gone with it; one
 	 * that keeps dying before a worker is up is not restarted for
@@ -215,12 +228,54 @@ session_init_died(struct session *s)
 		session_close_worker(s);
 		return;
 	}
-	session_worker_died(s, W_EXITCODE(0, SIGKILL));
+	/* each open session starts again, fresh (the list may shrink
+	 * under the loop: a branch that cannot start is reaped later) */
+	for (i = 0; i < s->nall; i++)
+		session_worker_died(s->all[i], W_EXITCODE(0, SIGKILL));
+}
+
+/* init's "spawned": the answer to the oldest spawn it owes (init
+ * answers in order), of whichever session asked. */
+static void
+session_spawn_answered(struct session *hub, json_t *m, pid_t pid)
+{
+	struct session *s;
+
+	if (hub->nspawns == 0)
+		return;
+	s = hub->spawns[0];
+	memmove(hub->spawns, hub->spawns + 1, (size_t)--hub->nspawns *
+	    sizeof *hub->spawns);
+	if (pid <= 0)
+		session_fail(s, "init cannot fork a worker: %s",
+		    strerror((int)json_integer_value(json_object_get(m,
+		    "errno"))));
+	/* Only the newest spawn's answer names the worker. */
+	else if (life_spawn_done(&s->life) && s->pid == 0 &&
+	    s->life.resuming == NULL && life_alive(&s->life))
+		session_spawned(s, pid);
+}
+
+/* init's "signalled" for pid: the session it was sent for (its worker
+ * may have died since), or the first that waits for one. */
+static struct session *
+session_signalled(struct session *hub, pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < hub->nall; i++)
+		if (hub->all[i]->pid == pid && hub->all[i]->life.ints_owed > 0)
+			return hub->all[i];
+	for (i = 0; i < hub->nall; i++)
+		if (hub->all[i]->life.ints_owed > 0)
+			return hub->all[i];
+	return NULL;
 }
 
 void
 session_from_init(struct session *s)
 {
+	struct session *b;
 	json_t *m;
 	bool bad;
 	int rc = chan_fill(&s->init.chan);
@@ -241,21 +296,15 @@ session_from_init(struct session *s)
 		} else if (strcmp(t, "fatal") == 0) {
 			session_init_fatal(s, m);
 		} else if (strcmp(t, "spawned") == 0) {
-			if (pid <= 0)
-				session_fail(s, "init cannot fork a worker: %s",
-				    strerror((int)json_integer_value(
-				    json_object_get(m, "errno"))));
-			/* Only the newest spawn's answer names the worker. */
-			else if (life_spawn_done(&s->life) && s->pid == 0 &&
-			    s->life.resuming == NULL && life_alive(&s->life))
-				session_spawned(s, pid);
+			session_spawn_answered(s, m, pid);
 		} else if (strcmp(t, "signalled") == 0) {
-			life_int_done(&s->life);
-		} else if (strcmp(t, "exit") == 0 && pid == s->pid &&
-		    life_alive(&s->life)) {
+			if ((b = session_signalled(s, pid)) != NULL)
+				life_int_done(&b->life);
+		} else if (strcmp(t, "exit") == 0 &&
+		    (b = session_of_pid(s, pid)) != NULL) {
 			/* Exits of checkpoints are reported too; they are
 			 * noticed through their pidfds when it matters. */
-			session_worker_died(s, (int)json_integer_value(
+			session_worker_died(b, (int)json_integer_value(
 			    json_object_get(m, "status")));
 		}
 		json_decref(m);

@@ -253,5 +253,10 @@ session_ping(struct session *s)
 	    "count", s->ck.count, "memory", s->ping_mem >= 0 ?
 	    json_integer(s->ping_mem) : json_null(), "max_auto",
 	    s->opts->checkpoints));
+	/* the branches: how many, and (once there are some) the memory
+	 * their workers own and share */
+	response_set(resp, "sessions", s->hub->nall > 1 ?
+	    session_branches_summary(s->hub) : json_pack("{s:i, s:i}",
+	    "count", s->hub->nall, "max", s->hub->max_sessions));
 	return resp;
 }

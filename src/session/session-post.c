@@ -77,9 +77,22 @@ session_client(const struct session *s, int id)
 {
 	int i;
 
-	for (i = 0; i < s->nclients; i++)
-		if (s->clients[i]->id == id && !s->clients[i]->gone)
-			return s->clients[i];
+	const struct session *h = s->hub;
+
+	for (i = 0; i < h->nclients; i++)
+		if (h->clients[i]->id == id && !h->clients[i]->gone)
+			return h->clients[i];
+	return NULL;
+}
+
+struct session *
+session_of_pid(struct session *hub, pid_t pid)
+{
+	int i;
+
+	for (i = 0; pid > 0 && i < hub->nall; i++)
+		if (hub->all[i]->pid == pid && life_alive(&hub->all[i]->life))
+			return hub->all[i];
 	return NULL;
 }
 
@@ -114,7 +127,7 @@ session_warn(struct session *s, const char *fmt, ...)
 bool
 session_watched(const struct session *s)
 {
-	return s->observers > 0;
+	return s->hub->observers > 0;
 }
 
 struct sevent *
@@ -136,11 +149,18 @@ session_event_new(enum session_ev kind, const struct sreq *r)
 	return e;
 }
 
+/* Into the hub's queue; a branch's event says whose it is. */
 void
 session_post(struct session *s, struct sevent *e)
 {
-	*s->events_tail = e;
-	s->events_tail = &e->next;
+	struct session *h = s->hub;
+
+	if (s != h && e->sname == NULL) {
+		e->sname = xstrdup(s->name);
+		e->ev.session = e->sname;
+	}
+	*h->events_tail = e;
+	h->events_tail = &e->next;
 }
 
 /* An event for observers only, about request r (NULL: the session's
@@ -173,6 +193,7 @@ sevent_free(struct sevent *e)
 {
 	free(e->data);
 	free(e->text);
+	free(e->sname);
 	json_decref(e->ev.id);
 	json_decref(e->by);
 	json_decref(e->ev.req);
@@ -191,7 +212,7 @@ sevent_free(struct sevent *e)
 static bool
 session_watched_text(const struct session *s)
 {
-	return s->observers > s->raw_observers;
+	return s->hub->observers > s->hub->raw_observers;
 }
 
 /* Shape n more bytes for JSON (final: the stream ended); a new string,
@@ -242,7 +263,7 @@ session_post_output(struct session *s, enum session_ev kind,
     const char *p, size_t n, bool shaped)
 {
 	struct sclient *owner = session_client(s, client);
-	bool raw = s->raw_observers > 0 || (owner != NULL &&
+	bool raw = s->hub->raw_observers > 0 || (owner != NULL &&
 	    (owner->flags & SESSION_RAW));
 	struct sevent *e;
 
@@ -355,6 +376,8 @@ session_answer(struct sreq *r, struct response *resp)
 	resp->origin = r->origin;
 	resp->client = r->client;
 	resp->op = r->op;
+	if (s != s->hub)
+		response_set(resp, "session", json_string(s->name));
 	if (r->op == OP_EXEC && (r->stream || session_watched_text(s))) {
 		/* What the streams held back goes before the answer. */
 		for (i = 0; i < 2; i++)

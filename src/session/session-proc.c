@@ -55,7 +55,7 @@ session_signal(struct session *s, int sig)
 {
 	if (sig == SIGINT && s->pid > 0) {
 		/* Held until init says it sent it (session_dispatch). */
-		if (init_signal(&s->init, s->pid, sig) == 0)
+		if (init_signal(&s->hub->init, s->pid, sig) == 0)
 			life_int_sent(&s->life);
 		return;
 	}
@@ -64,7 +64,7 @@ session_signal(struct session *s, int sig)
 		return;
 	}
 	if (s->pid > 0)
-		init_signal(&s->init, s->pid, sig);
+		init_signal(&s->hub->init, s->pid, sig);
 }
 
 /* Send the worker a message; what answers it is owed already. */
@@ -142,9 +142,10 @@ session_init_reason(struct session *s)
 	json_t *m;
 	bool bad = false;
 
-	if (chan_fill(&s->init.chan) <= 0)
+	if (chan_fill(&s->hub->init.chan) <= 0)
 		return;
-	while ((m = chan_next(&s->init.chan, NULL, NULL, &bad)) != NULL) {
+	while ((m = chan_next(&s->hub->init.chan, NULL, NULL, &bad)) !=
+	    NULL) {
 		const char *t = json_string_value(json_object_get(m, "t"));
 
 		if (t != NULL && strcmp(t, "fatal") == 0)
@@ -163,7 +164,7 @@ session_spawn(struct session *s)
 		    strerror(errno));
 		return;
 	}
-	rc = init_spawn(&s->init, child[0], child[1], child[2]);
+	rc = init_spawn(&s->hub->init, child[0], child[1], child[2]);
 	close(child[0]);
 	close(child[1]);
 	close(child[2]);
@@ -178,6 +179,10 @@ session_spawn(struct session *s)
 		return;
 	}
 	life_spawned(&s->life);
+	/* init answers spawns in order: its "spawned" is this one's */
+	s->hub->spawns = xrealloc(s->hub->spawns, (size_t)(s->hub->nspawns +
+	    1) * sizeof *s->hub->spawns);
+	s->hub->spawns[s->hub->nspawns++] = s;
 	session_note(s, EV_WORKER, json_pack("{s:s}", "state", "starting"));
 	/* strict: the fork listener comes first, before any Python runs */
 	if (s->opts->sbx.profile == SANDBOX_STRICT)
@@ -195,8 +200,13 @@ session_resume(struct session *s, struct ckpt *ck)
 
 	if (session_channels(s, child) == -1)
 		return -1;
-	/* The re-arm is ours to order once it has said hello. */
-	rc = ckpt_resume(ck, child[0], child[1], child[2], false);
+	/* The re-arm is ours to order once it has said hello.  A branch's
+	 * worker, or any session's once there are branches, gets a
+	 * Landlock domain of its own, unless its checkpoint was taken in
+	 * one (session-branch.c). */
+	rc = ckpt_resume(ck, child[0], child[1], child[2], false,
+	    s->opts->sbx.profile != SANDBOX_NONE && !ck->own_domain &&
+	    (s != s->hub || s->hub->nall > 1));
 	close(child[0]);
 	close(child[1]);
 	close(child[2]);

@@ -116,7 +116,8 @@ session_hold_expired(struct session *s, int64_t now)
 void
 session_dispatch(struct session *s)
 {
-	while (s->run == NULL && s->queue != NULL && !s->done && !s->failed &&
+	while (s->run == NULL && s->queue != NULL && !s->hub->done &&
+	    !s->failed && !s->hub->failed &&
 	    session_may_serve(s, s->queue)) {
 		struct sreq *r = s->queue;
 		struct sevent *e;
@@ -163,10 +164,17 @@ session_stop(struct session *s, const char *by)
 	return true;
 }
 
+/* A front end's Ctrl-C: the running cell of every session (a local
+ * front end is one client; its cell is the one that runs). */
 bool
 session_interrupt(struct session *s)
 {
-	return session_stop(s, NULL);
+	bool any = false;
+	int i;
+
+	for (i = 0; i < s->hub->nall; i++)
+		any |= session_stop(s->hub->all[i], NULL);
+	return any;
 }
 
 static struct sreq *
@@ -176,7 +184,7 @@ sreq_new(struct session *s, int client, json_t *req, json_t *id,
 	struct sreq *r = sreq_alloc(s, req, id, op);
 	struct sclient *c = session_client(s, client);
 
-	r->seq = ++s->next_seq;
+	r->seq = ++s->hub->next_seq;
 	r->client = client;
 	r->origin = c != NULL ? c->origin : ORIGIN_AGENT;
 	r->by = c != NULL ? json_incref(c->name) : NULL;
@@ -198,12 +206,22 @@ session_serve_ping(struct session *s, struct sreq *r)
 static void
 session_serve_input(struct session *s, struct sreq *r)
 {
-	/* only the cell's own client answers it */
-	bool mine = s->run != NULL && s->run->client == r->client;
+	const char *text = json_string_value(json_object_get(r->req, "text"));
+	struct session *b;
+	int i;
 
-	session_answer(r, mine && session_input(s, json_string_value(
-	    json_object_get(r->req, "text"))) == 0 ? response_new(ST_OK) :
-	    response_invalid("no cell of yours is reading a line"));
+	/* only the cell's own client answers it, whichever session the
+	 * cell runs in */
+	for (i = 0; i < s->hub->nall; i++) {
+		b = s->hub->all[i];
+		if (b->run != NULL && b->run->client == r->client &&
+		    session_input(b, text) == 0) {
+			session_answer(r, response_new(ST_OK));
+			return;
+		}
+	}
+	session_answer(r, response_invalid("no cell of yours is reading a "
+	    "line"));
 }
 
 /* Who sent the interrupt r, in words for the answer of the cell it
@@ -241,15 +259,22 @@ session_serve_interrupt(struct session *s, struct sreq *r)
 static void
 session_serve_shutdown(struct session *s, struct sreq *r)
 {
-	s->done = true;
+	struct session *b;
+	int i;
+
+	s->hub->done = true;
 	session_answer(r, response_new(ST_OK));
-	/* What came after the shutdown is answered, not dropped. */
-	while ((r = s->queue) != NULL) {
-		s->queue = r->next;
-		session_answer(r, response_invalid("the session was shut "
-		    "down before this request ran"));
+	/* What came after the shutdown is answered, not dropped, in every
+	 * branch. */
+	for (i = 0; i < s->hub->nall; i++) {
+		b = s->hub->all[i];
+		while ((r = b->queue) != NULL) {
+			b->queue = r->next;
+			session_answer(r, response_invalid("the session was "
+			    "shut down before this request ran"));
+		}
+		b->queue_tail = &b->queue;
 	}
-	s->queue_tail = &s->queue;
 }
 
 /* Who serves each op; request_ops says when (request.h).  The runs
@@ -268,6 +293,10 @@ static void (*const session_servers[])(struct session *, struct sreq *) = {
 	[OP_PING] = session_serve_ping,
 	[OP_SHUTDOWN] = session_serve_shutdown,
 	[OP_INPUT] = session_serve_input,
+	[OP_FORK] = session_fork,
+	[OP_SESSIONS] = session_sessions,
+	[OP_CLOSE] = session_close,
+	[OP_ADOPT] = session_adopt,
 };
 
 static void
@@ -279,30 +308,101 @@ session_serve(struct session *s, struct sreq *r)
 	session_servers[r->op](s, r);
 }
 
-uint64_t
-session_submit(struct session *s, int client, json_t *req, json_t *id,
-    enum op op)
+/* A magic rewritten into an op (request_magic) is checked as that op's
+ * request would be: NULL, or why not. */
+static const char *
+session_magic_check(json_t *req, char *why, size_t len)
 {
-	struct sreq *r;
-	uint64_t seq;
+	json_t *copy = json_deep_copy(req), *out = NULL, *id = NULL;
+	enum op op;
+	int rc = request_from_json(copy, &out, &id, &op, why, len);
 
-	request_magic(req, &op);	/* %snapshot: the supervisor's */
-	r = sreq_new(s, client, req, id, op);
-	seq = r->seq;
+	json_decref(out);
+	json_decref(id);
+	return rc == 0 ? NULL : why;
+}
+
+/* r, routed to its session s: observers hear of it, then it is served
+ * (an immediate op at once, even while a cell runs) or queued. */
+static void
+session_enqueue(struct session *s, struct sreq *r)
+{
 	if (session_watched(s)) {
 		struct sevent *e = session_event_new(EV_QUEUED, r);
 
-		e->ev.req = json_incref(req);
+		e->ev.req = json_incref(r->req);
 		session_post(s, e);
 	}
-	if (request_ops[op].where == OP_IMMEDIATE) {
-		session_serve(s, r);	/* even while a cell runs */
-		return seq;
+	if (request_ops[r->op].where == OP_IMMEDIATE) {
+		session_serve(s, r);
+		return;
 	}
 	s->ckpt_due = 0;	/* not quiet: the idle checkpoint waits */
 	*s->queue_tail = r;
 	s->queue_tail = &r->next;
 	session_dispatch(s);
+}
+
+/* The requests held for a session a fork was to make (session_route
+ * found none): those whose session is there now go to its queue, in
+ * their order; the others are answered once no fork is pending. */
+static void
+session_limbo_release(struct session *hub)
+{
+	struct sreq *r, *keep = NULL, **tail = &keep;
+	struct session *t;
+	bool pending;
+	char why[512];
+
+	if (hub->limbo == NULL)
+		return;
+	pending = session_fork_pending(hub);
+	while ((r = hub->limbo) != NULL) {
+		hub->limbo = r->next;
+		r->next = NULL;
+		t = session_route(hub, r->client, r->req, r->op, why,
+		    sizeof why);
+		if (t == NULL && pending) {
+			*tail = r;
+			tail = &r->next;
+		} else if (t == NULL) {
+			session_answer(r, response_invalid("%s", why));
+		} else {
+			r->s = t;
+			session_enqueue(t, r);
+		}
+	}
+	hub->limbo = keep;
+	hub->limbo_tail = keep != NULL ? tail : &hub->limbo;
+}
+
+uint64_t
+session_submit(struct session *s, int client, json_t *req, json_t *id,
+    enum op op)
+{
+	struct session *t;
+	struct sreq *r;
+	uint64_t seq;
+	char why[512];
+
+	/* %snapshot, %fork: the supervisor's */
+	if (request_magic(req, &op) &&
+	    session_magic_check(req, why, sizeof why) != NULL) {
+		r = sreq_new(s, client, req, id, op);
+		seq = r->seq;
+		session_answer(r, response_invalid("%s", why));
+		return seq;
+	}
+	t = session_route(s->hub, client, req, op, why, sizeof why);
+	r = sreq_new(t != NULL ? t : s->hub, client, req, id, op);
+	seq = r->seq;
+	if (t == NULL && (s->hub->limbo != NULL ||
+	    session_fork_pending(s->hub)))
+		session_limbo_hold(s->hub, r);	/* a fork may make it */
+	else if (t == NULL)
+		session_answer(r, response_invalid("%s", why));
+	else
+		session_enqueue(t, r);
 	return seq;
 }
 
@@ -320,13 +420,13 @@ session_reject(struct session *s, int client, json_t *id,
 	return seq;
 }
 
-bool
-session_cancel(struct session *s, uint64_t seq)
+static bool
+session_cancel_in(struct session *s, uint64_t seq)
 {
 	struct sreq **pp, *r;
 
 	if (s->run != NULL && s->run->seq == seq)
-		return session_interrupt(s);
+		return session_stop(s, NULL);
 	for (pp = &s->queue; (r = *pp) != NULL; pp = &r->next) {
 		if (r->seq != seq || r->redo > 0)
 			continue;
@@ -336,6 +436,17 @@ session_cancel(struct session *s, uint64_t seq)
 		session_drop(s, r, "cancelled");
 		return true;
 	}
+	return false;
+}
+
+bool
+session_cancel(struct session *s, uint64_t seq)
+{
+	int i;
+
+	for (i = 0; i < s->hub->nall; i++)
+		if (session_cancel_in(s->hub->all[i], seq))
+			return true;
 	return false;
 }
 
@@ -374,13 +485,12 @@ session_check_deadlines(struct session *s)
 	}
 }
 
-int64_t
-session_next_deadline(const struct session *s)
+/* When one session needs session_run; -1: never. */
+static int64_t
+session_deadline_of(const struct session *s)
 {
 	const struct sreq *r = session_serving(s);
 
-	if (s->events != NULL || s->failed)
-		return 0;
 	if (s->life.resuming != NULL && s->life.resume_deadline != 0)
 		return s->life.resume_deadline;
 	if (s->hold_deadline > 0)
@@ -394,66 +504,115 @@ session_next_deadline(const struct session *s)
 	return -1;
 }
 
-/* The descriptors, in the order session_run reads them back. */
+int64_t
+session_next_deadline(const struct session *s)
+{
+	int64_t when = -1, t;
+	int i;
+
+	if (s->events != NULL || s->failed)
+		return 0;
+	for (i = 0; i < s->nall; i++) {
+		t = session_deadline_of(s->all[i]);
+		if (t >= 0 && (when < 0 || t < when))
+			when = t;
+	}
+	return when;
+}
+
+/*
+ * The descriptors, in the order session_run reads them back: init's,
+ * then each open session's control socket, stdout and stderr pipes and
+ * fork gate (main's first).  Each session keeps where its four went
+ * (pfd_at), so that a branch made or closed between the two calls
+ * takes nothing of another's.
+ */
 int
 session_fds(const struct session *s, struct pollfd *pfd, int max)
 {
-	int fds[5], n = 0, i;
+	struct session *b;
+	int n = 0, i, k, fds[4];
 
-	fds[n++] = s->init.chan.fd;
-	fds[n++] = link_open(&s->ctl) ? s->ctl.chan.fd : -1;
-	fds[n++] = s->out;
-	fds[n++] = s->err;
-	fds[n++] = s->gate_fd;
-	for (i = 0; i < n && i < max; i++)
-		pfd[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+	if (n < max)
+		pfd[n] = (struct pollfd){ .fd = s->init.chan.fd,
+		    .events = POLLIN };
+	n++;
+	for (i = 0; i < s->nall; i++) {
+		b = s->all[i];
+		fds[0] = link_open(&b->ctl) ? b->ctl.chan.fd : -1;
+		fds[1] = b->out;
+		fds[2] = b->err;
+		fds[3] = b->gate_fd;
+		if (n + 4 <= max)
+			b->pfd_at = n;
+		for (k = 0; k < 4; k++, n++)
+			if (n < max)
+				pfd[n] = (struct pollfd){ .fd = fds[k],
+				    .events = POLLIN };
+	}
 	return n;
 }
 
+/* One session's four descriptors, as poll filled them. */
 static void
 session_handle(struct session *s, const struct pollfd *pfd, int n)
 {
-	if (n < 5)
+	const struct pollfd *p = s->pfd_at > 0 && s->pfd_at + 4 <= n ?
+	    pfd + s->pfd_at : NULL;
+
+	if (p == NULL)
 		return;
 	/* Output first, then replies: a reply ends the cell, and its
 	 * output must be in by then (session_reply drains too).  Each
 	 * descriptor is checked again: a handler before it may have
 	 * closed it. */
-	if (pfd[2].revents && pfd[2].fd == s->out && s->out >= 0 &&
+	if (p[1].revents && p[1].fd == s->out && s->out >= 0 &&
 	    !session_drain(s, false, SESSION_DRAIN_BUDGET)) {
 		close(s->out);
 		s->out = -1;
 	}
-	if (pfd[3].revents && pfd[3].fd == s->err && s->err >= 0 &&
+	if (p[2].revents && p[2].fd == s->err && s->err >= 0 &&
 	    !session_drain(s, true, SESSION_DRAIN_BUDGET)) {
 		close(s->err);
 		s->err = -1;
 	}
-	if (pfd[1].revents && link_open(&s->ctl) && pfd[1].fd ==
-	    s->ctl.chan.fd)
+	if (p[0].revents && link_open(&s->ctl) && p[0].fd == s->ctl.chan.fd)
 		session_from_worker(s);
-	if (pfd[0].revents)
-		session_from_init(s);
-	if (pfd[4].revents && s->gate_fd >= 0 && pfd[4].fd == s->gate_fd)
+	if (p[3].revents && s->gate_fd >= 0 && p[3].fd == s->gate_fd)
 		session_gate(s);
 }
 
+/* Each open session in turn; one closed or made meanwhile is left out
+ * (the list may change under the loop: each is found again by index). */
 int
 session_run(struct session *s, const struct pollfd *pfd, int n)
 {
-	if (!s->failed)
-		session_handle(s, pfd, n);
+	struct session *b;
+	int i;
+
+	if (!s->failed) {
+		for (i = 0; i < s->nall; i++)
+			session_handle(s->all[i], pfd, n);
+		if (n > 0 && pfd[0].revents && pfd[0].fd == s->init.chan.fd)
+			session_from_init(s);
+	}
 	if (s->reap_orphans)
 		while (waitpid(-1, NULL, WNOHANG) > 0)
 			;
-	if (!s->failed) {
-		session_check_deadlines(s);
-		session_dispatch(s);
-		session_ckpt_tick(s);
+	for (i = 0; !s->failed && i < s->nall; i++) {
+		b = s->all[i];
+		session_check_deadlines(b);
+		session_dispatch(b);
+		session_ckpt_tick(b);
 	}
+	session_branches_reap(s);
+	session_limbo_release(s);
 	session_deliver(s);
-	if (life_ready(&s->life) && !link_ckpt_owed(&s->ctl))
-		session_reset_peak(s);
+	for (i = 0; i < s->nall; i++) {
+		b = s->all[i];
+		if (life_ready(&b->life) && !link_ckpt_owed(&b->ctl))
+			session_reset_peak(b);
+	}
 	return s->failed ? -1 : 0;
 }
 
@@ -496,177 +655,4 @@ session_poll(struct session *s, struct pollfd *extra, int nextra,
 	rc = session_run(s, pfd, n);
 	free(pfd);
 	return rc;
-}
-
-/* ---- life ---------------------------------------------------------- */
-
-static json_t *
-session_worker_conf(const struct coil_opts *o)
-{
-	json_t *c = json_pack("{s:s, s:I, s:s, s:i}", "workdir",
-	    o->workdir, "max_output", (json_int_t)o->max_output, "figure_dir",
-	    o->figure_dir, "traceback_frames", 20);
-	json_t *pre = json_array();
-	size_t i;
-
-	/* For the hints of errors: whether a cell could install anything. */
-	json_object_set_new(c, "sandbox", json_string(sandbox_profile_name(
-	    o->sbx.profile)));
-	for (i = 0; i < o->npreload; i++)
-		json_array_append_new(pre, json_string(o->preload[i]));
-	json_object_set_new(c, "preload", pre);
-	if (o->nallow_import > 0) {
-		pre = json_array();
-		for (i = 0; i < o->nallow_import; i++)
-			json_array_append_new(pre, json_string(
-			    o->allow_import[i]));
-		json_object_set_new(c, "allow_import", pre);
-	}
-	return c;
-}
-
-/* What a supervisor must be before it forks init: one that a gone
- * reader cannot kill with SIGPIPE, and the reaper of every orphan. */
-static int
-session_prepare(char *err, size_t errlen)
-{
-	/* A reader that goes away is an EPIPE for the front end to see,
-	 * not a signal that skips the teardown. */
-	if (signal(SIGPIPE, SIG_IGN) == SIG_ERR)
-		return err_set(err, errlen, "signal(SIGPIPE): %s",
-		    strerror(errno));
-	/* No process of the session outlives it: orphans come to us. */
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1) == -1)
-		return err_set(err, errlen, "prctl(PR_SET_CHILD_SUBREAPER): "
-		    "%s", strerror(errno));
-	return 0;
-}
-
-struct session *
-session_new(const struct coil_opts *opts, char *err, size_t errlen)
-{
-	struct session *s = xcalloc(1, sizeof *s);
-
-	s->opts = opts;
-	s->queue_tail = &s->queue;
-	s->events_tail = &s->events;
-	s->orphan_warnings = json_array();
-	life_init(&s->life);
-	link_init(&s->ctl, -1);
-	s->out = s->err = s->pidfd = s->gate_fd = -1;
-	usage_init(&s->usage);
-	buf_init(&s->start_err);
-	outbuf_init(&s->ob_out, opts->max_output);
-	outbuf_init(&s->ob_err, opts->max_output);
-	ckpt_set_init(&s->ck, opts->checkpoints, opts->checkpoint_memory,
-	    session_ckpt_dropped, s);
-	s->node = ckpt_node_new(0, NULL);
-	s->worker_conf = session_worker_conf(opts);
-	if ((opts->export != NULL && (s->export = export_new(opts->export,
-	    err, errlen)) == NULL) ||
-	    session_prepare(err, errlen) == -1 || init_start(&s->init,
-	    s->worker_conf, &opts->sbx, err, errlen) == -1)
-		goto out;
-	/* The transcript is the first client, so each line is written
-	 * before any client hears of what it says. */
-	if (opts->record != NULL) {
-		if ((s->rec = record_open(opts, err, errlen)) == NULL)
-			goto out;
-		session_attach(s, ORIGIN_AGENT, SESSION_OBSERVE |
-		    SESSION_NO_NS, record_event, s->rec);
-	}
-	/* Kept with or without --export: %save FILE.ipynb asks for it. */
-	if (opts->export != NULL) {
-		session_attach(s, ORIGIN_AGENT, SESSION_OBSERVE |
-		    SESSION_NO_NS, export_event, s->export);
-	} else {
-		s->export = export_keeper();
-		s->export_fed = true;
-	}
-	/* The order an exec's streams came in: for the keeper, and for
-	 * the history lines an attaching client gets. */
-	s->runs = xcalloc(1, sizeof *s->runs);
-	session_spawn(s);
-	return s;
-out:
-	/* No session, so no notebook of it either. */
-	export_free(s->export);
-	s->export = NULL;
-	session_free(s);
-	return NULL;
-}
-
-int
-session_free(struct session *s)
-{
-	struct sreq *r, *next;
-	struct sevent *e;
-	int i, rc;
-
-	if (s == NULL)
-		return 0;
-	/* The checkpoints first: each also dies when its socket closes,
-	 * but a kill gives the memory back before coil has exited. */
-	ckpt_set_free(&s->ck);
-	if (s->init.pid > 0)
-		init_stop(&s->init);
-	/* Also after a failure, when init may be gone already. */
-	sandbox_cleanup(&s->opts->sbx);
-	session_close_worker(s);
-	if (s->run != NULL)
-		sreq_free(s->run);
-	for (r = s->queue; r != NULL; r = next) {
-		next = r->next;
-		sreq_free(r);
-	}
-	while ((e = s->events) != NULL) {
-		s->events = e->next;
-		sevent_free(e);
-	}
-	for (i = 0; i < s->nclients; i++)
-		sclient_free(s->clients[i]);
-	free(s->clients);
-	outbuf_free(&s->ob_out);
-	outbuf_free(&s->ob_err);
-	free(s->runs);
-	buf_free(&s->start_err);
-	json_decref(s->worker_conf);
-	json_decref(s->orphan_warnings);
-	json_decref(s->history);
-	json_decref(s->history_figs);
-	json_decref(s->sandbox);
-	if (s->gate_fd >= 0)
-		close(s->gate_fd);
-	ckpt_node_unref(s->node);
-	free(s->died_idle);
-	session_redo_free(s);
-	free(s->python);
-	record_close(s->rec);
-	rc = export_close(s->export);
-	free(s);
-	return rc;
-}
-
-bool
-session_idle(const struct session *s)
-{
-	return s->run == NULL && s->queue == NULL && s->events == NULL;
-}
-
-bool
-session_done(const struct session *s)
-{
-	return s->done && s->events == NULL;
-}
-
-const char *
-session_failure(const struct session *s)
-{
-	return s->failed ? s->failure : NULL;
-}
-
-int
-session_cell(const struct session *s)
-{
-	return s->cells;
 }

@@ -113,6 +113,7 @@ struct session_event {
 	json_t *req;		/* EV_QUEUED: the request object */
 	struct response *resp;	/* EV_RESPONSE */
 	json_t *info;		/* the other events' fields */
+	const char *session;	/* the branch it happened in; NULL: main */
 };
 
 typedef void (*session_fn)(void *ctx, const struct session_event *ev);

@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "chan.h"
@@ -373,11 +375,12 @@ ckpt_limit(struct ckpt_set *set, struct ckpt *keep, int worker_pidfd)
 }
 
 int
-ckpt_resume(struct ckpt *ck, int ctl, int out, int errfd, bool rearm)
+ckpt_resume(struct ckpt *ck, int ctl, int out, int errfd, bool rearm,
+    bool isolate)
 {
 	int fds[3] = { ctl, out, errfd };
-	json_t *m = json_pack("{s:s, s:i, s:b}", "t", "resume", "cell",
-	    ck->node->cell, "rearm", rearm);
+	json_t *m = json_pack("{s:s, s:i, s:b, s:b}", "t", "resume", "cell",
+	    ck->node->cell, "rearm", rearm, "isolate", isolate);
 	int rc, saved;
 
 	rc = chan_send(ck->sock, m, fds, 3);
@@ -386,6 +389,91 @@ ckpt_resume(struct ckpt *ck, int ctl, int out, int errfd, bool rearm)
 	close(ck->sock);
 	ck->sock = -1;
 	errno = saved;
+	return rc;
+}
+
+/* The copy's answer, m: into out, taking fds; 0 or -1 with err. */
+static int
+ckpt_cloned(json_t *m, int *fds, int nfds, struct ckpt_copy *out,
+    char *err, size_t len)
+{
+	const char *t = json_string_value(json_object_get(m, "t"));
+	json_int_t pid = json_integer_value(json_object_get(m, "pid"));
+
+	if (t != NULL && strcmp(t, "cloned") == 0 && nfds == 2 && pid > 0) {
+		out->sock = fds[0];
+		out->pidfd = fds[1];
+		out->pid = (pid_t)pid;
+		return 0;
+	}
+	while (nfds > 0)
+		close(fds[--nfds]);
+	if (t != NULL && strcmp(t, "clone_failed") == 0)
+		return err_set(err, len, "the checkpoint could not copy itself: "
+		    "%.40s: %.120s", json_string_value(json_object_get(m,
+		    "call")), json_string_value(json_object_get(m, "error")));
+	return err_set(err, len, "the checkpoint answered something else "
+	    "than its copy");
+}
+
+int
+ckpt_clone(struct ckpt *ck, const struct ckpt_watch *w, int timeout_ms,
+    struct ckpt_copy *out, char *err, size_t len)
+{
+	struct pollfd p[1 + CKPT_WATCH_MAX];
+	int64_t end = now_ms() + timeout_ms, left;
+	int fds[CHAN_MAX_FDS], nfds, i, n, rc = -1;
+	struct chan c;
+	json_t *m;
+	bool bad = false;
+
+	m = json_pack("{s:s}", "t", "clone");
+	if (ck->sock < 0 || chan_send(ck->sock, m, NULL, 0) == -1) {
+		json_decref(m);
+		return err_set(err, len, "the checkpoint at cell %d is gone",
+		    ck->node->cell);
+	}
+	json_decref(m);
+	chan_init(&c, ck->sock);
+	for (;;) {
+		n = 0;
+		p[n++] = (struct pollfd){ .fd = ck->sock, .events = POLLIN };
+		for (i = 0; w != NULL && i < w->n; i++)
+			p[n++] = (struct pollfd){ .fd = w->fd[i],
+			    .events = POLLIN };
+		if ((left = end - now_ms()) <= 0) {
+			err_set(err, len, "the checkpoint at cell %d did not "
+			    "copy itself within %d ms", ck->node->cell,
+			    timeout_ms);
+			break;
+		}
+		if (poll(p, (nfds_t)n, (int)left) == -1 && errno != EINTR) {
+			err_set(err, len, "poll: %s", strerror(errno));
+			break;
+		}
+		for (i = 1; i < n; i++)
+			if (p[i].revents != 0)
+				w->fn(w->ctx, p[i].fd);
+		if (p[0].revents == 0)
+			continue;
+		if (chan_fill(&c) <= 0 && errno != EAGAIN && errno != EINTR) {
+			err_set(err, len, "the checkpoint at cell %d died as it "
+			    "was copied", ck->node->cell);
+			break;
+		}
+		if ((m = chan_next(&c, fds, &nfds, &bad)) != NULL) {
+			rc = ckpt_cloned(m, fds, nfds, out, err, len);
+			json_decref(m);
+			break;
+		}
+		if (bad) {
+			err_set(err, len, "the checkpoint at cell %d sent bytes "
+			    "that are no message", ck->node->cell);
+			break;
+		}
+	}
+	c.fd = -1;	/* still the checkpoint's socket */
+	chan_close(&c);
 	return rc;
 }
 
@@ -553,13 +641,105 @@ ckpt_restored(const struct ckpt *ck)
  * PR_SET_PDEATHSIG cannot do this job: its parent is the worker that
  * forked it, and the worker dying is exactly when this copy is needed.
  */
+/*
+ * {"t":"clone"}: a copy of this checkpoint for a new branch.  A fork of
+ * ours would be our child, and we never reap: so the copy is forked by
+ * a child that exits at once, and init (the subreaper) adopts it, as it
+ * adopts every checkpoint whose worker died.  The copy leads a process
+ * group of its own, as every checkpoint does, and sleeps on a socket of
+ * its own, whose other end goes to the supervisor with a pidfd of it:
+ * {"t":"cloned","pid"} (pid in our namespace), or {"t":"clone_failed",
+ * "error"}.  Returns the copy's socket in the copy, -1 here.
+ */
+static int
+ckpt_clone_here(int sock)
+{
+	int sp[2], p[2], fds[2], pidfd;
+	pid_t child, copy = -1;
+	json_t *m;
+	const char *what = NULL;
+	int e = 0;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) == -1) {
+		what = "socketpair";
+		e = errno;
+		goto fail;
+	}
+	if (pipe2(p, O_CLOEXEC) == -1) {
+		what = "pipe";
+		e = errno;
+		close(sp[0]);
+		close(sp[1]);
+		goto fail;
+	}
+	child = fork();
+	if (child == 0) {
+		copy = fork();
+		if (copy == 0) {
+			close(p[0]);
+			close(p[1]);
+			close(sp[0]);
+			close(sock);
+			setpgid(0, 0);
+			return sp[1];
+		}
+		if (copy == -1)
+			copy = -errno;
+		(void)!write(p[1], &copy, sizeof copy);
+		_exit(0);
+	}
+	close(p[1]);
+	close(sp[1]);
+	if (child == -1) {
+		what = "fork";
+		e = errno;
+	} else {
+		while (waitpid(child, NULL, 0) == -1 && errno == EINTR)
+			;
+		if (read(p[0], &copy, sizeof copy) != sizeof copy)
+			copy = -EIO;
+		if (copy <= 0) {
+			what = "fork";
+			e = -copy;
+		}
+	}
+	close(p[0]);
+	if (what != NULL) {
+		close(sp[0]);
+		goto fail;
+	}
+	pidfd = (int)syscall(SYS_pidfd_open, copy, 0);
+	if (pidfd == -1) {
+		kill(copy, SIGKILL);
+		what = "pidfd_open";
+		e = errno;
+		close(sp[0]);
+		goto fail;
+	}
+	fds[0] = sp[0];
+	fds[1] = pidfd;
+	m = json_pack("{s:s, s:I}", "t", "cloned", "pid", (json_int_t)copy);
+	if (chan_send(sock, m, fds, 2) == -1)
+		kill(copy, SIGKILL);
+	json_decref(m);
+	close(sp[0]);
+	close(pidfd);
+	return -1;
+fail:
+	m = json_pack("{s:s, s:s, s:s}", "t", "clone_failed", "error",
+	    strerror(e), "call", what);
+	(void)chan_send(sock, m, NULL, 0);
+	json_decref(m);
+	return -1;
+}
+
 void
 ckpt_wait(int sock, struct ckpt_resume *res)
 {
 	struct chan c;
 	struct pollfd p;
 	json_t *m;
-	int fds[CHAN_MAX_FDS], nfds, rc;
+	int fds[CHAN_MAX_FDS], nfds, rc, copy;
 	bool bad;
 
 	chan_init(&c, sock);
@@ -587,13 +767,26 @@ ckpt_wait(int sock, struct ckpt_resume *res)
 				    json_object_get(m, "cell"));
 				res->rearm = json_is_true(json_object_get(m,
 				    "rearm"));
+				res->isolate = json_is_true(json_object_get(m,
+				    "isolate"));
 				json_decref(m);
 				chan_close(&c);
 				return;
 			}
 			while (nfds > 0)
 				close(fds[--nfds]);
+			copy = t != NULL && strcmp(t, "clone") == 0 ?
+			    ckpt_clone_here(sock) : -1;
 			json_decref(m);
+			if (copy >= 0) {
+				/* the copy: the parent's conversation is
+				 * not ours; sleep on our own socket */
+				c.fd = -1;
+				chan_close(&c);
+				sock = copy;
+				chan_init(&c, sock);
+				break;
+			}
 		}
 		if (bad)
 			_exit(0);

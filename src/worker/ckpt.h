@@ -21,7 +21,9 @@
  *
  *  - The checkpoint process runs ckpt_wait (no Python): it sleeps until
  *    the supervisor sends {"t":"resume"} with the three descriptors of a
- *    new worker, or closes the private socket (then it exits).
+ *    new worker, or closes the private socket (then it exits).  Asked
+ *    {"t":"clone"}, it makes a copy of itself for a new branch (a
+ *    checkpoint like it, init's child) and sleeps on.
  *
  *  - The supervisor (session.c) keeps the checkpoints in a ckpt_set: it
  *    decides which to drop (--checkpoints, --checkpoint-memory), which to
@@ -88,6 +90,9 @@ struct ckpt {
 	int64_t born_ms;		/* when the state was taken */
 	double fork_ms;			/* what the fork cost the worker */
 	bool held;			/* a run counts on it: never evicted */
+	bool own_domain;		/* taken by a worker in a Landlock
+					   domain of its session's own: a
+					   resume need not nest another */
 };
 
 struct ckpt_set;
@@ -143,8 +148,36 @@ int ckpt_limit(struct ckpt_set *set, struct ckpt *keep, int worker_pidfd);
 
 /* Send the resume: ctl, out and errfd (borrowed) become the checkpoint's
  * control socket, fd 1 and fd 2.  rearm asks it to fork its replacement
- * once it is up.  Closes ck->sock either way.  0 or -1 (errno). */
-int ckpt_resume(struct ckpt *ck, int ctl, int out, int errfd, bool rearm);
+ * once it is up; isolate, to enter a Landlock domain of its own before
+ * anything runs (sandbox_scope_self: a branch's worker).  Closes
+ * ck->sock either way.  0 or -1 (errno). */
+int ckpt_resume(struct ckpt *ck, int ctl, int out, int errfd, bool rearm,
+    bool isolate);
+
+/* A copy of a checkpoint (ckpt_clone): its private socket, its pidfd,
+ * and its pid in the worker's namespace (a label). */
+struct ckpt_copy {
+	int sock, pidfd;
+	pid_t pid;
+};
+
+/* Descriptors ckpt_clone watches while it waits: fn(ctx, fd) is called
+ * for each that is readable (a strict sandbox's fork gate, which must
+ * let the copy's forks through). */
+#define CKPT_WATCH_MAX 8
+struct ckpt_watch {
+	int fd[CKPT_WATCH_MAX];
+	int n;
+	void (*fn)(void *ctx, int fd);
+	void *ctx;
+};
+
+/* Ask ck's process for a copy of itself: a new checkpoint of the same
+ * state, adopted by init (not ck's child), for a branch.  Waits at most
+ * timeout_ms for the answer, watching w (may be NULL).  0 with *out
+ * filled (the caller owns its descriptors), or -1 with err. */
+int ckpt_clone(struct ckpt *ck, const struct ckpt_watch *w, int timeout_ms,
+    struct ckpt_copy *out, char *err, size_t len);
 
 /* Memory of a process from /proc/PID/smaps_rollup, in bytes. */
 struct ckpt_mem {
@@ -208,6 +241,8 @@ struct ckpt_resume {
 	int ctl, out, err;		/* the new worker's descriptors */
 	int cell;
 	bool rearm;
+	bool isolate;			/* a branch's: a Landlock domain of
+					   its own first */
 };
 
 /* Sleep in poll() on sock until the supervisor resumes this process

@@ -121,4 +121,16 @@ void worker_mem_prepare(void);
  * they are used. */
 void worker_mem_started(void);
 
+/* worker-sbx.c.  Install audit.py's hook, which puts the sandbox's
+ * denials into words (the kernel enforces them whatever it does) and
+ * records what each cell touches, under every profile.  Returns its
+ * Effects object (a new reference), for worker.py. */
+struct sandbox_conf;
+struct sandbox_report;
+struct _object *worker_audit(const struct sandbox_conf *sbx,
+    const struct sandbox_report *rep);
+/* A resumed branch's own Landlock domain (sandbox_scope_self): "yes"
+ * or "no: why" into out. */
+void worker_isolate(char *out, size_t len);
+
 #endif

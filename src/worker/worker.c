@@ -60,36 +60,6 @@ struct chan worker_ctl;
 json_int_t worker_seq;		/* of the request being served */
 static json_t *worker_sandbox;	/* the report, for hello */
 
-/* Install src/worker/audit.py's hook, which puts the sandbox's denials into
- * words (the kernel enforces them whatever it does) and records what
- * each cell touches, under every profile.  Returns its Effects object
- * (a new reference), for worker.py. */
-static PyObject *
-worker_audit(const struct sandbox_conf *sbx, const struct sandbox_report *rep)
-{
-	json_t *ac;
-	PyObject *g, *c, *fx;
-
-	ac = sbx->profile == SANDBOX_NONE ? json_pack("{s:s}", "profile",
-	    "none") : sandbox_audit_conf(sbx, rep);
-	json_object_set_new(ac, "effects", json_true());
-	g = PyDict_New();
-	c = pyjson_to_py(ac);
-	json_decref(ac);
-	PyDict_SetItemString(g, "__name__", PyUnicode_FromString("_coil_audit"));
-	PyDict_SetItemString(g, "__builtins__", PyEval_GetBuiltins());
-	PyDict_SetItemString(g, "conf", c);
-	Py_DECREF(c);
-	if (pycode_run("_coil_audit", g) == -1) {
-		PyErr_Print();
-		fflush(NULL);
-		_exit(EXIT_PYTHON);
-	}
-	fx = PyDict_GetItemString(g, "effects");	/* borrowed */
-	Py_XINCREF(fx);
-	Py_DECREF(g);
-	return fx;
-}
 static pid_t worker_init_pid;	/* init, the parent a worker dies with */
 static bool worker_orphan_armed;
 
@@ -121,6 +91,9 @@ static PyObject *worker_resumed;	/* _coil.ckpt_resumed, owned */
 static PyObject *worker_idle_fn;	/* _coil.idle, owned */
 #define WORKER_IDLE_MS 20		/* flushes while threads run idle */
 static char worker_ckpt_err[160];	/* why the last fork failed */
+/* A branch's worker: "yes" once in a Landlock domain of its own, or
+ * "no: why"; "" when it was not asked (worker_isolate). */
+static char worker_isolation[200];
 static struct ckpt_hot worker_hot;	/* pages to copy after a fork */
 /* More than this is data a cell rewrote, not the interpreter's own
  * working set: it is left to be copied if and when it is written. */
@@ -370,6 +343,9 @@ worker_hello(int resumed_at)
 	    "sandbox", worker_sandbox);
 	if (resumed_at >= 0)
 		json_object_set_new(hello, "resumed", json_integer(resumed_at));
+	if (worker_isolation[0] != '\0')
+		json_object_set_new(hello, "isolated", strcmp(worker_isolation,
+		    "yes") == 0 ? json_true() : json_string(worker_isolation));
 	if (pidfd >= 0)
 		fds[nfds++] = pidfd;
 	/* within the limits it is weighed with: one over them would be
@@ -448,6 +424,8 @@ worker_become_checkpoint(int sock)
 	worker_orphan_armed = false;
 	worker_hot.n = worker_hot.pages = 0;
 	worker_clear_sigint();
+	if (res.isolate)
+		worker_isolate(worker_isolation, sizeof worker_isolation);
 
 	/* Resumed: become the worker.  The worker that forked this copy is
 	 * dead by now (the supervisor waits for init's report of its exit),
