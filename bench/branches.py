@@ -20,21 +20,28 @@ imported and 10 frames of 125,000 × 10 floats (about 100 MB).
               the fork made (Private_Clean + Private_Dirty of
               /proc/PID/smaps_rollup), a branch, right after the fork and
               after its `1+1`; and what the sessions op says they own.
+  br_bare     the same from a bare interpreter: what the fork costs
+              beyond the state's size.
   br_jupyter  the same state in 8 new Jupyter kernels (jupyter_client's
               KernelManager, ipykernel): start 8, wait for them, run the
               cell that built the state in each, then `1+1` in each; all
               8 at once at every step.  Spawn to the eighth `1+1` reply.
   br_python   the same with 8 plain Python workers on pipes (the seed
               worker, bench/seed_worker.py): spawn to the eighth answer.
-  br_hold     100 branches of one data session: the fork's time, the time
-              to `1+1` answered in all of them, the machine's memory they
-              took (MemAvailable before the fork and after) and their
-              private memory; then issue 10's benchmark on them: one
-              client sends `1+1` to each branch in turn, p50 and p99.
+  br_hold     100 branches of one data session (two forks of 50: a fork
+              makes 64 at most): the forks' time, the time to `1+1`
+              answered in all, asked at once (and how many answers were
+              not `2`: a branch that crashed starts afresh), the memory the
+              session's cgroup was charged for them (and MemAvailable's
+              drop, and their private memory); then issue 10's benchmark
+              on them: one client sends `1+1` to each branch in turn, p50
+              and p99.
   br_load     one branch under load from the others: 8 branches, 7 of
               them sent `1+1` back to back (one cell in flight each, the
               next sent when its answer is read), and `1+1` sent to the
               eighth every 2 ms: its p50 and p99.
+  br_load_sessions  the same load on 8 coil processes, each holding the
+              data session: the load without a shared supervisor.
 """
 import json
 import os
@@ -55,6 +62,7 @@ from coiltest import descendants  # noqa: E402
 QUICK = bench.QUICK
 BRANCHES = 8
 HOLD = 100
+FORK_MAX = 50
 # Iterations: (default, quick).
 N = {"rounds": (10, 3), "peer_rounds": (3, 1), "load": (2000, 300),
      "hold_rounds": (5, 2)}
@@ -73,9 +81,9 @@ def ms(ns):
 
 # ------------------------------------------------------------------ coil
 
-def data_coil(*args):
-    """A coil --agent holding the data session, idle, and the MB of its
-    frames."""
+def data_coil(*args, data=True):
+    """A coil --agent holding the data session (data False: a bare
+    interpreter), idle, and the MB of its frames."""
     if not os.access(bench.COIL, os.X_OK):
         raise NA(f"no coil at {bench.COIL}")
     out = subprocess.run([bench.COIL, "--help"], capture_output=True,
@@ -87,7 +95,7 @@ def data_coil(*args):
         check_two(ask(peer, "1+1"))
     except (NA, OSError):
         raise NA(bench.stderr_tail(peer, first=True))
-    r = ask(peer, DATA_SETUP, timeout=600)
+    r = ask(peer, DATA_SETUP if data else "0", timeout=600)
     if r.get("status") != "ok":
         raise NA(f"setup failed: {json.dumps(r)[:120]}")
     # Past the pause after which the idle policy checkpoints: the fork
@@ -116,11 +124,27 @@ def each_two(peer, names, timeout=120):
     """`1+1` sent to every session in names at once, then every answer
     read and checked."""
     ids = {peer.send({"code": "1+1", "session": s}): s for s in names}
-    for rid, s in ids.items():
-        r = peer.response(rid, timeout)
+    out = answers(peer, ids, timeout)
+    for r in out:
         check_two(r)
-        if r.get("session") != s:
-            raise NA(f"answer from {r.get('session')!r}, not {s!r}")
+        if r.get("session") != ids[r["id"]]:
+            raise NA(f"answer from {r.get('session')!r}, "
+                     f"not {ids[r['id']]!r}")
+    return out
+
+
+def answers(peer, ids, timeout):
+    """The answers to the requests ids, in the order they come (each
+    branch answers when it is done); event lines go to peer.events."""
+    left, out = set(ids), []
+    while left:
+        msg = peer.line(timeout)
+        if "event" not in msg and msg.get("id") in left:
+            left.discard(msg["id"])
+            out.append(msg)
+        else:
+            peer.events.append(msg)
+    return out
 
 
 def close_all(peer, names):
@@ -143,11 +167,12 @@ def session_private_mb(peer, names):
     return [v / 2**20 for v in own]
 
 
-def br_coil():
-    """ms from the fork's request to the eighth `1+1` answered."""
-    peer, mb = data_coil()
+def br_coil(data=True):
+    """ms from the fork's request to the eighth `1+1` answered; data
+    False: of a bare interpreter (where the fork's own cost shows)."""
+    peer, mb = data_coil(data=data)
     before = live(peer.pid)
-    times, forks, coil_fork = [], [], []
+    times, forks, coil_fork, cells = [], [], [], []
     extra = {"mb": mb}
     for i in range(n("rounds")):
         t0 = time.perf_counter_ns()
@@ -163,7 +188,7 @@ def br_coil():
             extra["procs_per_branch"] = len(made) / BRANCHES
             extra["fresh_mb"] = private_mb(made) / BRANCHES
             paused = time.perf_counter_ns() - tm
-        each_two(peer, names)
+        cells += each_two(peer, names)
         times.append(time.perf_counter_ns() - t0 - paused)
         forks.append(dt)
         if isinstance(r.get("fork_ms"), (int, float)):
@@ -180,7 +205,9 @@ def br_coil():
     extra.update(fork_ms=ms(statistics.median(forks)),
                  max_ms=ms(max(times)),
                  coil_fork_ms=(statistics.median(coil_fork)
-                               if coil_fork else None))
+                               if coil_fork else None),
+                 cell_ms=statistics.median(c["duration_ms"] for c in cells),
+                 cell_cpu_ms=statistics.median(c["cpu_ms"] for c in cells))
     return ms(statistics.median(times)), len(times), extra
 
 
@@ -189,16 +216,28 @@ def br_hold():
     `1+1` in all, the memory, and 1+1 in turn to each (p50, p99)."""
     peer, mb = data_coil(*HOLD_ARGS)
     avail0 = mem_available_mb()
+    cg0 = cgroup_mb(worker_of(peer))
     before = live(peer.pid)
-    r, dt = fork(peer, HOLD, timeout=600)
-    names = r["sessions"]
+    names, dt = [], 0
+    for k in range(0, HOLD, FORK_MAX):       # a fork op makes 64 at most
+        r, t = fork(peer, min(FORK_MAX, HOLD - k), timeout=600)
+        names += r["sessions"]
+        dt += t
     fresh = private_mb(live(peer.pid) - before) / HOLD
+    # Each branch's first cell, all 100 asked at once: the answers that
+    # are not `2` are counted, not fatal (a crashed branch starts afresh
+    # and answers the cells in turn below).
+    ids = {peer.send({"code": "1+1", "session": s}): s for s in names}
     t0 = time.perf_counter_ns()
-    each_two(peer, names, timeout=600)
+    out = answers(peer, ids, 600)
     all_two = time.perf_counter_ns() - t0
+    failed = sorted({r.get("status") for r in out
+                     if r.get("result") != "2"})
+    failed_n = sum(r.get("result") != "2" for r in out)
     made = live(peer.pid) - before
     after = private_mb(made)
     avail1 = mem_available_mb()
+    cg1 = cgroup_mb(worker_of(peer))
     times = []
     for _ in range(n("hold_rounds")):
         for s in names:
@@ -214,9 +253,39 @@ def br_hold():
         "mb": mb, "all_two_ms": ms(all_two), "fresh_mb": fresh,
         "after_mb": after / HOLD, "procs": len(made),
         "machine_mb": avail0 - avail1,
+        "cgroup_mb": (cg1 - cg0 if cg0 is not None and cg1 is not None
+                      else None), "cgroup_before_mb": cg0,
         "sessions_op_mb": statistics.median(own) if own else None,
         "turn_p50_ms": ms(q[49]), "turn_p99_ms": ms(q[98]),
-        "turn_n": len(times)}
+        "turn_n": len(times), "failed": failed_n, "failed_status": failed}
+
+
+def cgroup_mb(pid):
+    """MB the memory cgroup of pid is charged (v1 usage_in_bytes or v2
+    memory.current): what the session's processes take together, pages
+    they share counted once.  None where it cannot be read."""
+    try:
+        with open(f"/proc/{pid}/cgroup") as f:
+            lines = [ln.rstrip("\n").split(":", 2) for ln in f]
+    except OSError:
+        return None
+    for _, ctrl, path in lines:
+        for base, name in (("memory", "memory.usage_in_bytes"),
+                           ("", "memory.current")):
+            if ("memory" in ctrl.split(",")) != bool(base):
+                continue
+            try:
+                with open(os.path.join("/sys/fs/cgroup", base,
+                                       path.lstrip("/"), name)) as f:
+                    return int(f.read()) / 2**20
+            except OSError:
+                pass
+    return None
+
+
+def worker_of(peer):
+    return next((p.pid for p in descendants(peer.pid)
+                 if p.comm == "coil-worker" and not p.zombie), None)
 
 
 def mem_available_mb():
@@ -228,23 +297,50 @@ def mem_available_mb():
 
 
 def br_load():
-    """p50 ms (p99 in extra) of `1+1` on one branch every 2 ms while the
-    7 others run `1+1` back to back."""
+    """p50 ms (p99 in extra) of `1+1` on one branch every 2 ms while 7
+    other branches of the data session run `1+1` back to back."""
     peer, _ = data_coil()
     r, _ = fork(peer, BRANCHES)
-    probe, loaded = r["sessions"][0], r["sessions"][1:]
     each_two(peer, r["sessions"])
-    lock = threading.Lock()             # one writer of coil's stdin at once
+    return under_load([(peer, s) for s in r["sessions"]], [peer])
+
+
+def br_load_sessions():
+    """The same with 8 coil processes, each its own data session: what
+    the load costs the probe when no supervisor is shared."""
+    peers = []
+    try:
+        for _ in range(BRANCHES):
+            peers.append(data_coil()[0])
+        return under_load([(p, None) for p in peers], peers)
+    finally:
+        for p in peers:
+            p.close()
+
+
+def under_load(targets, peers):
+    """`1+1` on targets[0] every 2 ms while every other target (a peer
+    and its session, None for its own) runs `1+1` back to back, the next
+    sent when its answer is read: (p50 ms, probes, {p99_ms, load_cells}).
+    A thread a peer reads its lines."""
+    probe, loaded = targets[0], targets[1:]
+    locks = {id(p): threading.Lock() for p in peers}
     got = threading.Event()
     state = {"probe": None, "t": 0, "load": 0, "stop": False, "err": None}
 
-    def send(req):
-        with lock:
-            return peer.send(req)
+    def send(peer, session):
+        req = {"code": "1+1"}
+        if session is not None:
+            req["session"] = session
+        with locks[id(peer)]:
+            rid = peer.send(req)
+            if (peer, session) == probe:
+                state["probe"] = rid
+            return rid
 
-    def reader():
-        """Every line: the probe's answer timed, a loaded branch's answer
-        answered with its next cell."""
+    def reader(peer):
+        """Every line of peer: the probe's answer timed, a loaded
+        target's answer answered with its next cell."""
         try:
             while True:
                 line = peer.raw_line(None)
@@ -252,34 +348,34 @@ def br_load():
                 msg = json.loads(line)
                 if "event" in msg:
                     continue
-                if msg.get("id") == state["probe"]:
+                if peer is probe[0] and msg.get("id") == state["probe"]:
                     state["t"] = t
                     state["reply"] = msg
                     got.set()
-                elif msg.get("session") in loaded:
-                    if msg.get("status") != "ok":
-                        raise NA(f"load cell: {line[:120]!r}")
-                    state["load"] += 1
-                    if not state["stop"]:
-                        send({"code": "1+1", "session": msg["session"]})
+                    continue
+                if msg.get("status") != "ok":
+                    raise NA(f"load cell: {line[:120]!r}")
+                state["load"] += 1
+                if not state["stop"]:
+                    send(peer, msg.get("session"))
         except EOFError:
             return
         except Exception as e:  # noqa: BLE001 - reported by the main thread
-            state["err"] = e
-            got.set()
+            if not state["stop"]:
+                state["err"] = e
+                got.set()
 
-    th = threading.Thread(target=reader, daemon=True)
-    th.start()
-    for s in loaded:
-        send({"code": "1+1", "session": s})
+    for p in peers:
+        threading.Thread(target=reader, args=(p,), daemon=True).start()
+    for peer, session in loaded:
+        send(peer, session)
     times = []
     warm = 50
     for i in range(n("load") + warm):
         time.sleep(0.002)
         got.clear()
         t0 = time.perf_counter_ns()
-        with lock:
-            state["probe"] = peer.send({"code": "1+1", "session": probe})
+        send(*probe)
         if not got.wait(60) or state["err"]:
             raise NA(f"probe: {state['err'] or 'no answer in 60 s'}")
         check_two(state["reply"])
@@ -287,7 +383,8 @@ def br_load():
             times.append(state["t"] - t0)
     state["stop"] = True
     load = state["load"]
-    peer.close()
+    for p in peers:
+        p.close()
     q = statistics.quantiles(times, n=100, method="inclusive")
     return ms(q[49]), len(times), {"p99_ms": ms(q[98]),
                                    "load_cells": load}
@@ -380,8 +477,10 @@ def br_python():
 
 
 MEASURES = {
-    "br_coil": br_coil, "br_jupyter": br_jupyter, "br_python": br_python,
+    "br_coil": br_coil, "br_bare": lambda: br_coil(data=False),
+    "br_jupyter": br_jupyter, "br_python": br_python,
     "br_hold": br_hold, "br_load": br_load,
+    "br_load_sessions": br_load_sessions,
 }
 
 
@@ -397,7 +496,7 @@ val, why, fig, ratio, verdict = (ckcost.val, ckcost.why, ckcost.fig,
 
 
 def rows(res):
-    """(what, coil, peer, ratio, target, holds)."""
+    """(what, coil, peer, peer/coil, target, holds)."""
     c, j, p = (val(res, k) for k in ("br_coil", "br_jupyter", "br_python"))
     peers = [x for x in (j, p) if x is not None]
     best = min(peers) if peers else None
@@ -409,27 +508,33 @@ def rows(res):
     def mem(rec, field, na):
         v = rec.get(field)
         return fig(v, "MB", na) if "na" not in rec else f"n/a ({na})"
-    fresh = cx.get("fresh_mb") if "na" not in cx else None
-    peer = "; ".join([f"Jupyter {fig(j, 'ms', why(res, 'br_jupyter'))}",
-                      f"Python worker {fig(p, 'ms', why(res, 'br_python'))}"])
-    l50, l99 = val(res, "br_load"), val(res, "br_load", "p99_ms")
-    c99 = val(res, "conc_default", "p99_ms")
-    t50, t99 = h.get("turn_p50_ms"), h.get("turn_p99_ms")
 
     def pair(a, b, na):
         return (f"{fig(a, 'ms')} / {fig(b, 'ms')}" if a is not None
                 else f"n/a ({na})")
-    issue10 = (f"100 sessions (issue 10): p99 {fig(c99, 'ms')}"
-               if c99 is not None else
-               f"issue 10's 100 sessions: n/a ({why(res, 'conc_default')})")
-    hold = (f"fork {fig(h['value'], 'ms')}, `1+1` in all "
-            f"{fig(h['all_two_ms'], 'ms')}; {fig(h['machine_mb'], 'MB')} "
-            f"of the machine's memory" if h else f"n/a ({hna})")
+    fresh = cx.get("fresh_mb") if "na" not in cx else None
+    peer = "; ".join([f"Jupyter {fig(j, 'ms', why(res, 'br_jupyter'))}",
+                      f"Python workers {fig(p, 'ms', why(res, 'br_python'))}"])
+    l50, l99 = val(res, "br_load"), val(res, "br_load", "p99_ms")
+    s50, s99 = (val(res, "br_load_sessions"),
+                val(res, "br_load_sessions", "p99_ms"))
+    c50, c99 = val(res, "conc_default"), val(res, "conc_default", "p99_ms")
+    t50, t99 = h.get("turn_p50_ms"), h.get("turn_p99_ms")
+    cg = h.get("cgroup_mb")
+    hold = (f"forked in {fig(h['value'], 'ms')}; `1+1` in all "
+            f"{fig(h['all_two_ms'], 'ms')}; memory charged "
+            f"{fig(cg, 'MB', 'no cgroup')}" if h else f"n/a ({hna})")
+    burst = (f"{h['failed']} of {h['n']} "
+             f"({', '.join(h['failed_status']) or 'none'})"
+             if h else f"n/a ({hna})")
     return [
         ("1. fork 8 branches of a 100 MB pandas session, `1+1` in each",
          fig(c, "ms", cna), peer,
-         f"{ratio(best, c)} faster" if best and c else "n/a",
+         f"{ratio(best, c)}" if best and c else "n/a",
          "< 50 ms, ≥ 100×", verdict(fast)),
+        ("1. the same from a bare interpreter",
+         fig(val(res, "br_bare"), "ms", why(res, "br_bare")), "—", "—",
+         "—", "—"),
         ("2. a branch's private memory, forked, before any cell",
          mem(cx, "fresh_mb", cna), "—", "—", "< 5 MB",
          verdict(None if fresh is None else fresh < 5)),
@@ -439,15 +544,21 @@ def rows(res):
          mem(cx, "sessions_op_mb", cna), "—", "—", "—", "—"),
         ("2. 100 branches held", hold, "—", "—", "held",
          verdict(True if h else None)),
-        ("2. the same, a branch's private memory after `1+1`",
-         mem(h, "after_mb", hna) if h else f"n/a ({hna})",
-         "—", "—", "< 5 MB", verdict(None if not h
-                                     else h["after_mb"] < 5)),
-        ("3. `1+1` on one branch, 7 others running `1+1` back to back: "
-         "p50 / p99", pair(l50, l99, why(res, "br_load")), issue10, "—",
-         "p99 < 5 ms", verdict(None if l99 is None else l99 < 5)),
+        ("2. the same, memory charged a branch",
+         fig(cg / h["n"], "MB") if cg is not None else f"n/a ({hna})",
+         "—", "—", "< 5 MB", verdict(None if cg is None
+                                     else cg / h["n"] < 5)),
+        ("2. of the 100 asked `1+1` at once, answers not `2`", burst,
+         "—", "—", "none", verdict(None if not h else h["failed"] == 0)),
+        ("3. `1+1` on one branch every 2 ms, 7 others running `1+1` back "
+         "to back: p50 / p99", pair(l50, l99, why(res, "br_load")),
+         "8 coil processes: " + pair(s50, s99, why(res, "br_load_sessions")),
+         ratio(s99, l99) if l99 and s99 else "n/a", "p99 < 5 ms",
+         verdict(None if l99 is None else l99 < 5)),
         ("3. 100 branches, `1+1` to each in turn: p50 / p99",
-         pair(t50, t99, hna), issue10, "—", "p99 < 5 ms",
+         pair(t50, t99, hna), "100 coil processes (issue 10): "
+         + pair(c50, c99, why(res, "conc_default")),
+         ratio(c99, t99) if t99 and c99 else "n/a", "p99 < 5 ms",
          verdict(None if t99 is None else t99 < 5)),
     ]
 
@@ -461,14 +572,19 @@ def table(path):
         print("| " + " | ".join(x.replace("|", "\\|") for x in r) + " |")
     print()
     notes = []
-    cx = res.get("br_coil", {})
-    if "n" in cx:
-        cf = (f", {cx['coil_fork_ms']:.1f} ms by coil's own clock"
+    for key, what in (("br_coil", "fork and `1+1`"),
+                      ("br_bare", "from a bare interpreter")):
+        cx = res.get(key, {})
+        if "n" not in cx:
+            continue
+        cf = (f" ({cx['coil_fork_ms']:.1f} ms by coil's clock)"
               if cx.get("coil_fork_ms") else "")
-        notes.append(f"fork and `1+1`: median of {cx['n']} rounds on "
+        notes.append(f"{what}: median of {cx['n']} rounds on "
                      f"{cx['mb']} MB of frames (slowest "
-                     f"{cx['max_ms']:.1f} ms); the fork's answer alone "
-                     f"{cx['fork_ms']:.1f} ms{cf}; "
+                     f"{cx['max_ms']:.1f} ms), of which the fork's answer "
+                     f"{cx['fork_ms']:.1f} ms{cf}; a branch's first `1+1` "
+                     f"took {cx['cell_ms']:.1f} ms "
+                     f"({cx['cell_cpu_ms']:.1f} ms CPU); "
                      f"{cx['procs_per_branch']:g} new processes a branch")
     peers = [f"{name} {res[k]['n']}" for k, name in (
         ("br_jupyter", "Jupyter"), ("br_python", "Python workers"))
@@ -478,12 +594,17 @@ def table(path):
     h = res.get("br_hold", {})
     if "n" in h:
         notes.append(f"100 branches: {h['procs']} processes, "
-                     f"{h['after_mb'] * h['n']:.0f} MB private in all, "
-                     f"{h['turn_n']} cells in turn")
-    ld = res.get("br_load", {})
-    if "n" in ld:
-        notes.append(f"under load: {ld['n']} probes, the 7 others ran "
-                     f"{ld['load_cells']} cells meanwhile")
+                     f"{h['after_mb'] * h['n']:.0f} MB private in all "
+                     f"(smaps_rollup), MemAvailable down "
+                     f"{h['machine_mb']:.0f} MB; the session was charged "
+                     f"{h.get('cgroup_before_mb') or 0:.0f} MB before the "
+                     f"fork; {h['turn_n']} cells in turn")
+    for key, what in (("br_load", "branches"),
+                      ("br_load_sessions", "8 processes")):
+        ld = res.get(key, {})
+        if "n" in ld:
+            notes.append(f"under load ({what}): {ld['n']} probes, the 7 "
+                         f"others ran {ld['load_cells']} cells meanwhile")
     print("Medians unless named; " + "; ".join(notes) + ".")
 
 
