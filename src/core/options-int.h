@@ -63,4 +63,10 @@ options_set_fn opt_flag, opt_seconds, opt_size, opt_count, opt_preload,
 void opt_store(struct coil_opts *o, const struct options_entry *e,
     long long v);
 
+/* The replay's options together (options-replay.c): --replay with
+ * --agent or --mcp only with --from, --from and --then with what they
+ * need.  0, or -1 with a message in err. */
+int options_replay_check(const struct coil_opts *o, char *err,
+    size_t errlen);
+
 #endif

@@ -3,7 +3,9 @@
  * a replay takes back from it (options.h: options_json, options_replay).
  * It reads options.c's table (options-int.h): a row's setter says what
  * kind of value it holds, and a recorded value goes back through that
- * same setter, with the command line's checks.  Runs in the supervisor.
+ * same setter, with the command line's checks; and whether the replay's
+ * own options go together (options_replay_check).  Runs in the
+ * supervisor.
  */
 #include "config.h"
 
@@ -261,4 +263,52 @@ options_replay(struct coil_opts *o, json_t *recorded, struct buf *warnings)
 			    "replayed without it\n", name, err);
 	}
 	o->sbx.workdir = o->workdir;
+}
+
+/* Whether the option called name was on the command line. */
+static bool
+opt_given(const struct coil_opts *o, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < options_count; i++)
+		if (strcmp(options_table[i].name, name) == 0)
+			return (o->given & (1ULL << i)) != 0;
+	return false;
+}
+
+/*
+ * --from makes a replay the start of a live session (the front end the
+ * other options choose takes it over), unless --check asks for the two
+ * continuations compared, which needs --then; a replay without --from
+ * is a front end of its own, as before.
+ */
+int
+options_replay_check(const struct coil_opts *o, char *err, size_t errlen)
+{
+	bool from = opt_given(o, "from");
+	const char *mode = o->mode == MODE_MCP ? "mcp" : "agent";
+
+	if (from && o->replay == NULL)
+		return err_set(err, errlen, "--from N picks up a replay at its "
+		    "Nth cell: use it with --replay FILE");
+	if (o->replay_then != NULL && !from)
+		return err_set(err, errlen, "--then FILE2 runs its cells on a "
+		    "branch forked at --from N: give --from N too (FILE2 holds "
+		    "only the cells to run after cell N)");
+	if (from && o->replay_from == 0)
+		return err_set(err, errlen, "--from 0 would fork before any "
+		    "cell of '%s': give --from 1 or more (without --from, "
+		    "coil --replay runs the whole file)", o->replay);
+	if (from && o->check && o->replay_then == NULL)
+		return err_set(err, errlen, "--check with --from compares two "
+		    "continuations: give --then FILE2 too, or leave out --from "
+		    "to check the whole file");
+	if (o->replay != NULL && (o->mode == MODE_AGENT ||
+	    o->mode == MODE_MCP) && (!from || o->check))
+		return err_set(err, errlen, "--replay%s is a front end of its "
+		    "own: leave out --%s (--from N without --check hands the "
+		    "session to --%s after cell N)", from ? " --check" : "",
+		    mode, mode);
+	return 0;
 }

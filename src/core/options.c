@@ -99,7 +99,7 @@ const struct options_entry options_table[] = {
 	{ "checkpoint-policy", 0, "WHEN", opt_policy, NO_FIELD, 0, 0,
 	  "when to checkpoint: idle (default) or every", OPT_SESSION },
 	{ "max-sessions", 0, "N", opt_count, FIELD(max_sessions), 1, 4096,
-	  "sessions (branches) open at once (default: --memory / 256M)",
+	  "branches open at once (default --memory / 256M)",
 	  OPT_HOLD },
 	{ "session", 0, "NAME", opt_string, FIELD(session), 0, 0,
 	  "with --attach: work in that session (branch)", 0 },
@@ -114,6 +114,10 @@ const struct options_entry options_table[] = {
 	  "list the default transcripts and exit", 0 },
 	{ "replay", 0, "FILE", opt_path, FIELD(replay), 0, 0,
 	  "run the cells of a transcript, notebook, ...", 0 },
+	{ "from", 0, "N", opt_count, FIELD(replay_from), 0, 10000000,
+	  "with --replay: FILE's first N cells, then a branch, live", 0 },
+	{ "then", 0, "FILE2", opt_path, FIELD(replay_then), 0, 0,
+	  "with --from: run FILE2 (only new cells) on the branch", 0 },
 	{ "check", 0, NULL, opt_flag, FIELD(check), 0, 0,
 	  "with --replay: exit 1 if an outcome differs", 0 },
 	{ "ignore", 0, "REGEX", opt_ignore, NO_FIELD, 0, 0,
@@ -599,10 +603,8 @@ options_settle(struct coil_opts *o, char *err, size_t errlen)
 	if (o->replay != NULL && o->attach != NULL)
 		return err_set(err, errlen, "--replay runs a fresh session: it "
 		    "does not go with --attach");
-	if (o->replay != NULL && (o->mode == MODE_AGENT || o->mode == MODE_MCP))
-		return err_set(err, errlen, "--replay is a front end of its own: "
-		    "leave out --%s (--plain prints it as lines, not in "
-		    "the UI)", o->mode == MODE_MCP ? "mcp" : "agent");
+	if (options_replay_check(o, err, errlen) == -1)
+		return -1;
 	if (o->record != NULL && o->no_record)
 		return err_set(err, errlen, "--record and --no-record disagree: "
 		    "give one");
@@ -692,6 +694,7 @@ options_free(struct coil_opts *o)
 	free((char *)o->attach);
 	free((char *)o->record);
 	free((char *)o->replay);
+	free((char *)o->replay_then);
 	free((char *)o->export);
 	free((char *)o->code_key);
 	free((char *)o->tool);

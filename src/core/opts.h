@@ -73,6 +73,10 @@ struct coil_opts {
 	bool transcripts;		/* list the default ones and exit */
 	const char *replay;		/* --replay FILE, or NULL */
 	bool check;			/* compare with what FILE expects */
+	int replay_from;		/* --from N: fork after FILE's Nth
+					   cell and go on live; 0: none */
+	const char *replay_then;	/* --then FILE2: its cells run on the
+					   branch, or NULL */
 	const char **ignore;		/* --ignore REGEXes, NULL-ended */
 	size_t nignore;
 	const char *export;		/* --export FILE.ipynb, or NULL */

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "replay.h"
 #include "conn.h"
 #include "listen.h"
 #include "response.h"
@@ -254,7 +255,13 @@ agent_serve(const struct coil_opts *opts, const struct agent_proto *proto,
 	conn_init_stdio(&a.c.io, opts->max_request, opts_max_queue(opts));
 	a.c.client = session_attach(a.c.s, ORIGIN_AGENT, proto->attach_flags,
 	    agent_on_event, &a);
-	rc = agent_loop(&a);
+	/* --replay FILE --from N: the session picked up there (replay.h) */
+	if (replay_handover(opts, a.c.s, a.c.client, err, sizeof err) == -1) {
+		coil_error("%s", err);
+		rc = 1;
+	} else {
+		rc = agent_loop(&a);
+	}
 	listener_close(a.listener, a.signo != 0 ? "coil was stopped by a "
 	    "signal" : "the agent's session ended", 1000);
 	if (session_free(a.c.s) == -1 && rc == 0)

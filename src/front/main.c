@@ -213,7 +213,7 @@ main_record(struct coil_opts *o)
 
 	if (o->record != NULL || o->no_record ||
 	    (o->mode != MODE_AGENT && o->mode != MODE_MCP) ||
-	    o->replay != NULL || o->sandbox_report)
+	    (o->replay != NULL && o->replay_from == 0) || o->sandbox_report)
 		return;
 	o->record = record_default_path(err, sizeof err);
 	o->record_default = o->record != NULL;
@@ -226,8 +226,10 @@ static int
 main_front(struct coil_opts *o)
 {
 	/* A replay on a terminal steps through the UI; --check and
-	 * --plain, or no terminal, print it as lines. */
-	if (o->replay != NULL && (o->check || !main_ui(o)))
+	 * --plain, or no terminal, print it as lines.  With --from (and no
+	 * --check) the front end takes the session over at cell N. */
+	if (o->replay != NULL && (o->check || (o->replay_from == 0 &&
+	    !main_ui(o))))
 		return replay_main(o);
 	if (o->mode == MODE_MCP)
 		return mcp_main(o);

@@ -56,14 +56,47 @@ static const struct mcp_tool mcp_tools[] = {
 	  "written and processes started stay." },
 	{ "reset", "Reset", OP_RESET, false, true, true,
 	  "Start afresh: an empty namespace, as when the session began." },
+	{ "fork", "Fork", OP_FORK, false, false, false,
+	  "Branch the session: n independent copies of its Python state "
+	  "(by default as it is after its last finished call; or from a "
+	  "snapshot or a cell), made in milliseconds, each a session of "
+	  "its own named b1, b2, ... or as you name it. Pass a branch's "
+	  "name as the session argument of the other tools to work in it: "
+	  "what one branch does (a crash, a rollback, a reset included) "
+	  "touches no other. The work directory is shared by all. "
+	  "adopt_session keeps the one that worked; close_session ends "
+	  "one." },
+	{ "list_sessions", "List sessions", OP_SESSIONS, true, false, true,
+	  "The sessions: main and its branches, each with its parent, the "
+	  "cell it was forked at, its cell now, its state, whether it is "
+	  "the default of this connection, and the memory it holds of its "
+	  "own." },
+	{ "close_session", "Close a session", OP_CLOSE, false, true, true,
+	  "End a session: its process stops, a call running there is "
+	  "killed. The last session cannot be closed." },
+	{ "adopt_session", "Adopt a session", OP_ADOPT, false, false, true,
+	  "Make a session the default of this connection: calls without a "
+	  "session argument go to it from now on (keep the winner of a "
+	  "best-of-n this way)." },
 };
 
 /* What a tool words for itself in its op's schema (about), or leaves
  * out of it (about NULL): the agent protocol's fields for terminals and
  * socket clients. */
 static const struct {
-	const char *tool, *prop, *about;
+	const char *tool, *prop, *about;	/* tool NULL: every tool */
 } mcp_props[] = {
+	{ NULL, "session", "the session to serve this call, by name "
+	  "(list_sessions lists them); default: this connection's, main "
+	  "until adopt_session" },
+	{ "fork", "session", "the session to branch (default: this "
+	  "connection's)" },
+	{ "fork", "name", "what to call the branch: 1 to 64 letters, "
+	  "digits, _ . or -, starting with a letter (default: b1, b2, ...)" },
+	{ "list_sessions", "session", NULL },
+	{ "close_session", "session", "the session to close, by name" },
+	{ "adopt_session", "session", "the session to make the default, by "
+	  "name" },
 	{ "run_python", "code", "Python source to run; the value of its "
 	  "last expression is the result" },
 	{ "run_python", "stream", NULL },
@@ -86,6 +119,17 @@ mcp_tool_find(const char *name)
 	return NULL;
 }
 
+/* Whether row i of mcp_props is about tool t. */
+static bool
+mcp_prop_of(size_t i, const struct mcp_tool *t)
+{
+	return mcp_props[i].tool == NULL ||
+	    strcmp(mcp_props[i].tool, t->name) == 0;
+}
+
+/* The request table's schema of t's op, worded for a model: a row of
+ * mcp_props for every tool first, a tool's own after it, so that the
+ * last that applies words a property. */
 static json_t *
 mcp_tool_schema(const struct mcp_tool *t)
 {
@@ -95,7 +139,7 @@ mcp_tool_schema(const struct mcp_tool *t)
 	props = json_object_get(schema, "properties");
 	req = json_object_get(schema, "required");
 	for (i = 0; i < nitems(mcp_props); i++) {
-		if (strcmp(mcp_props[i].tool, t->name) != 0 ||
+		if (!mcp_prop_of(i, t) ||
 		    (p = json_object_get(props, mcp_props[i].prop)) == NULL)
 			continue;
 		if (mcp_props[i].about != NULL) {
@@ -143,6 +187,8 @@ static const struct {
 	{ "input", "input() reads end of file here: pass data in the code" },
 	{ "columns", "the terminal's size is not a tool's to set" },
 	{ "lines", "the terminal's size is not a tool's to set" },
+	{ "session", "it lists every session, and marks this connection's "
+	  "default" },
 };
 
 static bool
@@ -153,8 +199,8 @@ mcp_tool_hides(const struct mcp_tool *t, const char *prop)
 	if (strcmp(prop, "id") == 0 || strcmp(prop, "op") == 0)
 		return true;
 	for (i = 0; i < nitems(mcp_props); i++)
-		if (mcp_props[i].about == NULL && strcmp(mcp_props[i].tool,
-		    t->name) == 0 && strcmp(mcp_props[i].prop, prop) == 0)
+		if (mcp_props[i].about == NULL && mcp_prop_of(i, t) &&
+		    strcmp(mcp_props[i].prop, prop) == 0)
 			return true;
 	return false;
 }
@@ -388,8 +434,8 @@ mcp_fields_text(const struct response *r, struct buf *b)
 
 	json_object_foreach(o, key, v) {
 		if (strcmp(key, "id") == 0 || strcmp(key, "status") == 0 ||
-		    strcmp(key, "error") == 0)
-			continue;
+		    strcmp(key, "error") == 0 || strcmp(key, "session") == 0)
+			continue;	/* "session": mcp_session_text's */
 		if (r->op == OP_VARS && strcmp(key, "vars") == 0) {
 			json_array_foreach(v, i, e)
 				buf_printf(b, "%s: %s = %s\n",
@@ -424,6 +470,131 @@ mcp_fields_text(const struct response *r, struct buf *b)
 	json_decref(o);
 }
 
+/* Bytes as a person reads them: "512 B", "3.4 MiB"; "?" for a value
+ * that is no number. */
+static void
+mcp_bytes(struct buf *b, json_t *v)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
+	double n = json_number_value(v);
+	size_t i = 0;
+
+	if (!json_is_integer(v)) {
+		buf_addstr(b, "?");
+		return;
+	}
+	if (n < 1024) {
+		buf_printf(b, "%.0f B", n);
+		return;
+	}
+	for (n /= 1024; n >= 1024 && i + 1 < nitems(units); i++)
+		n /= 1024;
+	buf_printf(b, "%.1f %s", n, units[i]);
+}
+
+/* fork's answer: the branches made, whence, and how to use them. */
+static void
+mcp_fork_text(const struct response *r, struct buf *b)
+{
+	json_t *names = json_object_get(r->fields, "sessions"), *v;
+	const char *note = json_string_value(json_object_get(r->fields,
+	    "note")), *files = json_string_value(json_object_get(r->fields,
+	    "files"));
+	size_t i;
+
+	buf_addstr(b, json_array_size(names) > 1 ? "branches " : "branch ");
+	json_array_foreach(names, i, v)
+		buf_printf(b, "%s%s", i > 0 ? ", " : "", mcp_str(v));
+	buf_printf(b, " forked from %s at cell %lld",
+	    mcp_str(json_object_get(r->fields, "parent")),
+	    (long long)json_integer_value(json_object_get(r->fields, "cell")));
+	if (json_is_number(v = json_object_get(r->fields, "fork_ms")))
+		buf_printf(b, " in %.1f ms", json_number_value(v));
+	buf_printf(b, ": pass session \"%s\" to a tool to work there\n",
+	    mcp_str(json_array_get(names, 0)));
+	if (files != NULL && strcmp(files, "shared") != 0)
+		buf_printf(b, "files: %s\n", files);
+	if (note != NULL)
+		buf_printf(b, "note: %s\n", note);
+}
+
+/* sessions' answer: a line a session, then the totals. */
+static void
+mcp_sessions_text(const struct response *r, struct buf *b)
+{
+	json_t *list = json_object_get(r->fields, "sessions"), *e, *v;
+	size_t i;
+
+	json_array_foreach(list, i, e) {
+		buf_printf(b, "%s%s: %s at cell %lld",
+		    mcp_str(json_object_get(e, "name")),
+		    json_is_true(json_object_get(e, "default")) ?
+		    " (default)" : "", mcp_str(json_object_get(e, "state")),
+		    (long long)json_integer_value(json_object_get(e,
+		    "cell")));
+		if (json_is_string(v = json_object_get(e, "parent")))
+			buf_printf(b, ", forked from %s at cell %lld",
+			    json_string_value(v), (long long)
+			    json_integer_value(json_object_get(e,
+			    "from_cell")));
+		buf_addstr(b, "; ");
+		mcp_bytes(b, json_object_get(json_object_get(e, "memory"),
+		    "private"));
+		buf_addstr(b, " of its own\n");
+	}
+	v = json_object_get(r->fields, "memory");
+	buf_printf(b, "%zu session%s", json_array_size(list),
+	    json_array_size(list) == 1 ? "" : "s");
+	if (json_is_integer(json_object_get(r->fields, "max")))
+		buf_printf(b, " of at most %lld", (long long)json_integer_value(
+		    json_object_get(r->fields, "max")));
+	buf_addstr(b, "; they share ");
+	mcp_bytes(b, json_object_get(v, "shared"));
+	buf_addstr(b, " and hold ");
+	mcp_bytes(b, json_object_get(v, "private"));
+	buf_addstr(b, " of their own\n");
+}
+
+static void
+mcp_close_text(const struct response *r, struct buf *b)
+{
+	buf_printf(b, "closed %s at cell %lld\n",
+	    mcp_str(json_object_get(r->fields, "closed")), (long long)
+	    json_integer_value(json_object_get(r->fields, "cell")));
+}
+
+static void
+mcp_adopt_text(const struct response *r, struct buf *b)
+{
+	buf_printf(b, "calls without a session argument now go to %s (they "
+	    "went to %s)\n", mcp_str(json_object_get(r->fields, "session")),
+	    mcp_str(json_object_get(r->fields, "was")));
+}
+
+/* The ops of branches, each worded on its own (the others' fields go a
+ * line each, mcp_fields_text). */
+static const struct {
+	enum op op;
+	void (*fn)(const struct response *, struct buf *);
+} mcp_texts[] = {
+	{ OP_FORK, mcp_fork_text },
+	{ OP_SESSIONS, mcp_sessions_text },
+	{ OP_CLOSE, mcp_close_text },
+	{ OP_ADOPT, mcp_adopt_text },
+};
+
+/* The answer of a branch says so first: "[session b1]".  close and
+ * adopt name a session as what they act on, in their own words. */
+static void
+mcp_session_text(const struct response *r, json_t *sc, struct buf *b)
+{
+	const char *name = json_string_value(json_object_get(sc, "session"));
+
+	if (name != NULL && strcmp(name, "main") != 0 && r->op != OP_CLOSE &&
+	    r->op != OP_ADOPT)
+		buf_printf(b, "[session %s]\n", name);
+}
+
 /* The warnings of the call (borrowed, may be NULL), then the answer's,
  * as lines of text. */
 static void
@@ -443,17 +614,26 @@ json_t *
 mcp_tool_result(const struct response *r, json_t *warnings)
 {
 	json_t *content = json_array(), *images = json_array(), *sc, *all;
+	size_t i, head;
 	struct buf b;
 
+	sc = response_json(r, RESPONSE_BRIEF);
+	json_object_del(sc, "id");
 	buf_init(&b);
+	mcp_session_text(r, sc, &b);
+	head = b.len;
+	for (i = 0; i < nitems(mcp_texts) && mcp_texts[i].op != r->op; i++)
+		;
 	if (r->op == OP_EXEC)
 		mcp_exec_text(r, &b, images);
+	else if (r->status == ST_OK && i < nitems(mcp_texts))
+		mcp_texts[i].fn(r, &b);
 	else if (r->status == ST_OK)
 		mcp_fields_text(r, &b);
 	else
 		mcp_error_text(&b, r->error);
 	mcp_warnings_text(r, warnings, &b);
-	if (b.len == 0)
+	if (b.len == head)
 		buf_addstr(&b, r->status == ST_OK ? "(no output)\n" :
 		    status_names[r->status]);
 	json_array_append_new(content, json_pack("{s:s, s:s%}", "type",
@@ -461,8 +641,6 @@ mcp_tool_result(const struct response *r, json_t *warnings)
 	json_array_extend(content, images);
 	json_decref(images);
 	buf_free(&b);
-	sc = response_json(r, RESPONSE_BRIEF);
-	json_object_del(sc, "id");
 	if (json_array_size(warnings) > 0) {
 		all = json_deep_copy(warnings);
 		json_array_extend(all, json_object_get(sc, "warnings"));

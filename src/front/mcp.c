@@ -238,8 +238,11 @@ mcp_instructions(const struct coil_opts *opts)
 	    "there. %s If the process dies, the namespace is restored from "
 	    "the newest checkpoint and the answer lists the cells lost, to "
 	    "run again; snapshot and rollback keep and restore the "
-	    "namespace by name; reset starts afresh. Figures are saved "
-	    "under %s.", opts->workdir, limit, opts->figure_dir);
+	    "namespace by name; reset starts afresh. fork branches the "
+	    "session into independent copies in milliseconds, each reached "
+	    "by the session argument of the other tools, to try several "
+	    "ways from one state; adopt_session keeps one. Figures are "
+	    "saved under %s.", opts->workdir, limit, opts->figure_dir);
 	v = json_string(s);
 	free(s);
 	return v;

@@ -2,7 +2,8 @@
  * plain-ckpt.c - coil's checkpoint magics at the plain REPL (see
  * plain-int.h): %snapshot, %rollback and %snapshots (magic.h) become the
  * same requests as the agent protocol's ops, and their answers are printed
- * for a person.  Supervisor only.
+ * for a person; and the table of every magic done here, those of
+ * branches (plain-branch.c) included.  Supervisor only.
  */
 #include "config.h"
 
@@ -13,7 +14,7 @@
 #include "magic.h"
 #include "plain-int.h"
 
-static void
+void
 plain_size(char *out, size_t len, json_t *v)
 {
 	double b;
@@ -36,9 +37,7 @@ plain_size(char *out, size_t len, json_t *v)
 	snprintf(out, len, b < 10 ? "%.1f%c" : "%.0f%c", b, u[i]);
 }
 
-/* Print what a checkpoint op said: its error, then its warnings.
- * Returns false when it failed. */
-static bool
+bool
 plain_op_result(struct plain *p, const struct response *r)
 {
 	if (r == NULL)
@@ -163,8 +162,8 @@ plain_m_snapshots(struct plain *p, const char *arg)
 	plain_puts(1, line);
 }
 
-/* The checkpoint magics (magic.h) become the same requests the agent
- * protocol has; any other magic is left for the worker. */
+/* The checkpoint and branch magics (magic.h) become the same requests
+ * the agent protocol has; any other magic is left for the worker. */
 static const struct plain_magic {
 	const char *name;
 	void (*fn)(struct plain *, const char *);
@@ -172,6 +171,10 @@ static const struct plain_magic {
 	{ "snapshot", plain_m_snapshot },
 	{ "rollback", plain_m_rollback },
 	{ "snapshots", plain_m_snapshots },
+	{ "fork", plain_m_fork },
+	{ "sessions", plain_m_sessions },
+	{ "switch", plain_m_switch },
+	{ "close", plain_m_close },
 };
 
 bool

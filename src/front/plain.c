@@ -31,6 +31,7 @@
 #include "history.h"
 #include "plain.h"
 #include "plain-int.h"
+#include "replay.h"
 #include "request.h"
 #include "session.h"
 #include "util.h"
@@ -609,10 +610,21 @@ plain_tab(int count, int key)
 
 static void plain_on_line(char *line);
 
+/* ">>> ", or "[b1] >>> " on a branch (plain-branch.c): the session a
+ * cell typed here runs in, always in sight. */
 static void
 plain_prompt(struct plain *p)
 {
-	rl_callback_handler_install(p->incomplete ? PS2 : PS1, plain_on_line);
+	const char *ps = p->incomplete ? PS2 : PS1;
+	char prompt[REQUEST_LABEL_MAX + 32];
+
+	if (p->branch == NULL) {
+		rl_callback_handler_install(ps, plain_on_line);
+		return;
+	}
+	snprintf(prompt, sizeof prompt, "[%s%s] %s", p->branch,
+	    p->branch_closed ? " closed" : "", ps);
+	rl_callback_handler_install(prompt, plain_on_line);
 }
 
 static void
@@ -773,6 +785,14 @@ plain_main(const struct coil_opts *opts)
 	}
 	p.client = session_attach(p.s, ORIGIN_PERSON, SESSION_LIVE_BG |
 	    SESSION_RAW | (p.tty ? SESSION_INPUT : 0), plain_on_event, &p);
+	/* --replay FILE --from N: the session picked up there (replay.h) */
+	if (replay_handover(opts, p.s, p.client, err, sizeof err) == -1) {
+		coil_error("%s", err);
+		session_free(p.s);
+		return 1;
+	}
+	response_free(p.reply);	/* the hand-over's, asked by no line */
+	p.reply = NULL;
 	/* After session_new: init, forked there, keeps the defaults. */
 	if (plain_catch_term(p.tty) == -1) {
 		coil_error("sigaction: %s", strerror(errno));
@@ -788,6 +808,7 @@ plain_main(const struct coil_opts *opts)
 	response_free(p.reply);
 	free(p.ask);
 	free(p.page);
+	free(p.branch);
 	buf_free(&p.cell);
 	return rc;
 }

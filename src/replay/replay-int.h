@@ -7,6 +7,10 @@
  *                   by content); a transcript streamed a line at a time
  *   replay-forms.c  notebooks, "# %%" files and chat logs, read whole
  *   replay.c        the front end: options, session, printing, status
+ *   replay-fork.c   --from N: the cells up to a fork point, the branch,
+ *                   --then's cells on it, and the hand-over to the
+ *                   front end (or, with --check, the continuations
+ *                   compared)
  *   ui-replay.c     the same cells stepped through in the curses UI
  *
  * Ownership: a struct rcell's members belong to it (rcell_clear frees
@@ -17,10 +21,13 @@
 
 #include <jansson.h>
 #include <regex.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 
 #include "check.h"
+#include "opts.h"
+#include "session.h"
 #include "util.h"
 
 /* The kinds of file replay reads. */
@@ -78,6 +85,59 @@ const char *rsrc_note(const struct rsrc *src);
 void rsrc_close(struct rsrc *src);
 
 /* ---- the front ends (replay.c) ---- */
+
+/* One run of cells through the session, as one client of origin
+ * "replay" submitting one request at a time. */
+struct replay {
+	const struct coil_opts *opts;
+	struct session *s;
+	int client;
+	int sfd;		/* the signals that end the replay */
+	int signo;
+	struct check_noise noise;
+	uint64_t seq;		/* the request whose answer is waited for */
+	struct response *resp;	/* its answer */
+	int64_t interrupt_at;	/* when to interrupt the cell, as the
+				   recording was (ms); 0: never */
+	json_t *lines;		/* what its input() is given (borrowed) */
+	size_t nline;		/* of which it had so many */
+	const char *on;		/* the branch the cells go to ("session");
+				   NULL: the client's default, main */
+	int cells, differ, skipped;
+	char why[512];		/* why the last cell was skipped */
+};
+
+/* replay's client callback (session_attach's fn, ctx the replay). */
+void replay_on_event(void *ctx, const struct session_event *ev);
+/* Block SIGTERM, SIGINT and SIGHUP (the mask before in *old, when not
+ * NULL) and take them through a new signalfd; -1 on failure. */
+int replay_signals(sigset_t *old);
+/* Run the session until rp's answer comes: 0, or -1 when the session
+ * failed (said) or a signal came (rp->signo). */
+int replay_wait(struct replay *rp);
+/* Run c on rp->on: 1 with *got, its answer (a new reference), 0 when
+ * it is no request (skipped, said on stdout), -1 when the replay must
+ * stop.  A cell with a pin is pinned once it ran. */
+int replay_run(struct replay *rp, const struct rcell *c, json_t **got);
+/* The cell and its new outcome, as a person reads a REPL (stdout). */
+void replay_print(const struct rcell *c, json_t *got);
+/* Compare got with what the file expects; a diff on stdout when they
+ * differ (counted in rp->differ): whether they did. */
+bool replay_check(struct replay *rp, const struct rcell *c, json_t *got);
+/* What replay prints on stdout (or where replay_out_to says: stderr
+ * while a front end takes the session over), made safe for a
+ * terminal. */
+void replay_out(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void replay_out_to(FILE *f);
+
+/* ---- --from (replay-fork.c) ---- */
+
+/* With --then: open FILE2 now, before anything runs (bad input found
+ * early).  0, or the exit status 2 with a message on stderr. */
+int replay_fork_prepare(const struct coil_opts *o);
+/* --from N --then FILE2 --check: the replay_main of it (rp is set up,
+ * its client attached); the exit status. */
+int replay_fork_check(struct replay *rp);
 
 /* The file replay_prepare opened, now the caller's (rsrc_close it): the
  * curses UI's replay takes it instead of replay_main. */

@@ -62,33 +62,28 @@ replay_vprintf(FILE *f, const char *fmt, va_list ap)
 	free(s);
 }
 
-static void __attribute__((format(printf, 1, 2)))
+/* Where replay_out prints: stdout unless a front end owns it. */
+static FILE *replay_stream;
+
+void
+replay_out_to(FILE *f)
+{
+	replay_stream = f;
+}
+
+void
 replay_out(const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	replay_vprintf(stdout, fmt, ap);
+	replay_vprintf(replay_stream != NULL ? replay_stream : stdout, fmt,
+	    ap);
 	va_end(ap);
 }
 
 /* The file replay_prepare opened, for replay_main. */
 static struct rsrc *replay_src;
-
-struct replay {
-	const struct coil_opts *opts;
-	struct session *s;
-	int client;
-	int sfd;		/* the signals that end the replay */
-	int signo;
-	struct check_noise noise;
-	struct response *resp;	/* the answer waited for */
-	int64_t interrupt_at;	/* when to interrupt the cell, as the
-				   recording was (ms); 0: never */
-	json_t *lines;		/* what its input() is given (borrowed) */
-	size_t nline;		/* of which it had so many */
-	int cells, differ, skipped;
-};
 
 int
 replay_prepare(struct coil_opts *o)
@@ -119,20 +114,21 @@ replay_prepare(struct coil_opts *o)
 		}
 		buf_free(&warn);
 	}
-	return 0;
+	return replay_fork_prepare(o);
 }
 
-static void
+void
 replay_on_event(void *ctx, const struct session_event *ev)
 {
 	struct replay *rp = ctx;
 	json_t *line;
 
-	if (ev->kind == EV_RESPONSE && rp->resp == NULL)
+	/* (an observer, with --from: every client's events come) */
+	if (ev->kind == EV_RESPONSE && ev->seq == rp->seq && rp->resp == NULL)
 		rp->resp = response_ref(ev->resp);
 	/* The cell reads a line: the recording's next, then the end of
 	 * input (EOFError, as when nobody answers). */
-	if (ev->kind == EV_INPUT) {
+	if (ev->kind == EV_INPUT && ev->client == rp->client) {
 		line = json_array_get(rp->lines, rp->nline++);
 		session_input(rp->s, json_string_value(line));
 	}
@@ -187,22 +183,25 @@ replay_submit(struct replay *rp, const struct rcell *c)
 	int op;
 
 	if (replay_request(c, &req, &op, err, sizeof err) == -1) {
+		snprintf(rp->why, sizeof rp->why, "%s", err);
 		replay_out("cell %d: skipped: %s\n", c->n, err);
 		rp->skipped++;
 		return -1;
 	}
 	rp->lines = c->lines;
 	rp->nline = 0;
+	if (rp->on != NULL)
+		json_object_set_new(req, "session", json_string(rp->on));
 	if (c->lines != NULL)
 		json_object_set_new(req, "input", json_true());
-	session_submit(rp->s, rp->client, req, json_integer(c->n),
+	rp->seq = session_submit(rp->s, rp->client, req, json_integer(c->n),
 	    (enum op)op);
 	return 0;
 }
 
 /* Run the session until the answer comes: 0, or -1 when the session
  * failed or a signal came. */
-static int
+int
 replay_wait(struct replay *rp)
 {
 	struct pollfd sig = { .fd = rp->sfd, .events = POLLIN };
@@ -244,8 +243,7 @@ replay_lines(const char *prefix, const char *text)
 	}
 }
 
-/* The cell and its new outcome, as a person reads a REPL. */
-static void
+void
 replay_print(const struct rcell *c, json_t *got)
 {
 	json_t *err = json_object_get(got, "error");
@@ -277,15 +275,15 @@ replay_print(const struct rcell *c, json_t *got)
 	replay_put(stdout, "\n", 1);
 }
 
-/* Compare the new outcome with what the file expects; print a diff. */
-static void
+bool
 replay_check(struct replay *rp, const struct rcell *c, json_t *got)
 {
 	struct buf was, now, diff;
 	char la[64], lb[64];
+	bool differ;
 
 	if (c->expect == NULL || !json_is_object(c->expect))
-		return;
+		return false;
 	buf_init(&was);
 	buf_init(&now);
 	buf_init(&diff);
@@ -295,13 +293,15 @@ replay_check(struct replay *rp, const struct rcell *c, json_t *got)
 	check_view(&rp->noise, c->expect, got, &now);
 	snprintf(la, sizeof la, "cell %d recorded", c->n);
 	snprintf(lb, sizeof lb, "cell %d replayed", c->n);
-	if (check_diff(was.p, now.p, la, lb, &diff)) {
+	if ((differ = check_diff(was.p, now.p, la, lb, &diff))) {
 		rp->differ++;
-		replay_out("cell %d differs:\n%s\n", c->n, diff.p);
+		replay_out("cell %d%s%s differs:\n%s\n", c->n, rp->on != NULL ?
+		    " on " : "", rp->on != NULL ? rp->on : "", diff.p);
 	}
 	buf_free(&was);
 	buf_free(&now);
 	buf_free(&diff);
+	return differ;
 }
 
 /* Pin the state c left as the snapshot c->pin, which a rollback later
@@ -317,6 +317,8 @@ replay_pin(struct replay *rp, const struct rcell *c)
 	int op;
 
 	pin.req = json_pack("{s:s, s:s}", "op", "snapshot", "name", c->pin);
+	if (rp->on != NULL)
+		json_object_set_new(pin.req, "session", json_string(rp->on));
 	if (replay_request(&pin, &req, &op, why, sizeof why) == -1) {
 		replay_out("cell %d: its state cannot be kept for the rollback "
 		    "after it: %s\n", c->n, why);
@@ -324,7 +326,7 @@ replay_pin(struct replay *rp, const struct rcell *c)
 		return 0;
 	}
 	rcell_clear(&pin);
-	session_submit(rp->s, rp->client, req, json_integer(c->n),
+	rp->seq = session_submit(rp->s, rp->client, req, json_integer(c->n),
 	    (enum op)op);
 	if (replay_wait(rp) == -1)
 		return -1;
@@ -341,12 +343,10 @@ replay_pin(struct replay *rp, const struct rcell *c)
 	return 0;
 }
 
-/* One cell: submit, wait, print, check.  -1 when the replay must stop. */
-static int
-replay_cell(struct replay *rp, const struct rcell *c)
+int
+replay_run(struct replay *rp, const struct rcell *c, json_t **got)
 {
-	json_t *got;
-
+	*got = NULL;
 	if (replay_submit(rp, c) == -1)
 		return 0;
 	/* From the submit, as near its start as we know: the recorded
@@ -355,16 +355,33 @@ replay_cell(struct replay *rp, const struct rcell *c)
 	    (int64_t)c->interrupt_ms : 0;
 	if (replay_wait(rp) == -1)
 		return -1;
-	got = response_json(rp->resp, 0);
+	*got = response_json(rp->resp, 0);
 	response_free(rp->resp);
 	rp->resp = NULL;
 	rp->cells++;
+	if (c->pin != NULL && replay_pin(rp, c) == -1) {
+		json_decref(*got);
+		*got = NULL;
+		return -1;
+	}
+	return 1;
+}
+
+/* One cell: run, print, check.  -1 when the replay must stop. */
+static int
+replay_cell(struct replay *rp, const struct rcell *c)
+{
+	json_t *got;
+	int rc;
+
+	if ((rc = replay_run(rp, c, &got)) != 1)
+		return rc;
 	replay_print(c, got);
 	if (rp->opts->check)
 		replay_check(rp, c, got);
 	fflush(stdout);
 	json_decref(got);
-	return c->pin != NULL ? replay_pin(rp, c) : 0;
+	return 0;
 }
 
 /* Every cell of the file; the exit status. */
@@ -397,8 +414,8 @@ replay_all(struct replay *rp)
 	return rp->differ > 0 || rp->skipped > 0 ? 1 : 0;
 }
 
-static int
-replay_signals(void)
+int
+replay_signals(sigset_t *old)
 {
 	sigset_t set;
 
@@ -406,7 +423,7 @@ replay_signals(void)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGHUP);
-	if (sigprocmask(SIG_BLOCK, &set, NULL) == -1)
+	if (sigprocmask(SIG_BLOCK, &set, old) == -1)
 		return -1;
 	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
@@ -423,14 +440,15 @@ replay_main(const struct coil_opts *opts)
 		rsrc_close(replay_src);
 		return 2;
 	}
-	if ((rp.sfd = replay_signals()) == -1)
+	if ((rp.sfd = replay_signals(NULL)) == -1)
 		coil_error("signalfd: %s", strerror(errno));
 	else if ((rp.s = session_new(opts, err, sizeof err)) == NULL)
 		coil_error("%s", err);
 	else {
 		rp.client = session_attach(rp.s, ORIGIN_REPLAY, 0,
 		    replay_on_event, &rp);
-		rc = replay_all(&rp);
+		rc = opts->replay_from > 0 ? replay_fork_check(&rp) :
+		    replay_all(&rp);
 		if (session_free(rp.s) == -1 && rc == 0)
 			rc = 1;
 	}

@@ -12,11 +12,23 @@
  * replay_prepare opens the file before anything else (its options may
  * change the sandbox) and keeps it for replay_main; the one replay of a
  * coil run.
+ *
+ * With --from N the replay is the start of a live session instead: the
+ * front end (agent, MCP, plain REPL, curses UI) makes its session,
+ * attaches its client and calls replay_handover, which runs the file's
+ * first N cells on main, forks a branch there, runs --then's cells on
+ * the branch and makes the branch the client's default; main keeps the
+ * state after cell N.  With --check as well, replay_main compares the
+ * two continuations instead (replay-fork.c).
  */
 #ifndef COIL_REPLAY_H
 #define COIL_REPLAY_H
 
+#include <stddef.h>
+
 #include "opts.h"
+
+struct session;
 
 /* With --replay: open the file, and take its recorded options into o.
  * 0, or the exit status (2) of a file that cannot be read; a message
@@ -27,5 +39,13 @@ int replay_prepare(struct coil_opts *o);
  * matched), 1 when a cell differed or the session failed, 2 when the
  * file went bad on the way. */
 int replay_main(const struct coil_opts *o);
+
+/* With --from N (else nothing: 0): bring the front end's new session s
+ * to the fork point and hand the branch to client (see above).  Notes
+ * on stderr, nothing on stdout.  0, or -1 with why in err (a cell up
+ * to N that did not end as recorded, --from past the file's cells, a
+ * fork refused, a signal): the front end says it and ends, exit 1. */
+int replay_handover(const struct coil_opts *o, struct session *s,
+    int client, char *err, size_t errlen);
 
 #endif

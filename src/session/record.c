@@ -192,6 +192,9 @@ record_fast(struct record *r, const struct session_event *ev,
 	record_put_id(r->f, ev->id);
 	fprintf(r->f, ",\"seq\":%llu,\"origin\":\"%s\"",
 	    (unsigned long long)ev->seq, origin_names[ev->origin]);
+	/* a branch's name is checked: letters, digits, '_', '-', '.' */
+	if (ev->session != NULL)
+		fprintf(r->f, ",\"session\":\"%s\"", ev->session);
 	if (ev->by != NULL) {
 		/* the client's name beside its origin (session_name) */
 		by = json_string(ev->by);

@@ -145,6 +145,23 @@ session_branch_name_ok(const char *name, size_t len, char *why, size_t wlen)
 	return true;
 }
 
+/* An interrupt that names no session stops the client's cell: in its
+ * default session if one runs there, else wherever one of its runs. */
+static struct session *
+session_running_for(struct session *hub, int client, const char *home)
+{
+	struct session *t = session_find(hub, home);
+	int i;
+
+	if (t != NULL && t->run != NULL)
+		return t;
+	for (i = 0; i < hub->nall; i++)
+		if (hub->all[i]->run != NULL &&
+		    hub->all[i]->run->client == client)
+			return hub->all[i];
+	return NULL;
+}
+
 struct session *
 session_route(struct session *hub, int client, json_t *req, enum op op,
     char *why, size_t len)
@@ -155,13 +172,16 @@ session_route(struct session *hub, int client, json_t *req, enum op op,
 	struct session *t;
 	char *names;
 
-	/* these name the session they act on, not the one to serve them */
-	if (op == OP_SESSIONS || op == OP_CLOSE || op == OP_ADOPT)
+	/* these name the session they act on, and the hub serves them */
+	if (op == OP_SESSIONS)
 		return hub;
 	name = json_is_string(js) ? json_string_value(js) :
 	    c != NULL && c->home != NULL ? c->home : "main";
-	if ((t = session_find(hub, name)) != NULL)
+	if (op == OP_INTERRUPT && !json_is_string(js) &&
+	    (t = session_running_for(hub, client, name)) != NULL)
 		return t;
+	if ((t = session_find(hub, name)) != NULL)
+		return op == OP_CLOSE || op == OP_ADOPT ? hub : t;
 	names = session_names(hub);
 	if (json_is_string(js))
 		err_set(why, len, "no session '%.64s' (the sessions are: %s)",
@@ -234,10 +254,10 @@ session_unlist(struct session *b)
 		if (hub->all[i] != b)
 			hub->all[n++] = hub->all[i];
 	hub->nall = n;
-	for (i = 0, n = 0; i < hub->nspawns; i++)
-		if (hub->spawns[i] != b)
-			hub->spawns[n++] = hub->spawns[i];
-	hub->nspawns = n;
+	/* init still answers its spawn: the answer is nobody's now */
+	for (i = 0; i < hub->nspawns; i++)
+		if (hub->spawns[i] == b)
+			hub->spawns[i] = NULL;
 }
 
 void
@@ -619,6 +639,18 @@ session_close(struct session *s, struct sreq *r)
 	ckpt_set_free(&hub->ck);
 }
 
+int
+session_set_home(struct session *s, int client, const char *name)
+{
+	struct sclient *c = session_client(s->hub, client);
+
+	if (c == NULL || session_find(s->hub, name) == NULL)
+		return -1;
+	free(c->home);
+	c->home = strcmp(name, "main") == 0 ? NULL : xstrdup(name);
+	return 0;
+}
+
 void
 session_adopt(struct session *s, struct sreq *r)
 {
@@ -641,10 +673,6 @@ session_adopt(struct session *s, struct sreq *r)
 	response_set(resp, "was", json_string(c != NULL && c->home != NULL ?
 	    c->home : "main"));
 	response_set(resp, "cell", json_integer(b->cells));
-	if (c != NULL) {
-		free(c->home);
-		c->home = strcmp(b->name, "main") == 0 ? NULL :
-		    xstrdup(b->name);
-	}
+	session_set_home(hub, r->client, b->name);
 	session_answer(r, resp);
 }

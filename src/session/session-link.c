@@ -246,6 +246,8 @@ session_spawn_answered(struct session *hub, json_t *m, pid_t pid)
 	s = hub->spawns[0];
 	memmove(hub->spawns, hub->spawns + 1, (size_t)--hub->nspawns *
 	    sizeof *hub->spawns);
+	if (s == NULL)
+		return;		/* a branch closed meanwhile */
 	if (pid <= 0)
 		session_fail(s, "init cannot fork a worker: %s",
 		    strerror((int)json_integer_value(json_object_get(m,

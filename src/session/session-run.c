@@ -96,7 +96,7 @@ session_start_exec(struct session *s, struct sreq *r, json_t *msg)
 	if (r->origin == ORIGIN_PERSON)
 		json_object_set_new(msg, "repl", json_true());
 	/* Observers are shown the namespace after each cell. */
-	if (s->ns_observers > 0)
+	if (s->hub->ns_observers > 0)
 		json_object_set_new(msg, "summary", json_true());
 	r->atomic = json_is_true(json_object_get(r->req, "atomic"));
 	/* A notebook's cell replayed: input() fails as Jupyter's did */

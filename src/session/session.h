@@ -153,6 +153,10 @@ int session_attach(struct session *s, enum origin origin, unsigned flags,
 void session_name(struct session *s, int client, const char *name);
 /* Whether a client of that name is attached now. */
 bool session_name_taken(const struct session *s, const char *name);
+/* Make the session (branch) called name the client's default, as an
+ * adopt request does, without an answer (--replay --from hands its
+ * branch over so).  0, or -1 when no open session has that name. */
+int session_set_home(struct session *s, int client, const char *name);
 /* The client leaves: nothing more is delivered to it, its queued
  * requests are cancelled, a running one runs on for the observers. */
 void session_detach(struct session *s, int client);

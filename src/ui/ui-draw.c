@@ -626,6 +626,18 @@ ui_draw_status(struct ui *u)
 		    u->remote ? "attached, " : "", u->profile[0] ?
 		    u->profile : "?", ckpt);
 	ui_replay_status(u, s, sizeof s);
+	/* the branch first: the line's end is cut on a narrow terminal */
+	if (ui_branch_status(u)[0] != '\0' && u->ended == NULL) {
+		char t[sizeof s];
+		int k = snprintf(t, sizeof t, " on %s |",
+		    ui_branch_status(u));
+
+		if (k > 0 && (size_t)k < sizeof t) {
+			snprintf(t + k, sizeof t - (size_t)k, "%.*s",
+			    (int)(sizeof t - (size_t)k - 1), s);
+			memcpy(s, t, sizeof s);
+		}
+	}
 	attrset(A_REVERSE);
 	mvhline(r->y, r->x, ' ', r->w);
 	ui_puts(r->y, r->x, r->w, s, A_REVERSE);

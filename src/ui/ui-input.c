@@ -116,6 +116,13 @@ ui_own_reply(struct ui *u, enum ui_why why, const struct response *r)
 			buf_free(&u->cell);
 		}
 		ui_next_typed(u);
+		ui_branch_magic(u, r);
+	}
+	if (why == W_SESSIONS || why == W_FORK || why == W_CMP ||
+	    why == W_CLOSE) {
+		ui_branch_reply(u, why, r);
+		u->dirty = true;
+		return;
 	}
 	if (r->status != ST_OK && why != W_EXEC) {
 		snprintf(u->note, sizeof u->note, "%s", err != NULL ?
@@ -125,10 +132,16 @@ ui_own_reply(struct ui *u, enum ui_why why, const struct response *r)
 	}
 	if (r->status == ST_INVALID && err != NULL)
 		snprintf(u->note, sizeof u->note, "%s", err->message);
-	if (why == W_VARS)
+	/* a branch's vars asked for before the person left it: not the
+	 * pane's */
+	if (why == W_VARS && ui_branch_here(u, json_string_value(
+	    json_object_get(r->fields, "session"))))
 		ui_set_vars(u, json_object_get(r->fields, "vars"),
 		    u->vars_cell);
-	else if (why == W_PING)
+	else if (why == W_PING && json_integer_value(json_object_get(
+	    json_object_get(r->fields, "sessions"), "count")) > 1)
+		u->branched = true;
+	if (why == W_PING)
 		snprintf(u->profile, sizeof u->profile, "%s", json_string_value(
 		    json_object_get(json_object_get(r->fields, "sandbox"),
 		    "profile")));
@@ -677,6 +690,8 @@ ui_key(struct ui *u, int key)
 		return;
 	if ((u->focus == F_REPLAY || (u->focus == F_OVERLAY &&
 	    u->back == F_REPLAY)) && ui_replay_key(u, key))
+		return;
+	if (ui_branch_key(u, key))
 		return;
 	if (ui_bound(u, key))
 		return;

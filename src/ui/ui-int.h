@@ -9,6 +9,8 @@
  *   ui-input.c  readline in the input window, keys dispatched
  *   ui-keys.c   the key table and the :-commands, F1's help from both
  *   ui-replay.c coil --replay FILE stepped through (n, a, g N)
+ *   ui-branch.c the session's branches: fork here, switch, the picker,
+ *               two branches' namespaces compared
  * Supervisor only; single-threaded.
  */
 #ifndef COIL_UI_INT_H
@@ -26,6 +28,8 @@
 #include "session.h"
 #include "ui-layout.h"
 #include "util.h"
+
+#define UI_SESSION_MAX 64	/* bytes of a branch's name */
 
 /* What a scrollback line is: the marker and colour it is drawn with. */
 enum ui_kind {
@@ -95,6 +99,8 @@ struct ui_cell {
 	size_t weight;		/* the bytes of it a trim lets go of */
 	bool trimmed;		/* resp holds its status and times only */
 	unsigned char mark;	/* enum ui_mark */
+	char session[UI_SESSION_MAX + 1];	/* the branch it ran on,
+					   "" for main */
 	size_t head_no, end_no;	/* its block's first and last lines, as
 				   ui_line_no counts (shown: valid) */
 };
@@ -102,7 +108,11 @@ struct ui_cell {
 /* What the person's requests were for, to route their answers. */
 enum ui_why {
 	W_NONE, W_EXEC, W_VARS, W_PING, W_INSPECT, W_COMPLETE, W_OP,
+	W_SESSIONS, W_FORK, W_CMP, W_CLOSE,
 };
+
+/* What the answer to our sessions request is for (ui-branch.c). */
+enum ui_br_want { BR_NONE, BR_PICK, BR_NEXT, BR_PREV, BR_SWITCH };
 
 enum ui_focus { F_INPUT, F_NS, F_CELLS, F_OVERLAY, F_REPLAY, F_RECORD };
 
@@ -188,6 +198,18 @@ struct ui {
 	char *reading;		/* our cell's input() prompt, or NULL */
 	uint64_t reading_seq;	/* that cell's seq */
 	bool quit;
+
+	/* the branches (ui-branch.c) */
+	char sess[UI_SESSION_MAX + 1];	/* the one the person is on */
+	bool branched;		/* there are (or were) branches: requests
+				   name their session, headers theirs */
+	json_t *branches;	/* the newest sessions answer's list */
+	size_t br_sel;		/* the picker's line */
+	bool picking;		/* the overlay is the branch picker */
+	enum ui_br_want br_want;
+	char br_target[UI_SESSION_MAX + 1];	/* BR_SWITCH's */
+	struct { char name[UI_SESSION_MAX + 1]; json_int_t id;
+	    json_t *vars; int cell; } cmp[2];	/* :compare's two */
 
 	struct ui_replay *rp;	/* --replay's steps, or NULL */
 	struct ui_images *img;	/* the figures kept (ui-image.c) */
@@ -340,6 +362,42 @@ struct ui_wire {
 int ui_wire_read(struct ui_wire *w, const char *p, size_t n, char *err,
     size_t len);
 void ui_wire_free(struct ui_wire *w);
+
+/* ui-branch.c: the session's branches.  The UI never adopts: the
+ * person's requests name the branch they are on (an agent sharing the
+ * hub keeps its default), and each event says which branch it is of. */
+void ui_branch_init(struct ui *u);
+void ui_branch_free(struct ui *u);
+/* The branch ev is of, NULL: main (or a session without branches). */
+const char *ui_ev_session(const struct session_event *ev);
+/* Whether name (NULL or "": main) is the branch the person is on. */
+bool ui_branch_here(const struct ui *u, const char *name);
+/* req, about to go out, names the person's branch (unless it names
+ * one already) once the session has branches. */
+void ui_branch_request(struct ui *u, json_t *req);
+/* An event seen: the session has branches once one names a branch. */
+void ui_branch_event(struct ui *u, const struct session_event *ev);
+/* Our own answers for W_SESSIONS, W_FORK, W_CMP, W_CLOSE; and that of
+ * an exec of ours that was a magic (%fork, %switch). */
+void ui_branch_reply(struct ui *u, enum ui_why why,
+    const struct response *r);
+void ui_branch_magic(struct ui *u, const struct response *r);
+/* A cell answered as it ran: a branch's namespace asked for when no
+ * namespace event came for it. */
+void ui_branch_answered(struct ui *u, const struct ui_cell *c);
+void ui_branch_fork(struct ui *u, const char *name);	/* :fork, Esc f */
+void ui_branch_switch(struct ui *u, const char *name);	/* :switch */
+void ui_branch_close(struct ui *u, const char *name);	/* :close */
+void ui_branch_pick(struct ui *u);	/* F6: the picker */
+void ui_branch_next(struct ui *u);	/* Esc n */
+void ui_branch_prev(struct ui *u);	/* Esc p */
+void ui_branch_compare(struct ui *u, const char *a, const char *b);
+/* The picker's keys (the overlay while picking): false when not
+ * picking, or the key is not the picker's */
+bool ui_branch_key(struct ui *u, int key);
+/* The branch's name for the status line: "" on main without
+ * branches. */
+const char *ui_branch_status(const struct ui *u);
 
 /* ui-replay.c: the keys do nothing (a note says why) without a replay */
 int ui_replay_open(struct ui *u, char *err, size_t len);

@@ -267,6 +267,7 @@ k_rollback_cell(struct ui *u)
 	ui_ask(u, y_rollback, to, q);
 }
 
+static void k_fork(struct ui *u) { ui_branch_fork(u, ""); }
 static void k_view(struct ui *u) { ui_image_open(u, false); }
 static void k_view_cell(struct ui *u) { ui_image_open(u, true); }
 
@@ -309,6 +310,15 @@ static const struct ui_binding {
 	  "Ctrl-C ends it" },
 	{ 0, "other keys", IN, NULL, "readline's, as ~/.inputrc sets them "
 	  "(emacs or vi)" },
+	{ KEY_F(6), "F6", IN, ui_branch_pick, "the branches, to go to one, "
+	  "compare or close it" },
+	{ UI_ESC('6'), "Esc 6", IN, ui_branch_pick, "the same, without "
+	  "F-keys" },
+	{ UI_ESC('f'), "Esc f", IN, k_fork, "fork your branch here and go "
+	  "to the copy (the agent stays where it is)" },
+	{ UI_ESC('n'), "Esc n", IN, ui_branch_next, "the next branch, as "
+	  "tmux's next window" },
+	{ UI_ESC('p'), "Esc p", IN, ui_branch_prev, "the previous branch" },
 	{ KEY_UP, "Up", LISTS, k_up, "previous name, cell or line" },
 	{ KEY_DOWN, "Down", LISTS, k_down, "next one" },
 	{ '\n', "Enter", NS, k_inspect, "inspect the name: type, signature, "
@@ -417,6 +427,41 @@ c_save(struct ui *u, const char *a)
 		ui_save_output(u, a, u->note, sizeof u->note);
 }
 
+static void c_fork(struct ui *u, const char *a) { ui_branch_fork(u, a); }
+static void c_switch(struct ui *u, const char *a) { ui_branch_switch(u, a); }
+static void c_close(struct ui *u, const char *a) { ui_branch_close(u, a); }
+
+static void
+c_sessions(struct ui *u, const char *a)
+{
+	(void)a;
+	ui_branch_pick(u);
+}
+
+/* :compare [A] B: two names split at the first blank */
+static void
+c_compare(struct ui *u, const char *a)
+{
+	char one[UI_SESSION_MAX + 2] = "";
+	const char *two;
+	size_t n = strcspn(a, " \t");
+
+	two = a + n;
+	while (*two == ' ' || *two == '\t')
+		two++;
+	if (n > UI_SESSION_MAX) {
+		snprintf(u->note, sizeof u->note, "a branch's name has at "
+		    "most %d characters", UI_SESSION_MAX);
+		return;
+	}
+	memcpy(one, a, n);
+	one[n] = '\0';
+	if (*two == '\0')
+		ui_branch_compare(u, "", one);
+	else
+		ui_branch_compare(u, one, two);
+}
+
 static const struct ui_command {
 	const char *name;
 	void (*fn)(struct ui *, const char *);
@@ -430,6 +475,15 @@ static const struct ui_command {
 	{ "ns", c_ns, ":ns  show or hide the namespace pane" },
 	{ "result", c_result, ":result  show or hide the result pane" },
 	{ "cells", c_cells, ":cells  the session's cells, as F3" },
+	{ "fork", c_fork, ":fork [NAME]  fork the branch you are on and go "
+	  "to the copy (as Esc f; %fork in a cell forks and stays)" },
+	{ "switch", c_switch, ":switch NAME  go to a branch (your cells "
+	  "run there; the agent's stay where they were)" },
+	{ "sessions", c_sessions, ":sessions  the branches, as F6" },
+	{ "compare", c_compare, ":compare [[A] B]  two branches' namespaces "
+	  "side by side: names in one only, names whose repr differs (no "
+	  "names: main and yours; one: yours and it)" },
+	{ "close", c_close, ":close NAME  end a branch (asks first)" },
 	{ "save", c_save, ":save FILE  write the output pane to FILE; "
 	  "FILE.ipynb: the session as a notebook (%save)" },
 	{ "quit", c_quit, ":quit  leave, as Ctrl-D" },
@@ -457,7 +511,8 @@ void
 ui_help_text(struct buf *b)
 {
 	static const char *const where[] = { "input", "namespace (F2)",
-	    "cells (F3)", "overlays (the pager: they stop at their ends)",
+	    "cells (F3)", "overlays (the pager: they stop at their ends; "
+	    "F6's branches: Up/Down, Enter, c, x, f)",
 	    "replay (F4, coil --replay FILE)", "record (F5)" };
 	size_t i;
 	int f;

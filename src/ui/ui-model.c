@@ -400,10 +400,16 @@ ui_cell_show(struct ui *u, struct ui_cell *c)
 	if (c->shown)
 		return;
 	ui_close_line(u);
+	/* once there are branches, every header names its own: cell
+	 * numbers repeat from branch to branch */
 	if (c->cell > 0)
-		ui_note_line(u, UL_HEAD, "[%d] %s", c->cell, c->origin);
+		ui_note_line(u, UL_HEAD, "[%d] %s%s%s", c->cell, c->origin,
+		    u->branched ? " on " : "", u->branched ? (c->session[0] ?
+		    c->session : "main") : "");
 	else
-		ui_note_line(u, UL_HEAD, "[?] %s", c->origin);
+		ui_note_line(u, UL_HEAD, "[?] %s%s%s", c->origin,
+		    u->branched ? " on " : "", u->branched ? (c->session[0] ?
+		    c->session : "main") : "");
 	c->shown = true;
 	c->head_no = c->end_no = ui_line_no(u, u->nlines - 1);
 	u->at_field = FD_CODE;
@@ -429,6 +435,7 @@ ui_queued(struct ui *u, const struct session_event *ev)
 {
 	const char *op = json_string_value(json_object_get(ev->req, "op"));
 	const char *code = json_string_value(json_object_get(ev->req, "code"));
+	const char *branch = ui_ev_session(ev);
 	struct ui_cell *c;
 
 	if (ui_cell_of(u, ev->seq) != NULL)
@@ -440,6 +447,8 @@ ui_queued(struct ui *u, const struct session_event *ev)
 	u->cells = xrealloc(u->cells, (u->ncells + 1) * sizeof *u->cells);
 	c = &u->cells[u->ncells++];
 	*c = (struct ui_cell){ .seq = ev->seq, .code = xstrdup(code) };
+	if (branch != NULL && strcmp(branch, "main") != 0)
+		snprintf(c->session, sizeof c->session, "%s", branch);
 	/* an event of no request's has no origin; an attached person's
 	 * says which person */
 	snprintf(c->origin, sizeof c->origin, "%s%s%.64s", ev->seq > 0 ?
@@ -624,6 +633,7 @@ ui_event(struct ui *u, const struct session_event *ev, bool own)
 		return;
 	}
 	u->dirty = true;
+	ui_branch_event(u, ev);
 	switch (ev->kind) {
 	case EV_QUEUED:
 		ui_queued(u, ev);
@@ -637,12 +647,15 @@ ui_event(struct ui *u, const struct session_event *ev, bool own)
 		/* a cell that ran before we attached: from its start */
 		c->started_ms = now_ms() - json_integer_value(json_object_get(
 		    ev->info, "elapsed_ms"));
-		u->running = ev->seq;
+		/* the status line's clock: the person's branch's cell */
+		if (ui_branch_here(u, c->session))
+			u->running = ev->seq;
 		break;
 	case EV_RESPONSE:
-		if (c != NULL)
+		if (c != NULL) {
 			ui_answered(u, c, ev->resp, NULL);
-		else
+			ui_branch_answered(u, c);
+		} else
 			ui_record_op(u, ev);
 		if (own)
 			ui_own_answer(u, ev->resp);
@@ -654,6 +667,12 @@ ui_event(struct ui *u, const struct session_event *ev, bool own)
 	case EV_INPUT:
 		if (own)
 			ui_input_asked(u, ev);
+		break;
+	case EV_NAMESPACE:
+	case EV_CHECKPOINT:
+		/* the panes show the person's branch */
+		if (ui_branch_here(u, ui_ev_session(ev)))
+			ui_info(u, ev);
 		break;
 	default:
 		ui_info(u, ev);
@@ -668,6 +687,7 @@ ui_history(struct ui *u, const struct session_event *ev, json_t *order)
 {
 	struct ui_cell *c;
 
+	ui_branch_event(u, ev);
 	ui_queued(u, ev);
 	c = ui_cell_of(u, ev->seq);
 	if (c != NULL && !c->done && ev->resp != NULL)

@@ -275,6 +275,7 @@ ui_overlay_code(struct ui *u, const char *title, char *text, size_t from,
 			u->ov_code[1] = u->ov.len;
 	}
 	u->ov_scroll = 0;
+	u->picking = false;	/* ui-branch.c's picker says so after */
 	if (u->focus != F_OVERLAY)
 		u->back = u->focus;
 	u->focus = F_OVERLAY;

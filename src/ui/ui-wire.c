@@ -134,16 +134,24 @@ ui_wire_envelope_seq(struct ui_wire *w, char *err, size_t len)
 
 /* seq, and with it the request's id and origin, and its client's name
  * when it has one (session_event_json writes them when seq is not
- * 0). */
+ * 0); the branch, when not main. */
 static int
 ui_wire_envelope(struct ui_wire *w, char *err, size_t len)
 {
 	json_t *seq = json_object_get(w->line, "seq");
 	json_t *origin = json_object_get(w->line, "origin");
 	json_t *by = json_object_get(w->line, "by");
+	json_t *sess = json_object_get(w->line, "session");
 	const char *name = json_string_value(origin);
 	int i;
 
+	/* the branch it happened in, whatever the event (absent: main) */
+	if (sess != NULL && (!json_is_string(sess) ||
+	    json_string_length(sess) == 0 || json_string_length(sess) >
+	    UI_SESSION_MAX))
+		return err_set(err, len, "its 'session' is not a branch's "
+		    "name");
+	w->ev.session = json_string_value(sess);
 	if (seq == NULL)
 		return 0;
 	if (by != NULL && (!json_is_string(by) || json_string_length(by) ==
@@ -249,20 +257,20 @@ ui_wire_event(struct ui_wire *w, char *err, size_t len)
 		[EV_BACKGROUND] = { "stream", "data" },
 		[EV_RESPONSE] = { "response" },
 	};
-	const char *taken[7] = { "event" };
+	const char *taken[8] = { "event", "session" };
 
 	if (ui_wire_envelope(w, err, len) == -1 ||
 	    ui_wire_fields(w, err, len) == -1)
 		return -1;
 	if (w->ev.seq > 0) {
-		taken[1] = "seq";
-		taken[2] = "id";
-		taken[3] = "origin";
-		taken[4] = "by";
+		taken[2] = "seq";
+		taken[3] = "id";
+		taken[4] = "origin";
+		taken[5] = "by";
 	}
 	if ((size_t)w->ev.kind < nitems(own)) {
-		taken[5] = own[w->ev.kind][0];
-		taken[6] = own[w->ev.kind][1];
+		taken[6] = own[w->ev.kind][0];
+		taken[7] = own[w->ev.kind][1];
 	}
 	ui_wire_info(w, taken, nitems(taken));
 	return 0;

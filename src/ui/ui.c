@@ -46,6 +46,7 @@
 #include "ui.h"
 #include "ui-image.h"
 #include "ui-int.h"
+#include "replay.h"
 #include "wire.h"
 
 #define UI_FRAME_MS	40	/* at most 25 redraws a second */
@@ -287,6 +288,7 @@ ui_submit(struct ui *u, json_t *req, enum ui_why why)
 	u->pend[u->npend].id = id;
 	u->pend[u->npend++].why = why;
 	json_object_set_new(req, "id", json_integer(id));
+	ui_branch_request(u, req);
 	if (u->remote) {
 		wire_send(&u->io, req);
 		return id;
@@ -301,7 +303,15 @@ ui_submit(struct ui *u, json_t *req, enum ui_why why)
 void
 ui_interrupt(struct ui *u)
 {
-	if (u->remote)
+	json_t *req;
+
+	/* with branches, the running cell of the person's branch: the
+	 * request names it (ui_submit) */
+	if (u->branched) {
+		req = json_pack("{s:s, s:s*}", "op", "interrupt", "by",
+		    u->name[0] != '\0' ? u->name : NULL);
+		ui_submit(u, req, W_NONE);
+	} else if (u->remote)
 		wire_send(&u->io, json_pack("{s:s, s:s*}", "op", "interrupt",
 		    "by", u->name[0] != '\0' ? u->name : NULL));
 	else
@@ -454,6 +464,41 @@ ui_loop(struct ui *u)
 	}
 }
 
+/*
+ * --session NAME: the UI starts on that branch, once the session has
+ * said it has one (its vars, asked for by name: an unknown name is the
+ * core's invalid answer, which lists the branches).  Before the
+ * terminal is the UI's, so a wrong name is an error on stderr.
+ */
+static int
+ui_on_session(struct ui *u, const char *name, char *err, size_t len)
+{
+	struct response *r;
+	int rc = 0;
+
+	if (strlen(name) > UI_SESSION_MAX)
+		return err_set(err, len, "--session '%.64s...' is too long: a "
+		    "branch's name has at most %d characters", name,
+		    UI_SESSION_MAX);
+	/* the history's headers, as they come, name their branches */
+	u->branched = strcmp(name, "main") != 0;
+	r = ui_call(u, json_pack("{s:s, s:s}", "op", "vars", "session", name),
+	    30000);
+	if (r == NULL)
+		rc = err_set(err, len, "--session '%s': %s", name,
+		    u->ended != NULL ? u->ended : "the session did not answer");
+	else if (r->status != ST_OK)
+		rc = err_set(err, len, "--session '%s': %s", name,
+		    r->error != NULL && r->error->message != NULL ?
+		    r->error->message : status_names[r->status]);
+	else {
+		snprintf(u->sess, sizeof u->sess, "%s", name);
+		ui_set_vars(u, json_object_get(r->fields, "vars"), -1);
+	}
+	response_free(r);
+	return rc;
+}
+
 static int
 ui_open(struct ui *u, char *err, size_t len)
 {
@@ -464,6 +509,10 @@ ui_open(struct ui *u, char *err, size_t len)
 		return -1;
 	u->client = session_attach(u->s, ORIGIN_PERSON, SESSION_OBSERVE |
 	    SESSION_RAW | SESSION_LIVE_BG | SESSION_INPUT, ui_local_event, u);
+	/* --replay FILE --from N: the session picked up there, live
+	 * (replay.h); without --from, the file stepped through */
+	if (u->opts->replay != NULL && u->opts->replay_from > 0)
+		return replay_handover(u->opts, u->s, u->client, err, len);
 	return u->opts->replay != NULL ? ui_replay_open(u, err, len) : 0;
 }
 
@@ -476,17 +525,23 @@ ui_main(const struct coil_opts *opts)
 	int rc;
 
 	ui_model_init(&u, (size_t)opts->scrollback);
+	ui_branch_init(&u);
 	buf_init(&u.cell);
 	buf_init(&u.typed);
 	buf_init(&u.ov);
 	/* After session_new: init, forked there, keeps the defaults. */
 	rc = ui_open(&u, err, sizeof err);
+	if (rc == 0 && opts->session != NULL)
+		rc = ui_on_session(&u, opts->session, err, sizeof err);
 	if (rc == 0 && ui_signals() == -1)
 		rc = err_set(err, sizeof err, "%s", strerror(errno));
 	if (rc == -1) {
 		coil_error("%s", err);
 		if (u.s != NULL)
 			session_free(u.s);
+		if (u.remote)
+			conn_free(&u.io);
+		ui_branch_free(&u);
 		ui_replay_free(&u);
 		ui_model_free(&u);
 		return 1;
@@ -503,6 +558,7 @@ ui_main(const struct coil_opts *opts)
 	else if (session_free(u.s) == -1 && !ui_term)
 		ui_failed = true;
 	ui_replay_free(&u);
+	ui_branch_free(&u);
 	ui_model_free(&u);
 	buf_free(&u.cell);
 	buf_free(&u.typed);

@@ -1,7 +1,12 @@
 """What the MCP tests share: coil --mcp as a client on the wire sees it
-(JSON-RPC 2.0, one message a line), and the text of a tool's result."""
+(JSON-RPC 2.0, one message a line), the text of a tool's result, and
+the official SDK clients installed for the scripts that drive coil with
+them (sdk.py, branches.py)."""
+import fcntl
 import json
 import os
+import shutil
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -61,3 +66,46 @@ def text(r):
     return "".join(c.get("text", "") for c in
                    (r.get("result") or {}).get("content", [])
                    if c.get("type") == "text")
+
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def node_major():
+    """Node.js's major version, or None without a node."""
+    try:
+        out = subprocess.run(["node", "--version"], capture_output=True,
+                             text=True, timeout=30).stdout
+        return int(out.strip().lstrip("v").split(".")[0])
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return None
+
+
+def install():
+    """The build tree's copy of the SDKs (npm ci from
+    tests/mcp/package-lock.json, once for all the scripts, under a lock)
+    with this directory's .mjs clients beside them; None and why, if npm
+    failed."""
+    tests = os.path.dirname(os.path.dirname(os.environ.get(
+        "TEST_WORKDIR", os.path.join(HERE, "..", "work", "x"))))
+    d = os.path.join(tests, "mcp-node")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, ".lock"), "w") as lk:
+        fcntl.flock(lk, fcntl.LOCK_EX)
+        want = open(os.path.join(HERE, "package-lock.json")).read()
+        have = os.path.join(d, "package-lock.json")
+        stamp = os.path.join(d, "node_modules", ".coil-installed")
+        if not (os.path.exists(stamp) and os.path.exists(have) and
+                open(have).read() == want):
+            for f in ("package.json", "package-lock.json"):
+                shutil.copy(os.path.join(HERE, f), d)
+            r = subprocess.run(["npm", "ci", "--no-audit", "--no-fund",
+                                "--loglevel=error"], cwd=d,
+                               capture_output=True, text=True, timeout=600)
+            if r.returncode != 0:
+                return None, "npm ci failed: " + r.stderr[-2000:]
+            open(stamp, "w").close()
+        for f in os.listdir(HERE):
+            if f.endswith(".mjs"):
+                shutil.copy(os.path.join(HERE, f), d)
+    return d, None

@@ -18,55 +18,20 @@ timeout) and a rollback to "0".  The session is recorded by default, as an agent
 The SDKs are installed with npm ci from tests/mcp/package-lock.json into
 the build tree (tests/mcp-node), once.
 """
-import fcntl
 import json
 import os
-import shutil
 import subprocess
 import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
 from coiltest import COIL, check, cleanup, done, skip, workdir  # noqa: E402
+from mcplib import install, node_major  # noqa: E402
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 TOOLS = {"run_python", "list_variables", "inspect", "snapshot",
-         "list_snapshots", "rollback", "reset"}
+         "list_snapshots", "rollback", "reset", "fork", "list_sessions",
+         "close_session", "adopt_session"}
 RUNS = [("v1", "legacy", None), ("v2", "legacy", "2025-11-25"),
         ("v2", "auto", "2026-07-28"), ("v2", "pin", "2026-07-28")]
-
-
-def node_major():
-    try:
-        out = subprocess.run(["node", "--version"], capture_output=True,
-                             text=True, timeout=30).stdout
-        return int(out.strip().lstrip("v").split(".")[0])
-    except (OSError, ValueError, subprocess.TimeoutExpired):
-        return None
-
-
-def install():
-    """The build tree's copy of the SDKs; None and why, if npm failed."""
-    tests = os.path.dirname(os.path.dirname(os.environ.get(
-        "TEST_WORKDIR", os.path.join(HERE, "..", "work", "x"))))
-    d = os.path.join(tests, "mcp-node")
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, ".lock"), "w") as lk:
-        fcntl.flock(lk, fcntl.LOCK_EX)
-        want = open(os.path.join(HERE, "package-lock.json")).read()
-        have = os.path.join(d, "package-lock.json")
-        stamp = os.path.join(d, "node_modules", ".coil-installed")
-        if not (os.path.exists(stamp) and os.path.exists(have) and
-                open(have).read() == want):
-            for f in ("package.json", "package-lock.json"):
-                shutil.copy(os.path.join(HERE, f), d)
-            r = subprocess.run(["npm", "ci", "--no-audit", "--no-fund",
-                                "--loglevel=error"], cwd=d,
-                               capture_output=True, text=True, timeout=600)
-            if r.returncode != 0:
-                return None, "npm ci failed: " + r.stderr[-2000:]
-            open(stamp, "w").close()
-        shutil.copy(os.path.join(HERE, "client.mjs"), d)
-    return d, None
 
 
 def session(d, sdk, mode):

@@ -247,6 +247,37 @@ check_figures(void)
 	ui_wire_free(&w);
 }
 
+/* A branch's events: its name in ev.session, whatever the kind, and
+ * out of info. */
+static void
+check_session(void)
+{
+	struct session_event ev = { .kind = EV_STARTED, .seq = 4,
+	    .origin = ORIGIN_AGENT, .cell = 3, .session = "b1" };
+	struct ui_wire w;
+	char err[256];
+
+	ev.id = json_integer(9);
+	if (round_trip(&ev, &w, "a branch's started")) {
+		tap_ok(w.ev.session != NULL && strcmp(w.ev.session, "b1") ==
+		    0 && json_object_get(w.info, "session") == NULL,
+		    "its session in ev.session, not info");
+		ui_wire_free(&w);
+	}
+	json_decref(ev.id);
+	tap_ok(read_line(&w, "{\"event\": \"namespace\", \"session\": "
+	    "\"try-a\", \"cell\": 2, \"vars\": []}", err, sizeof err) ==
+	    0 && w.kind == UW_EVENT && w.ev.session != NULL &&
+	    strcmp(w.ev.session, "try-a") == 0 && json_object_get(w.info,
+	    "session") == NULL && json_object_get(w.info, "vars") != NULL,
+	    "a branch's namespace, of no request: its session too");
+	ui_wire_free(&w);
+	tap_ok(read_line(&w, "{\"event\": \"started\", \"seq\": 1, "
+	    "\"origin\": \"agent\"}", err, sizeof err) == 0 &&
+	    w.ev.session == NULL, "main's: none");
+	ui_wire_free(&w);
+}
+
 static void
 check_refused(void)
 {
@@ -275,6 +306,10 @@ check_refused(void)
 		{ "{\"event\": \"history\", \"seq\": 1, \"origin\": \"agent\", "
 		    "\"request\": {}, \"response\": []}", "'status'" },
 		{ "{\"event\": \"figures\", \"figure_data\": []}", "'seq'" },
+		{ "{\"event\": \"started\", \"seq\": 1, \"origin\": \"agent\", "
+		    "\"session\": 5}", "'session'" },
+		{ "{\"event\": \"namespace\", \"session\": \"\"}",
+		    "'session'" },
 		{ "{\"event\": \"figures\", \"seq\": 1, \"figure_data\": "
 		    "{}}", "'figure_data'" },
 		{ "{\"event\": \"figures\", \"seq\": 1, \"figure_data\": "
@@ -305,6 +340,7 @@ main(void)
 	check_info_events();
 	check_other_lines();
 	check_figures();
+	check_session();
 	check_refused();
 	return tap_done();
 }
