@@ -346,6 +346,18 @@ session_enqueue(struct session *s, struct sreq *r)
 /* The requests held for a session a fork was to make (session_route
  * found none): those whose session is there now go to its queue, in
  * their order; the others are answered once no fork is pending. */
+/* Whether a request of client's is on the list (the held ones). */
+static bool
+session_limbo_holds(const struct sreq *list, int client)
+{
+	const struct sreq *r;
+
+	for (r = list; r != NULL; r = r->next)
+		if (r->client == client)
+			return true;
+	return false;
+}
+
 static void
 session_limbo_release(struct session *hub)
 {
@@ -362,6 +374,9 @@ session_limbo_release(struct session *hub)
 		r->next = NULL;
 		t = session_route(hub, r->client, r->req, r->op, why,
 		    sizeof why);
+		/* behind one of its client's still held: in order */
+		if (t != NULL && session_limbo_holds(keep, r->client))
+			t = NULL;
 		if (t == NULL && pending) {
 			*tail = r;
 			tail = &r->next;
@@ -396,9 +411,14 @@ session_submit(struct session *s, int client, json_t *req, json_t *id,
 	t = session_route(s->hub, client, req, op, why, sizeof why);
 	r = sreq_new(t != NULL ? t : s->hub, client, req, id, op);
 	seq = r->seq;
-	if (t == NULL && (s->hub->limbo != NULL ||
-	    session_fork_pending(s->hub)))
-		session_limbo_hold(s->hub, r);	/* a fork may make it */
+	/* a fork may make its session; and what the client sent after a
+	 * request held so waits behind it (an adopt held there changes
+	 * where the next goes), but ping, interrupt and the like */
+	if ((t == NULL && (s->hub->limbo != NULL ||
+	    session_fork_pending(s->hub))) || (t != NULL &&
+	    (request_ops[op].where != OP_IMMEDIATE || op == OP_ADOPT ||
+	    op == OP_CLOSE) && session_limbo_holds(s->hub->limbo, client)))
+		session_limbo_hold(s->hub, r);
 	else if (t == NULL)
 		session_answer(r, response_invalid("%s", why));
 	else

@@ -140,7 +140,10 @@ def waits_for_fork(c):
     fork that makes it."""
     ids = [c.send({"code": "y = 5"}), c.send({"op": "fork", "name": "w"}),
            c.send({"code": "y * 2", "session": "w"}),
-           c.send({"code": "y", "session": "nowhere"})]
+           c.send({"code": "y", "session": "nowhere"}),
+           c.send({"code": "y = 6", "session": "w"}),
+           c.send({"op": "adopt", "session": "w"}),
+           c.send({"code": "y"})]
     got = {}
     while len(got) < len(ids):
         msg = c.line()
@@ -153,6 +156,12 @@ def waits_for_fork(c):
     check(got[ids[3]].get("status") == "invalid" and
           "nowhere" in err(got[ids[3]]),
           "one for a session no fork makes is invalid", repr(got[ids[3]]))
+    check(got[ids[5]].get("status") == "ok" and
+          got[ids[6]].get("session") == "w" and
+          got[ids[6]].get("result") == "6",
+          "an adopt of the branch to come waits for it, and the request "
+          "after it goes there", repr((got[ids[5]], got[ids[6]])))
+    c.call({"op": "adopt", "session": "main"})
 
 
 def sources_and_refusals(c):
