@@ -321,6 +321,27 @@ link_is_unix_stream(int fd)
 	    type == SOCK_STREAM && domain == AF_UNIX;
 }
 
+pid_t
+link_check_copy(int sock, int pidfd, pid_t pid, pid_t init_outer,
+    char *why, size_t len)
+{
+	pid_t inner, outer;
+	bool zombie = false;
+
+	if (!link_is_unix_stream(sock))
+		return err_set(why, len, "the copy's socket is no unix "
+		    "stream socket");
+	if (link_pidfd_pids(pidfd, &inner, &outer) == -1 || inner != pid ||
+	    outer <= 0)
+		return err_set(why, len, "the copy's pidfd is not of the pid "
+		    "it names (%ld)", (long)pid);
+	if (init_outer > 0 && (link_ppid_state(outer, &zombie) !=
+	    init_outer || zombie))
+		return err_set(why, len, "the copy (pid %ld) is not a live "
+		    "child of init", (long)pid);
+	return outer;
+}
+
 /* ---- the checks ---------------------------------------------------- */
 
 static bool

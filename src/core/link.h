@@ -162,6 +162,14 @@ void link_frame_free(struct link_frame *f);
 /* The pid of a pidfd in init's namespace (the innermost of NSpid) and in
  * ours; -1 when fd is not a pidfd of a live process. */
 int link_pidfd_pids(int fd, pid_t *inner, pid_t *outer);
+/* A checkpoint's copy for a branch (ckpt_clone) as it says it is: sock
+ * a unix stream socket, pidfd a pidfd of the process pid (in the
+ * worker's namespace), alive, whose parent is init (init_outer, in
+ * ours).  Its pid in ours, or -1 with why: a checkpoint runs in an
+ * image the cells may have patched, so its word is checked as a
+ * worker's is. */
+pid_t link_check_copy(int sock, int pidfd, pid_t pid, pid_t init_outer,
+    char *why, size_t len);
 /* The children of process pid (ours: its pid in our namespace), from
  * /proc/PID/task/ * /children; up to max of them.  Their count, -1 when
  * they cannot be read. */

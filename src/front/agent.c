@@ -232,7 +232,7 @@ agent_serve(const struct coil_opts *opts, const struct agent_proto *proto,
 	struct agent a = {
 		.c = { .opts = opts, .proto = ctx }, .proto = proto,
 	};
-	char err[512];
+	char err[512], branch[REQUEST_LABEL_MAX + 1];
 	int rc;
 
 	if ((a.sfd = agent_signals()) == -1) {
@@ -256,7 +256,8 @@ agent_serve(const struct coil_opts *opts, const struct agent_proto *proto,
 	a.c.client = session_attach(a.c.s, ORIGIN_AGENT, proto->attach_flags,
 	    agent_on_event, &a);
 	/* --replay FILE --from N: the session picked up there (replay.h) */
-	if (replay_handover(opts, a.c.s, a.c.client, err, sizeof err) == -1) {
+	if (replay_handover(opts, a.c.s, a.c.client, branch, sizeof branch,
+	    err, sizeof err) == -1) {
 		coil_error("%s", err);
 		rc = 1;
 	} else {

@@ -152,7 +152,7 @@ plain_m_sessions(struct plain *p, const char *arg)
 }
 
 /* The prompt's session is now name: none shown for main. */
-static void
+void
 plain_branch_set(struct plain *p, const char *name)
 {
 	free(p->branch);

@@ -85,4 +85,7 @@ void plain_raw(int fd, const char *p, size_t n);
 /* plain-page.c: text through $PAGER (less -FX), or printed. */
 void plain_page(const struct plain *p, const char *text);
 
+/* plain-branch.c: the session the prompt names (none for main). */
+void plain_branch_set(struct plain *p, const char *name);
+
 #endif

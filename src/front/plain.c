@@ -725,7 +725,7 @@ int
 plain_main(const struct coil_opts *opts)
 {
 	struct plain p = { .opts = opts };
-	char err[512];
+	char err[512], branch[REQUEST_LABEL_MAX + 1];
 	int rc;
 
 	plain_self = &p;
@@ -743,11 +743,14 @@ plain_main(const struct coil_opts *opts)
 	p.client = session_attach(p.s, ORIGIN_PERSON, SESSION_LIVE_BG |
 	    SESSION_RAW | (p.tty ? SESSION_INPUT : 0), plain_on_event, &p);
 	/* --replay FILE --from N: the session picked up there (replay.h) */
-	if (replay_handover(opts, p.s, p.client, err, sizeof err) == -1) {
+	if (replay_handover(opts, p.s, p.client, branch, sizeof branch, err,
+	    sizeof err) == -1) {
 		coil_error("%s", err);
 		session_free(p.s);
 		return 1;
 	}
+	if (branch[0] != '\0')
+		plain_branch_set(&p, branch);	/* the prompt says it */
 	response_free(p.reply);	/* the hand-over's, asked by no line */
 	p.reply = NULL;
 	/* After session_new: init, forked there, keeps the defaults. */

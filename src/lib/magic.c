@@ -117,7 +117,9 @@ magic_fork_args(json_t *req, const char *arg, size_t len)
 			want = 2;
 		else
 			json_object_set_new(req, "name", json_stringn(w, n));
-		if (want != 0 && (w[0] != '-'))
+		/* an option's value taken, whatever it was */
+		if ((want == 1 && !(n == 2 && strncmp(w, "-n", 2) == 0)) ||
+		    (want == 2 && !(n == 6 && strncmp(w, "--from", 6) == 0)))
 			want = 0;
 	}
 }

@@ -15,9 +15,9 @@
  * (replay_fork_check).
  *
  * --then FILE2 holds only the cells to run after cell N, not a second
- * recording from the start: a branch's own transcript is such a file
- * (it begins at the fork point), and a notebook or a "# %%" file of
- * new cells is what a person writes to try another way.  A FILE2 that
+ * recording from the start: a notebook or a "# %%" file of new
+ * cells is what a person writes to try another way, or a transcript
+ * of such cells.  A FILE2 that
  * begins with FILE's first N cells is taken for a whole recording and
  * refused, saying so.
  *
@@ -276,9 +276,9 @@ fork_then_cells(struct replay *rp, int from, json_t *first, bool print,
 		if (fork_then_repeats(first, &c, &same)) {
 			err_set(err, errlen, "'%s' begins with the %d cells of "
 			    "'%s' before the fork point: --then takes only "
-			    "the cells to run after cell %d (a branch's "
-			    "transcript, or a file of new cells), not a second "
-			    "recording from the start", path, from,
+			    "the cells to run after cell %d (a file of new "
+			    "cells), not a second recording from the start",
+			    path, from,
 			    rp->opts->replay, from);
 			rcell_clear(&c);
 			return -1;
@@ -318,7 +318,7 @@ fork_then_cells(struct replay *rp, int from, json_t *first, bool print,
 
 int
 replay_handover(const struct coil_opts *o, struct session *s, int client,
-    char *err, size_t errlen)
+    char *bname, size_t blen, char *err, size_t errlen)
 {
 	struct replay rp = { .opts = o, .s = s, .sfd = -1 };
 	struct rsrc *src;
@@ -327,6 +327,8 @@ replay_handover(const struct coil_opts *o, struct session *s, int client,
 	sigset_t old;
 	int rc = -1, failed = 0;
 
+	if (blen > 0)
+		bname[0] = '\0';
 	if (o->replay_from == 0)
 		return 0;
 	src = replay_take();
@@ -357,6 +359,7 @@ replay_handover(const struct coil_opts *o, struct session *s, int client,
 		    "gone", branch);
 		goto out;
 	}
+	snprintf(bname, blen, "%s", branch);
 	coil_note("replayed '%s' to cell %d on main, which keeps that state; "
 	    "forked '%s' there%s%s%s, and you are on '%s'", o->replay,
 	    o->replay_from, branch, fork_then != NULL ? " and ran the cells "

@@ -58,13 +58,15 @@ struct rsrc {
 	size_t next;
 };
 
-/* The ops a replay runs again: those that change the namespace. */
+/* The ops a replay runs again: those that change the namespace, and
+ * the branches' (so that a cell that names one finds it). */
 static bool
 rsrc_replayed(const char *op)
 {
 	return op != NULL && (strcmp(op, "exec") == 0 ||
 	    strcmp(op, "reset") == 0 || strcmp(op, "snapshot") == 0 ||
-	    strcmp(op, "rollback") == 0);
+	    strcmp(op, "rollback") == 0 || strcmp(op, "fork") == 0 ||
+	    strcmp(op, "close") == 0 || strcmp(op, "adopt") == 0);
 }
 
 /* How long after it started the cell was interrupted (an interrupt op,

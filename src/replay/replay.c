@@ -418,6 +418,7 @@ int
 replay_signals(sigset_t *old)
 {
 	sigset_t set;
+	int fd, e;
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
@@ -425,7 +426,14 @@ replay_signals(sigset_t *old)
 	sigaddset(&set, SIGHUP);
 	if (sigprocmask(SIG_BLOCK, &set, old) == -1)
 		return -1;
-	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	if ((fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) == -1) {
+		/* the mask goes back as it was: nobody reads the signals */
+		e = errno;
+		if (old != NULL)
+			sigprocmask(SIG_SETMASK, old, NULL);
+		errno = e;
+	}
+	return fd;
 }
 
 int

@@ -40,12 +40,14 @@ int replay_prepare(struct coil_opts *o);
  * file went bad on the way. */
 int replay_main(const struct coil_opts *o);
 
-/* With --from N (else nothing: 0): bring the front end's new session s
- * to the fork point and hand the branch to client (see above).  Notes
- * on stderr, nothing on stdout.  0, or -1 with why in err (a cell up
- * to N that did not end as recorded, --from past the file's cells, a
- * fork refused, a signal): the front end says it and ends, exit 1. */
+/* With --from N (else nothing: 0, branch ""): bring the front end's new
+ * session s to the fork point and hand the branch to client (see
+ * above), its name into branch (blen bytes: 65 hold any), so that the
+ * front end shows it.  Notes on stderr, nothing on stdout.  0, or -1
+ * with why in err (a cell up to N that did not end as recorded, --from
+ * past the file's cells, a fork refused, a signal): the front end says
+ * it and ends, exit 1. */
 int replay_handover(const struct coil_opts *o, struct session *s,
-    int client, char *err, size_t errlen);
+    int client, char *branch, size_t blen, char *err, size_t errlen);
 
 #endif

@@ -83,7 +83,11 @@ session_free_fields(struct session *s)
 	buf_free(&s->start_err);
 	json_decref(s->orphan_warnings);
 	json_decref(s->sandbox);
-	if (s->gate_fd >= 0)
+	/* a branch's gate may still be its copies' (main's is closed
+	 * with the hub) */
+	if (s != s->hub)
+		session_gate_retire(s);
+	else if (s->gate_fd >= 0)
 		close(s->gate_fd);
 	ckpt_node_unref(s->node);
 	free(s->died_idle);
@@ -273,18 +277,41 @@ session_branch_free(struct session *b)
 }
 
 /* A strict sandbox's fork gates, watched while a checkpoint copies
- * itself: its forks wait for our answer (session_gate). */
+ * itself: its forks wait for our answer (session_gate_fd). */
 static void
 session_gate_watch(void *ctx, int fd)
 {
-	struct session *hub = ctx;
+	session_gate_fd(ctx, fd);
+}
+
+/* Whether the copy a checkpoint sent is not what it should be: a new
+ * child of init, alive, of the pid it names, no process we know (the
+ * checkpoint runs in an image a cell may have patched: it could name
+ * another session's worker, to have us signal that one for it). */
+static bool
+session_copy_known(struct session *hub, const struct ckpt_copy *copy,
+    char *why, size_t len)
+{
+	pid_t outer = link_check_copy(copy->sock, copy->pidfd, copy->pid,
+	    hub->init.pid, why, len);
+	const struct ckpt *k;
+	struct session *b;
 	int i;
 
-	for (i = 0; i < hub->nall; i++)
-		if (hub->all[i]->gate_fd == fd) {
-			session_gate(hub->all[i]);
-			return;
-		}
+	if (outer <= 0)
+		return true;
+	for (i = 0; i < hub->nall; i++) {
+		b = hub->all[i];
+		if (b->pidfd >= 0 && ckpt_pid_of(b->pidfd) == outer)
+			return err_set(why, len, "the copy names session '%s''s "
+			    "worker", b->name), true;
+		for (k = b->ck.head; k != NULL; k = k->next)
+			if (k->pidfd >= 0 && ckpt_pid_of(k->pidfd) == outer)
+				return err_set(why, len, "the copy names a "
+				    "checkpoint of session '%s'", b->name),
+				    true;
+	}
+	return false;
 }
 
 /* One branch of src from ck, called name: made and resuming, or NULL
@@ -304,7 +331,10 @@ session_branch_make(struct session *src, struct ckpt *ck, const char *name,
 	for (i = 0; i < hub->nall && w.n < CKPT_WATCH_MAX; i++)
 		if (hub->all[i]->gate_fd >= 0)
 			w.fd[w.n++] = hub->all[i]->gate_fd;
+	for (i = hub->ngates - 1; i >= 0 && w.n < CKPT_WATCH_MAX; i--)
+		w.fd[w.n++] = hub->gates[i];	/* the newest first */
 	hub->cloning = ck->pidfd >= 0 ? ckpt_pid_of(ck->pidfd) : 0;
+	hub->cloning_passes = 2;	/* its child, and the copy */
 #ifdef COIL_TEST_HOOKS
 	/* tests/agent/branch-many.py: a fork slow enough that the first
 	 * branches say hello while the loop is held */
@@ -316,6 +346,12 @@ session_branch_make(struct session *src, struct ckpt *ck, const char *name,
 	hub->cloning = 0;
 	if (rc == -1)
 		return NULL;
+	if (session_copy_known(hub, &copy, why, len)) {
+		/* never signalled: its pidfd may be of another's process */
+		close(copy.sock);
+		close(copy.pidfd);
+		return NULL;
+	}
 	b = session_branch_new(src, name, ck->node);
 	bck = ckpt_add(&b->ck, CKPT_AUTO, ck->node, copy.sock, copy.pidfd,
 	    copy.pid, ck->threads, (double)(now_ns() - t0) / 1e6);
@@ -408,7 +444,9 @@ session_fork_check(struct session *s, struct sreq *r, int n)
 	if (name != NULL && (!session_branch_name_ok(name, json_string_length(
 	    json_object_get(r->req, "name")), why, sizeof why) ||
 	    (session_find(hub, name) != NULL && err_set(why, sizeof why,
-	    "a session is called '%s' already", name)))) {
+	    "a session is called '%s' already", name)) ||
+	    (strcmp(name, "main") == 0 && err_set(why, sizeof why,
+	    "'main' is the name of the session coil starts with")))) {
 		session_answer(r, response_invalid("%s", why));
 		return -1;
 	}
@@ -562,22 +600,35 @@ session_branches_summary(struct session *hub)
 	return o;
 }
 
-/* The requests of b answered: it is closed under them. */
+/* The requests of b answered, why: it ends under them.  A cell being
+ * run again after a restore is no one's; the one whose answer waits
+ * for it (redo.held) is answered. */
 static void
-session_close_answer(struct session *b)
+session_end_answer(struct session *b, const char *why)
 {
 	struct sreq *r;
 
-	if (b->run != NULL) {
-		r = b->run;
+	if ((r = b->run) != NULL) {
 		b->run = NULL;
-		session_answer(r, response_invalid("the session '%s' was "
-		    "closed while this ran", b->name));
+		if (r->redo > 0)
+			sreq_free(r);
+		else
+			session_answer(r, response_invalid("the session '%s' "
+			    "%s while this ran", b->name, why));
+	}
+	if ((r = b->redo.held) != NULL) {
+		b->redo.held = NULL;
+		session_answer(r, response_invalid("the session '%s' %s while "
+		    "this ran", b->name, why));
 	}
 	while ((r = b->queue) != NULL) {
 		b->queue = r->next;
-		session_answer(r, response_invalid("the session '%s' was "
-		    "closed before this request ran", b->name));
+		if (r->redo > 0) {
+			sreq_free(r);
+			continue;
+		}
+		session_answer(r, response_invalid("the session '%s' %s before "
+		    "this request ran", b->name, why));
 	}
 	b->queue_tail = &b->queue;
 }
@@ -586,24 +637,15 @@ void
 session_branches_reap(struct session *hub)
 {
 	struct session *b;
-	struct sreq *r;
+	char why[sizeof b->failure + 16];
 	int i;
 
 	for (i = hub->nall - 1; i >= 0; i--) {
 		b = hub->all[i];
 		if (b == hub || !b->failed)
 			continue;
-		if ((r = b->run) != NULL) {
-			b->run = NULL;
-			session_answer(r, response_invalid("the session '%s' "
-			    "ended: %s", b->name, b->failure));
-		}
-		while ((r = b->queue) != NULL) {
-			b->queue = r->next;
-			session_answer(r, response_invalid("the session '%s' "
-			    "ended: %s", b->name, b->failure));
-		}
-		b->queue_tail = &b->queue;
+		snprintf(why, sizeof why, "ended (%s)", b->failure);
+		session_end_answer(b, why);
 		session_branch_free(b);
 	}
 }
@@ -633,17 +675,19 @@ session_close(struct session *s, struct sreq *r)
 	response_set(resp, "closed", json_string(b->name));
 	response_set(resp, "cell", json_integer(b->cells));
 	session_answer(r, resp);
-	session_close_answer(b);
+	session_end_answer(b, "was closed");
 	if (b != hub) {
 		session_branch_free(b);
 		return;
 	}
-	/* main: its worker and checkpoints go; the hub stays */
+	/* main: its worker and checkpoints go; the hub stays, and keeps
+	 * its gate answered for the branches' forks */
 	session_unlist(hub);
 	hub->closed = true;
 	session_signal(hub, SIGKILL);
 	session_close_worker(hub);
 	ckpt_set_free(&hub->ck);
+	session_gate_retire(hub);
 }
 
 int

@@ -481,8 +481,7 @@ session_ckpt_failed(struct session *s, struct link_frame *f)
 void
 session_gate_arrived(struct session *s, struct link_frame *f)
 {
-	if (s->gate_fd >= 0)
-		close(s->gate_fd);
+	session_gate_retire(s);
 	s->gate_fd = f->fds[0];
 	f->fds[0] = -1;
 	life_gate_close(&s->life);
@@ -515,34 +514,95 @@ session_gate_allow(void *ctx, pid_t tid)
 			return true;
 		}
 	}
-	if (g->hub->cloning <= 0)
+	if (g->hub->cloning <= 0 || g->hub->cloning_passes <= 0)
 		return false;
-	if (tid == g->hub->cloning)
-		return true;
-	n = link_children(g->hub->cloning, kids, (int)nitems(kids));
-	for (i = 0; i < n; i++)
-		if (kids[i] == tid)
-			return true;
-	return false;
+	if (tid != g->hub->cloning) {
+		n = link_children(g->hub->cloning, kids, (int)nitems(kids));
+		for (i = 0; i < n && kids[i] != tid; i++)
+			;
+		if (i == n)
+			return false;
+	}
+	g->hub->cloning_passes--;
+	return true;
+}
+
+/* Answer one fork at gate fd: -1 when the gate is broken. */
+static int
+session_gate_answer(struct session *s, int fd)
+{
+	struct session_gate_ask g = { s->hub, NULL };
+	int rc = sandbox_gate_answer(fd, session_gate_allow, &g);
+
+	if (rc == 1 && g.who != NULL)
+		life_gate_pass(&g.who->life);
+	return rc == -1 && errno != ENOENT && errno != EAGAIN &&
+	    errno != EINTR ? -1 : 0;
 }
 
 void
 session_gate(struct session *s)
 {
-	struct session_gate_ask g = { s->hub, NULL };
-	int rc = sandbox_gate_answer(s->gate_fd, session_gate_allow, &g);
+	if (session_gate_answer(s, s->gate_fd) == 0)
+		return;
+	/* The listener is broken: forks now fail, checkpoints too. */
+	snprintf(s->gate_broken, sizeof s->gate_broken, "the listener "
+	    "failed (%s): no checkpoints until the worker is replaced",
+	    strerror(errno));
+	session_warn(s, "the checkpoint gate failed (%s); checkpoints are "
+	    "off", strerror(errno));
+	close(s->gate_fd);
+	s->gate_fd = -1;
+}
 
-	if (rc == 1 && g.who != NULL) {
-		life_gate_pass(&g.who->life);
-	} else if (rc == -1 && errno != ENOENT && errno != EAGAIN &&
-	    errno != EINTR) {
-		/* The listener is broken: forks now fail, checkpoints too. */
-		snprintf(s->gate_broken, sizeof s->gate_broken, "the "
-		    "listener failed (%s): no checkpoints until the worker is "
-		    "replaced", strerror(errno));
-		session_warn(s, "the checkpoint gate failed (%s); checkpoints "
-		    "are off", strerror(errno));
-		close(s->gate_fd);
-		s->gate_fd = -1;
+void
+session_gate_fd(struct session *hub, int fd)
+{
+	int i;
+
+	for (i = 0; i < hub->nall; i++)
+		if (hub->all[i]->gate_fd == fd) {
+			session_gate(hub->all[i]);
+			return;
+		}
+	/* a retired one: one that fails is closed by the loop's turn */
+	(void)session_gate_answer(hub, fd);
+}
+
+void
+session_gate_retire(struct session *s)
+{
+	struct session *hub = s->hub;
+
+	if (s->gate_fd < 0)
+		return;
+	hub->gates = xrealloc(hub->gates, (size_t)(hub->ngates + 1) *
+	    sizeof *hub->gates);
+	hub->gates[hub->ngates++] = s->gate_fd;
+	s->gate_fd = -1;
+}
+
+void
+session_gates_retired(struct session *hub, const struct pollfd *pfd, int n)
+{
+	int i, k = 0, at = hub->gates_at;
+
+	for (i = 0; i < hub->ngates; i++) {
+		const struct pollfd *p = at > 0 && at + i < n &&
+		    pfd[at + i].fd == hub->gates[i] ? &pfd[at + i] : NULL;
+		bool gone = false;
+
+		if (p != NULL && (p->revents & POLLIN))
+			gone = session_gate_answer(hub, hub->gates[i]) == -1;
+		else if (p != NULL && (p->revents & (POLLHUP | POLLERR)))
+			gone = true;	/* no process uses its filter */
+		if (gone)
+			close(hub->gates[i]);
+		else
+			hub->gates[k++] = hub->gates[i];
 	}
+	/* the places moved: the rest wait for the next poll */
+	if (k != hub->ngates)
+		hub->gates_at = -1;
+	hub->ngates = k;
 }

@@ -328,6 +328,14 @@ struct session {
 	int nspawns;
 	pid_t cloning;		/* the checkpoint copied now (our pid), for
 				   the strict gate; 0: none */
+	int cloning_passes;	/* the forks the gate still lets it make:
+				   its child's, and the copy's */
+	/* strict: fork gates whose worker is gone (a reset, a closed
+	 * session) but whose copies may live on, in branches or
+	 * checkpoints: still answered, closed once the kernel says no
+	 * process uses the filter (POLLHUP); where session_fds put them */
+	int *gates;
+	int ngates, gates_at;
 	/* requests naming a session a fork still to be served may make:
 	 * held, in order, until it is (session_limbo_release) */
 	struct sreq *limbo, **limbo_tail;
@@ -430,6 +438,14 @@ void session_ckpt_tick(struct session *s);
 int64_t session_ckpt_deadline(const struct session *s);
 json_t *session_lost(struct session *s, struct ckpt_node *to);
 void session_gate(struct session *s);
+/* A fork waits at gate fd, a session's or a retired one. */
+void session_gate_fd(struct session *hub, int fd);
+/* The worker's gate goes to the hub's retired ones (s->gate_fd -1). */
+void session_gate_retire(struct session *s);
+/* The retired gates, as poll filled pfd (session_fds put them at
+ * hub->gates_at). */
+void session_gates_retired(struct session *hub, const struct pollfd *pfd,
+    int n);
 void session_gate_arrived(struct session *s, struct link_frame *f);
 /* ping's sandbox report: the worker's, and what befell the gate since
  * (new reference). */

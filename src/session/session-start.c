@@ -156,6 +156,9 @@ session_free(struct session *s)
 	json_decref(s->history_figs);
 	record_close(s->rec);
 	rc = export_close(s->export);
+	for (i = 0; i < s->ngates; i++)
+		close(s->gates[i]);
+	free(s->gates);
 	free(s->all);
 	free(s->spawns);
 	free(s);

@@ -264,6 +264,13 @@ session_serve_shutdown(struct session *s, struct sreq *r)
 
 	s->hub->done = true;
 	session_answer(r, response_new(ST_OK));
+	/* and what waited for a fork, which will not be made now */
+	while ((r = s->hub->limbo) != NULL) {
+		s->hub->limbo = r->next;
+		session_answer(r, response_invalid("the session was shut down "
+		    "before this request ran"));
+	}
+	s->hub->limbo_tail = &s->hub->limbo;
 	/* What came after the shutdown is answered, not dropped, in every
 	 * branch. */
 	for (i = 0; i < s->hub->nall; i++) {
@@ -553,7 +560,7 @@ session_next_deadline(const struct session *s)
  * takes nothing of another's.
  */
 int
-session_fds(const struct session *s, struct pollfd *pfd, int max)
+session_fds(struct session *s, struct pollfd *pfd, int max)
 {
 	struct session *b;
 	int n = 0, i, k, fds[4];
@@ -575,6 +582,13 @@ session_fds(const struct session *s, struct pollfd *pfd, int max)
 				pfd[n] = (struct pollfd){ .fd = fds[k],
 				    .events = POLLIN };
 	}
+	/* strict: the retired gates, which copies may still fork through */
+	if (n + s->ngates <= max)
+		s->gates_at = n;
+	for (i = 0; i < s->ngates; i++, n++)
+		if (n < max)
+			pfd[n] = (struct pollfd){ .fd = s->gates[i],
+			    .events = POLLIN };
 	return n;
 }
 
@@ -620,6 +634,7 @@ session_run(struct session *s, const struct pollfd *pfd, int n)
 			session_handle(s->all[i], pfd, n);
 		if (n > 0 && pfd[0].revents && pfd[0].fd == s->init.chan.fd)
 			session_from_init(s);
+		session_gates_retired(s, pfd, n);
 	}
 	if (s->reap_orphans)
 		while (waitpid(-1, NULL, WNOHANG) > 0)

@@ -185,7 +185,7 @@ bool session_interrupt(struct session *s);
 
 /* The session's descriptors: fills at most max entries of pfd and
  * returns how many there are (call again with room for all). */
-int session_fds(const struct session *s, struct pollfd *pfd, int max);
+int session_fds(struct session *s, struct pollfd *pfd, int max);
 /* When session_run must be called even if no descriptor is ready:
  * CLOCK_MONOTONIC ms (now_ms), 0 for at once, -1 for never. */
 int64_t session_next_deadline(const struct session *s);

@@ -132,6 +132,13 @@ ui_branch_answered(struct ui *u, const struct ui_cell *c)
 
 /* ---- going to a branch ------------------------------------------------- */
 
+void
+ui_branch_start(struct ui *u, const char *name)
+{
+	snprintf(u->sess, sizeof u->sess, "%s", name);
+	u->branched = true;
+}
+
 /* The person is on name from now on: its namespace, its running cell. */
 static void
 ui_go(struct ui *u, const char *name)
@@ -392,6 +399,13 @@ ui_sessions_reply(struct ui *u, const struct response *r)
 		ui_go(u, u->br_target);
 		snprintf(u->note, sizeof u->note, "on branch '%s'", u->sess);
 		break;
+	case BR_HOME:
+		/* the person's branch was closed: the first open one
+		 * (main while it is) */
+		ui_go(u, ui_br_name(json_array_get(list, 0)));
+		snprintf(u->note, sizeof u->note, "your branch was closed: "
+		    "you are on '%s'", u->sess);
+		break;
 	case BR_NONE:
 		break;
 	}
@@ -461,9 +475,15 @@ ui_branch_magic(struct ui *u, const struct response *r)
 {
 	const char *adopted = ui_session_of(r->fields);
 	json_t *was = json_object_get(r->fields, "was");
+	const char *gone = json_string_value(json_object_get(r->fields,
+	    "closed"));
 
 	if (r->status != ST_OK)
 		return;
+	if (gone != NULL && ui_branch_here(u, gone)) {
+		ui_ask_sessions(u, BR_HOME, NULL);	/* %close of ours */
+		return;
+	}
 	if (json_is_array(json_object_get(r->fields, "sessions")) &&
 	    json_is_string(json_object_get(r->fields, "parent"))) {
 		u->branched = true;
@@ -664,10 +684,7 @@ ui_branch_reply(struct ui *u, enum ui_why why, const struct response *r)
 
 		snprintf(u->note, sizeof u->note, "closed '%s'", gone != NULL ?
 		    gone : "?");
-		if (gone != NULL && ui_branch_here(u, gone)) {
-			ui_go(u, UI_MAIN);
-			snprintf(u->note, sizeof u->note, "closed '%s': you "
-			    "are on main", gone);
-		}
+		if (gone != NULL && ui_branch_here(u, gone))
+			ui_ask_sessions(u, BR_HOME, NULL);
 	}
 }

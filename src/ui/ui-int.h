@@ -112,7 +112,7 @@ enum ui_why {
 };
 
 /* What the answer to our sessions request is for (ui-branch.c). */
-enum ui_br_want { BR_NONE, BR_PICK, BR_NEXT, BR_PREV, BR_SWITCH };
+enum ui_br_want { BR_NONE, BR_PICK, BR_NEXT, BR_PREV, BR_SWITCH, BR_HOME };
 
 enum ui_focus { F_INPUT, F_NS, F_CELLS, F_OVERLAY, F_REPLAY, F_RECORD };
 
@@ -386,6 +386,8 @@ void ui_branch_magic(struct ui *u, const struct response *r);
  * namespace event came for it. */
 void ui_branch_answered(struct ui *u, const struct ui_cell *c);
 void ui_branch_fork(struct ui *u, const char *name);	/* :fork, Esc f */
+/* The UI starts on branch name (--replay --from handed it over). */
+void ui_branch_start(struct ui *u, const char *name);
 void ui_branch_switch(struct ui *u, const char *name);	/* :switch */
 void ui_branch_close(struct ui *u, const char *name);	/* :close */
 void ui_branch_pick(struct ui *u);	/* F6: the picker */

@@ -502,6 +502,8 @@ ui_on_session(struct ui *u, const char *name, char *err, size_t len)
 static int
 ui_open(struct ui *u, char *err, size_t len)
 {
+	char branch[REQUEST_LABEL_MAX + 1];
+
 	if (u->opts->attach != NULL)
 		return ui_connect(u, err, len);
 	u->s = session_new(u->opts, err, len);
@@ -511,8 +513,13 @@ ui_open(struct ui *u, char *err, size_t len)
 	    SESSION_RAW | SESSION_LIVE_BG | SESSION_INPUT, ui_local_event, u);
 	/* --replay FILE --from N: the session picked up there, live
 	 * (replay.h); without --from, the file stepped through */
-	if (u->opts->replay != NULL && u->opts->replay_from > 0)
-		return replay_handover(u->opts, u->s, u->client, err, len);
+	if (u->opts->replay != NULL && u->opts->replay_from > 0) {
+		if (replay_handover(u->opts, u->s, u->client, branch,
+		    sizeof branch, err, len) == -1)
+			return -1;
+		ui_branch_start(u, branch);	/* the person is on it */
+		return 0;
+	}
 	return u->opts->replay != NULL ? ui_replay_open(u, err, len) : 0;
 }
 

@@ -422,7 +422,7 @@ ckpt_clone(struct ckpt *ck, const struct ckpt_watch *w, int timeout_ms,
 {
 	struct pollfd p[1 + CKPT_WATCH_MAX];
 	int64_t end = now_ms() + timeout_ms, left;
-	int fds[CHAN_MAX_FDS], nfds, i, n, rc = -1;
+	int fds[CHAN_MAX_FDS], nfds, i, n, got, rc = -1;
 	struct chan c;
 	json_t *m;
 	bool bad = false;
@@ -456,7 +456,9 @@ ckpt_clone(struct ckpt *ck, const struct ckpt_watch *w, int timeout_ms,
 				w->fn(w->ctx, p[i].fd);
 		if (p[0].revents == 0)
 			continue;
-		if (chan_fill(&c) <= 0 && errno != EAGAIN && errno != EINTR) {
+		got = chan_fill(&c);
+		if (got == 0 || (got < 0 && errno != EAGAIN &&
+		    errno != EINTR)) {
 			err_set(err, len, "the checkpoint at cell %d died as it "
 			    "was copied", ck->node->cell);
 			break;

@@ -10,11 +10,12 @@ refused with a reason; the magics do the same; the transcript's lines
 say their session."""
 import json
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
-from coiltest import Coil, check, cleanup, done, workdir  # noqa: E402
+from coiltest import COIL, Coil, check, cleanup, done, workdir  # noqa: E402
 
 
 def err(resp):
@@ -234,6 +235,11 @@ def transcript(wd):
         c.run("q = 1")
         c.call({"op": "fork", "name": "tb"})
         c.run("q = 2", session="tb")
+    rc = subprocess.run([COIL, "--replay", path, "--check"], cwd=wd,
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    check(rc.returncode == 0, "--replay --check of it rebuilds the "
+          "branch and matches", rc.stdout.decode()[-600:] +
+          rc.stderr.decode()[-600:])
     with open(path) as f:
         lines = [json.loads(x) for x in f if x.strip()]
     tb = [x for x in lines if x.get("session") == "tb"]
@@ -262,6 +268,18 @@ def strict(wd):
             "mechanisms", {}).get("checkpoint gate") or {})
         check(gate.get("state") == "on" and "spent_by_cells" not in gate,
               "strict: the gate's report is clean", repr(gate))
+        # the branches fork through main's gate: it is still answered
+        # once main's worker is reset, and once main is closed
+        c.call({"op": "reset"})
+        r = c.call({"op": "snapshot", "session": "b1"}, timeout=30)
+        check(r.get("status") == "ok", "strict: b1 snapshots after main's "
+              "reset", repr(r))
+        c.call({"op": "close", "session": "main"})
+        r = c.call({"op": "snapshot", "session": "b2"}, timeout=30)
+        f = c.call({"op": "fork", "session": "b2"}, timeout=30)
+        check(r.get("status") == "ok" and f.get("status") == "ok",
+              "strict: b2 snapshots and forks with main closed",
+              repr((r, f)))
 
 
 def main():
