@@ -696,6 +696,7 @@ options_free(struct coil_opts *o)
 	free((char *)o->history);
 	free((char *)o->listen);
 	free((char *)o->attach);
+	free((char *)o->session);
 	free((char *)o->record);
 	free((char *)o->replay);
 	free((char *)o->replay_then);
