@@ -145,6 +145,62 @@ record_open(const struct coil_opts *opts, char *err, size_t errlen)
 	return r;
 }
 
+/* FILE.jsonl's name with ".NAME" before its extension (a new string):
+ * the transcript of branch NAME beside its parent's. */
+static char *
+record_branch_name(const char *parent, const char *session)
+{
+	const char *dot = strrchr(parent, '.');
+	char *s;
+
+	if (dot == NULL || dot == parent)
+		dot = parent + strlen(parent);
+	xasprintf(&s, "%.*s.%s%s", (int)(dot - parent), parent, session, dot);
+	return s;
+}
+
+struct record *
+record_open_branch(const struct record *parent, const struct coil_opts *opts,
+    const char *session, const char *from, int cell, char *err,
+    size_t errlen)
+{
+	struct record *r;
+	char why[256];
+	json_t *h;
+	int fd;
+
+	if (parent->broken || parent->dir.magic)
+		return err_set(err, errlen, "'%s' is no file a name can be "
+		    "made beside", parent->path), NULL;
+	r = xcalloc(1, sizeof *r);
+	r->dir = parent->dir;
+	r->dir.fd = fcntl(parent->dir.fd, F_DUPFD_CLOEXEC, 3);
+	r->name = record_branch_name(parent->name, session);
+	xasprintf(&r->path, "%.*s%s", (int)(strlen(parent->path) -
+	    strlen(parent->name)), parent->path, r->name);
+	/* fs(walked): beside the parent's transcript, in its directory
+	 * held since the start, no link followed */
+	fd = r->dir.fd < 0 ? -1 : hostfs_open(&r->dir, r->name,
+	    HOSTFS_APPEND, why, sizeof why);
+	if (fd != -1 && (r->f = fdopen(fd, "a")) == NULL) {
+		snprintf(why, sizeof why, "%s", strerror(errno));
+		close(fd);
+	}
+	if (r->f == NULL) {
+		err_set(err, errlen, "cannot write the transcript '%s': %s",
+		    r->path, r->dir.fd < 0 ? strerror(errno) : why);
+		record_close(r);
+		return NULL;
+	}
+	setvbuf(r->f, NULL, _IOFBF, 1 << 16);
+	h = record_header(opts);
+	json_object_set_new(h, "branch", json_pack("{s:s, s:s, s:i, s:s}",
+	    "session", session, "parent", from, "cell", cell,
+	    "parent_transcript", parent->path));
+	record_write(r, h, true);
+	return r;
+}
+
 /* Which events a transcript keeps: not the namespace (it holds the
  * values' reprs, and replay does not need them) nor checkpoints. */
 static bool
@@ -250,7 +306,7 @@ record_close(struct record *r)
 {
 	if (r == NULL)
 		return;
-	if (fclose(r->f) != 0 && !r->broken)
+	if (r->f != NULL && fclose(r->f) != 0 && !r->broken)
 		coil_warn("transcript '%s': %s", r->path, strerror(errno));
 	/* A session asked nothing (an MCP client's probe of the server,
 	 * an agent that left at once) leaves no default transcript to

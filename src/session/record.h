@@ -50,6 +50,14 @@ struct record;
  * message when it cannot be opened. */
 struct record *record_open(const struct coil_opts *opts, char *err,
     size_t errlen);
+/* The transcript of branch session, forked from session from at cell:
+ * beside parent's, its name parent's with ".SESSION" before the
+ * extension, made in the directory parent walked before any cell ran;
+ * its header says "branch": {"session", "parent", "cell",
+ * "parent_transcript"}.  NULL with a message when it cannot be. */
+struct record *record_open_branch(const struct record *parent,
+    const struct coil_opts *opts, const char *session, const char *from,
+    int cell, char *err, size_t errlen);
 /* The hub callback (ctx: the record). */
 void record_event(void *ctx, const struct session_event *ev);
 void record_close(struct record *r);

@@ -60,6 +60,17 @@ session_name(struct session *s, int client, const char *name)
 	c->name = name != NULL && *name != '\0' ? json_string(name) : NULL;
 }
 
+void
+session_only(struct session *s, int client, const char *name)
+{
+	struct sclient *c = session_client(s, client);
+
+	if (c == NULL)
+		return;
+	free(c->only);
+	c->only = xstrdup(name);
+}
+
 bool
 session_name_taken(const struct session *s, const char *name)
 {
@@ -77,6 +88,7 @@ sclient_free(struct sclient *c)
 {
 	json_decref(c->name);
 	free(c->home);
+	free(c->only);
 	json_decref(c->warnings);
 	json_decref(c->restored);
 	outbuf_free(&c->bg_out);
@@ -405,8 +417,11 @@ session_deliver(struct session *s)
 		for (i = 0; i < s->nclients; i++) {
 			struct sclient *c = s->clients[i];
 
-			if (!c->gone && (c->id == e->ev.client ||
-			    (c->flags & SESSION_OBSERVE)))
+			if (c->gone || (c->only != NULL && (e->ev.session ==
+			    NULL || strcmp(e->ev.session, c->only) != 0)))
+				continue;
+			if (c->id == e->ev.client ||
+			    (c->flags & SESSION_OBSERVE))
 				c->fn(c->ctx, &e->ev);
 		}
 		if (e->hist_req != NULL) {

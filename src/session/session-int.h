@@ -177,6 +177,8 @@ struct sclient {
 	struct outbuf bg_out, bg_err;	/* background, for its next exec */
 	struct shaper bg_shape[2];
 	char *home;		/* its default session (adopt); NULL: main */
+	char *only;		/* an observer of that session's events
+				   alone (a branch's transcript), or NULL */
 };
 
 struct sevent {
@@ -336,6 +338,11 @@ struct session {
 	 * process uses the filter (POLLHUP); where session_fds put them */
 	int *gates;
 	int ngates, gates_at;
+	/* the branches' own transcripts (--record or the default one:
+	 * beside it), kept to the end; and whether a branch has one */
+	struct record **brecs;
+	int nbrecs;
+	bool recorded;
 	/* requests naming a session a fork still to be served may make:
 	 * held, in order, until it is (session_limbo_release) */
 	struct sreq *limbo, **limbo_tail;
@@ -362,6 +369,8 @@ struct session {
 void session_dispatch(struct session *s);
 
 /* session-hub.c: clients and delivery */
+/* An observer client hears only the events of session name. */
+void session_only(struct session *s, int client, const char *name);
 void sclient_free(struct sclient *c);
 void session_drop(struct session *s, struct sreq *r, const char *reason);
 

@@ -155,6 +155,9 @@ session_free(struct session *s)
 	json_decref(s->history);
 	json_decref(s->history_figs);
 	record_close(s->rec);
+	for (i = 0; i < s->nbrecs; i++)
+		record_close(s->brecs[i]);
+	free(s->brecs);
 	rc = export_close(s->export);
 	for (i = 0; i < s->ngates; i++)
 		close(s->gates[i]);

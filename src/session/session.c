@@ -306,13 +306,49 @@ static void (*const session_servers[])(struct session *, struct sreq *) = {
 	[OP_ADOPT] = session_adopt,
 };
 
+/* Each new branch's own transcript, beside main's: an observer of its
+ * events alone.  One that cannot be written is said once, in a
+ * warning; the branch goes on. */
+static void
+session_branch_records(struct session *s)
+{
+	struct session *hub = s->hub, *b;
+	struct record *rec;
+	char why[512];
+	int i, c;
+
+	for (i = 0; hub->rec != NULL && i < hub->nall; i++) {
+		b = hub->all[i];
+		if (b == hub || b->recorded)
+			continue;
+		b->recorded = true;
+		rec = record_open_branch(hub->rec, hub->opts, b->name,
+		    b->parent, b->fork_cell, why, sizeof why);
+		if (rec == NULL) {
+			session_warn(s, "branch '%s' has no transcript of its "
+			    "own: %s", b->name, why);
+			continue;
+		}
+		hub->brecs = xrealloc(hub->brecs, (size_t)(hub->nbrecs + 1) *
+		    sizeof *hub->brecs);
+		hub->brecs[hub->nbrecs++] = rec;
+		c = session_attach(hub, ORIGIN_AGENT, SESSION_OBSERVE |
+		    SESSION_NO_NS, record_event, rec);
+		session_only(hub, c, b->name);
+	}
+}
+
 static void
 session_serve(struct session *s, struct sreq *r)
 {
-	if ((size_t)r->op >= nitems(session_servers) ||
-	    session_servers[r->op] == NULL)
-		fatal("op '%s' has no server", request_ops[r->op].name);
-	session_servers[r->op](s, r);
+	enum op op = r->op;
+
+	if ((size_t)op >= nitems(session_servers) ||
+	    session_servers[op] == NULL)
+		fatal("op '%s' has no server", request_ops[op].name);
+	session_servers[op](s, r);	/* r may be gone now */
+	if (op == OP_FORK)
+		session_branch_records(s);
 }
 
 /* A magic rewritten into an op (request_magic) is checked as that op's

@@ -247,6 +247,15 @@ def transcript(wd):
           any(x.get("event") == "queued" for x in tb),
           "the transcript's lines about the branch say its session",
           repr(tb[:3]))
+    own = os.path.join(wd, "t.tb.jsonl")
+    with open(own) as f:
+        mine = [json.loads(x) for x in f if x.strip()]
+    check(mine[0].get("branch") == {"session": "tb", "parent": "main",
+                                    "cell": 1, "parent_transcript": path}
+          and all(x.get("session") == "tb" for x in mine[1:]) and
+          any(x.get("event") == "response" for x in mine),
+          "the branch has a transcript of its own beside it, naming its "
+          "parent and fork point, of its lines alone", repr(mine[:2]))
 
 
 def strict(wd):
