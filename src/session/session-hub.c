@@ -6,7 +6,7 @@
  *
  * Layer: hub, under session.c.  Calls down into the outbox, and into
  * the worker's process for the end of input of a client that left
- * (session_input); the layers below never call it: what they say waits
+ * (session_give_input); the layers below never call it: what they say waits
  * in the queue until session_deliver hands it out.
  */
 #include "config.h"
@@ -133,7 +133,7 @@ session_detach_from(struct session *b, int client)
 	/* Its cell reading a line would wait for it for ever: the end of
 	 * input instead (EOFError), if a question is waiting. */
 	if (b->run != NULL && b->run->client == client)
-		session_input(b, NULL);
+		session_give_input(b, NULL);
 }
 
 void
@@ -177,7 +177,7 @@ session_hangup(struct session *s, int client)
 	for (i = 0; i < s->hub->nall; i++) {
 		b = s->hub->all[i];
 		if (b->run != NULL && b->run->client == client) {
-			session_input(b, NULL);
+			session_give_input(b, NULL);
 			owed = true;
 		}
 		for (r = b->queue; r != NULL && !owed; r = r->next)

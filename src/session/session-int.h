@@ -510,6 +510,10 @@ bool session_drain(struct session *s, bool is_err, size_t budget);
 void session_drain_both(struct session *s, size_t budget);
 /* init's {"t":"fatal"}: it could not set up the sandbox or itself. */
 void session_init_fatal(struct session *s, json_t *m);
+/* The line (NULL: the end of input) for the cell of s reading one:
+ * session_input without its search of the branches.  -1 when none is
+ * asked for. */
+int session_give_input(struct session *s, const char *line);
 /* The run a live worker owes its reply, or NULL (session-life.h). */
 struct sreq *session_serving(const struct session *s);
 

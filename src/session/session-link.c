@@ -362,7 +362,7 @@ session_input_asked(struct session *s, struct link_frame *f)
 	s->run->asked_input = true;
 	c = session_client(s, s->run->client);
 	if (c == NULL || c->gone) {
-		session_input(s, NULL);
+		session_give_input(s, NULL);
 		return;
 	}
 	session_drain(s, false, SESSION_DRAIN_BUDGET);

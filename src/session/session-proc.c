@@ -275,29 +275,30 @@ session_drain_both(struct session *s, size_t budget)
 		session_drain(s, true, budget);
 }
 
-/* The session whose cell waits for a line: s, or, when s is the hub a
- * front end holds, the branch whose does; its link marked answered.
- * NULL when none waits. */
-static struct session *
-session_asking(struct session *s)
-{
-	int i;
-
-	if (link_answered_input(&s->ctl) == 0)
-		return s;
-	for (i = 0; s == s->hub && i < s->nall; i++)
-		if (s->all[i] != s && s->all[i]->run != NULL &&
-		    link_answered_input(&s->all[i]->ctl) == 0)
-			return s->all[i];
-	return NULL;
-}
-
 int
 session_input(struct session *s, const char *line)
 {
+	int i;
+
+	/* a front end's (it holds the hub): the cell reading may be a
+	 * branch's (the plain REPL after %switch); a local front end is
+	 * the only client that answers input */
+	if (s == s->hub && session_give_input(s, line) == -1) {
+		for (i = 0; i < s->nall; i++)
+			if (s->all[i] != s && s->all[i]->run != NULL &&
+			    s->all[i]->run->asked_input)
+				return session_give_input(s->all[i], line);
+		return -1;
+	}
+	return s == s->hub ? 0 : session_give_input(s, line);
+}
+
+int
+session_give_input(struct session *s, const char *line)
+{
 	struct sevent *e;
 
-	if ((s = session_asking(s)) == NULL)
+	if (link_answered_input(&s->ctl) == -1)
 		return -1;
 	session_send(s, json_pack("{s:s, s:s?}", "op", "input", "line",
 	    line));

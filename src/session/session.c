@@ -215,7 +215,7 @@ session_serve_input(struct session *s, struct sreq *r)
 	for (i = 0; i < s->hub->nall; i++) {
 		b = s->hub->all[i];
 		if (b->run != NULL && b->run->client == r->client &&
-		    session_input(b, text) == 0) {
+		    session_give_input(b, text) == 0) {
 			session_answer(r, response_new(ST_OK));
 			return;
 		}

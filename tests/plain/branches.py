@@ -137,6 +137,12 @@ t.expect(b"[b1] >>> ")
 t.type("(x, 'b1 again')")
 check(t.expect(b"(11, 'b1 again')") and t.expect(b"[b1] >>> "),
       "and b1 kept its own", tail(t))
+# input() in a cell on the branch reads the line typed at the REPL
+t.type("input('say: ') + '!'")
+ok = t.expect(b"say: ")
+t.type("hello")
+check(ok and t.expect(b"'hello!'") and t.expect(b"[b1] >>> "),
+      "input() on the branch reads the line typed here", tail(t))
 
 t.type("%switch nope")
 ok = t.expect(b"coil: ") and t.expect(b"no session 'nope'")
