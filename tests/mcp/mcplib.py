@@ -5,7 +5,6 @@ them (sdk.py, branches.py)."""
 import fcntl
 import json
 import os
-import shutil
 import subprocess
 import sys
 
@@ -98,7 +97,7 @@ def install():
         if not (os.path.exists(stamp) and os.path.exists(have) and
                 open(have).read() == want):
             for f in ("package.json", "package-lock.json"):
-                shutil.copy(os.path.join(HERE, f), d)
+                _copy(f, d)
             r = subprocess.run(["npm", "ci", "--no-audit", "--no-fund",
                                 "--loglevel=error"], cwd=d,
                                capture_output=True, text=True, timeout=600)
@@ -107,5 +106,24 @@ def install():
             open(stamp, "w").close()
         for f in os.listdir(HERE):
             if f.endswith(".mjs"):
-                shutil.copy(os.path.join(HERE, f), d)
+                _copy(f, d)
     return d, None
+
+
+def _copy(name, d):
+    """HERE's file name into d, as its own writable file: the source tree
+    may be read-only (make distcheck), and a copy that kept its mode
+    could not be written again by the next script that installs."""
+    with open(os.path.join(HERE, name), "rb") as f:
+        data = f.read()
+    dst = os.path.join(d, name)
+    try:
+        with open(dst, "rb") as f:
+            if f.read() == data:
+                return
+    except OSError:
+        pass
+    tmp = dst + ".%d.tmp" % os.getpid()
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, dst)
