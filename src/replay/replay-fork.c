@@ -70,6 +70,19 @@ fork_code(const struct rcell *c)
 	return json_string_value(json_object_get(c->req, "code")) ?: "";
 }
 
+/* A continuation's answer got to c (stolen), kept for the comparison
+ * of the two when c is a code cell. */
+static void
+fork_keep(json_t *answers, const struct rcell *c, json_t *got)
+{
+	if (!fork_is_code(c)) {
+		json_decref(got);
+		return;
+	}
+	json_array_append_new(answers, json_pack("{s:i, s:s, s:o}", "n",
+	    c->n, "code", fork_code(c), "got", got));
+}
+
 /* Whether got ended as c was recorded to; if not, how, in words. */
 static bool
 fork_as_recorded(const struct rcell *c, json_t *got, char *how,
@@ -301,12 +314,8 @@ fork_then_cells(struct replay *rp, int from, json_t *first, bool print,
 			    how);
 			(*failed)++;
 		}
-		if (rc == 1 && fork_is_code(&c))
-			json_array_append_new(*answers, json_pack("{s:i, s:s, "
-			    "s:o}", "n", c.n, "code", fork_code(&c), "got",
-			    got));
-		else if (rc == 1)
-			json_decref(got);
+		if (rc == 1)
+			fork_keep(*answers, &c, got);
 		rcell_clear(&c);
 	}
 	if (rc == -1)
@@ -405,12 +414,8 @@ fork_main_cells(struct replay *rp, struct rsrc *src, json_t **answers,
 			replay_print(&c, got);
 			replay_check(rp, &c, got);
 		}
-		if (rc == 1 && fork_is_code(&c))
-			json_array_append_new(*answers, json_pack("{s:i, s:s, "
-			    "s:o}", "n", c.n, "code", fork_code(&c), "got",
-			    got));
-		else if (rc == 1)
-			json_decref(got);
+		if (rc == 1)
+			fork_keep(*answers, &c, got);
 		rcell_clear(&c);
 	}
 	if (rc == -1)

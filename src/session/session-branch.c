@@ -600,6 +600,22 @@ session_branches_summary(struct session *hub)
 	return o;
 }
 
+/* The open session close or adopt names, or NULL with r answered. */
+static struct session *
+session_named(struct session *hub, struct sreq *r, const char *name)
+{
+	struct session *b = session_find(hub, name);
+	char *names;
+
+	if (b != NULL)
+		return b;
+	names = session_names(hub);
+	session_answer(r, response_invalid("no session '%.64s' (the sessions "
+	    "are: %s)", name, names));
+	free(names);
+	return NULL;
+}
+
 /* The requests of b answered, why: it ends under them.  A cell being
  * run again after a restore is no one's; the one whose answer waits
  * for it (redo.held) is answered. */
@@ -657,15 +673,9 @@ session_close(struct session *s, struct sreq *r)
 	const char *name = json_string_value(json_object_get(r->req,
 	    "session"));
 	struct response *resp;
-	char *names;
 
-	if ((b = session_find(hub, name)) == NULL) {
-		names = session_names(hub);
-		session_answer(r, response_invalid("no session '%.64s' (the "
-		    "sessions are: %s)", name, names));
-		free(names);
+	if ((b = session_named(hub, r, name)) == NULL)
 		return;
-	}
 	if (hub->nall == 1) {
 		session_answer(r, response_invalid("'%s' is the last session: "
 		    "shutdown ends coil", name));
@@ -710,15 +720,9 @@ session_adopt(struct session *s, struct sreq *r)
 	    "session"));
 	struct sclient *c = session_client(hub, r->client);
 	struct response *resp;
-	char *names;
 
-	if ((b = session_find(hub, name)) == NULL) {
-		names = session_names(hub);
-		session_answer(r, response_invalid("no session '%.64s' (the "
-		    "sessions are: %s)", name, names));
-		free(names);
+	if ((b = session_named(hub, r, name)) == NULL)
 		return;
-	}
 	resp = response_new(ST_OK);
 	response_set(resp, "session", json_string(b->name));
 	response_set(resp, "was", json_string(c != NULL && c->home != NULL ?
