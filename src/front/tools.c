@@ -314,13 +314,16 @@ tools_system_text(const struct coil_opts *opts)
 	    "answered otherwise (a clock, a random number), and \"lost\" "
 	    "the cells whose effects are gone (\"lost_why\" says why each "
 	    "was not run again): run them again if you need what they "
-	    "made. The cell that died is never run again. No \"restored\" "
-	    "means the namespace is as the last cell left it. Files written "
-	    "and processes started are not rolled back.\n\nsnapshot and "
-	    "rollback keep and restore the namespace by name or cell; reset "
-	    "starts afresh; fork branches the session into independent "
-	    "copies in milliseconds, to try several ways from one state, "
-	    "and adopt_session keeps the one that worked.");
+	    "made. The cell that died is never run again, and no thread "
+	    "survives a restore (\"threads_lost\" counts those that ran "
+	    "when the checkpoint was taken). If the process died between "
+	    "calls, the next answer carries \"restored\" and a warning. No "
+	    "\"restored\" means the namespace is as the last cell left it. "
+	    "Files written and processes started are not rolled back.\n\n"
+	    "snapshot and rollback keep and restore the namespace by name "
+	    "or cell; reset starts afresh; fork branches the session into "
+	    "independent copies in milliseconds, to try several ways from "
+	    "one state, and adopt_session keeps the one that worked.");
 	return buf_take(&b);
 }
 

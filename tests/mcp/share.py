@@ -8,7 +8,8 @@
   is initialize's instructions and a newline, with the same options:
   --allow-net, --timeout, --max-output and --memory shape both alike.
 - openai's and anthropic's definitions are MCP's tools reshaped: each
-  API's shape, the same names, descriptions and input schemas.
+  API's shape, the same names, descriptions and input schemas, within
+  the APIs' limits on names and descriptions.
 - every tool has an outputSchema, a draft 2020-12 object schema; a
   client that agreed on a revision before 2025-06-18 gets none.
 - --request-schema names its draft in each op's schema.
@@ -16,6 +17,7 @@
 """
 import json
 import os
+import re
 import subprocess
 import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
@@ -66,6 +68,13 @@ check(all(a == {"name": m["name"], "description": m["description"],
                 "input_schema": m["inputSchema"]}
           for m, a in zip(mcp, anthropic)),
       "anthropic's: {name, description, input_schema}, MCP's inputSchema")
+# What the types cannot say: both APIs take names of 1 to 64 letters,
+# digits, _ and -, and OpenAI's function descriptions are at most 1024
+# characters long.
+check(all(re.fullmatch(r"[A-Za-z0-9_-]{1,64}", t["name"]) and
+          len(t["description"]) <= 1024 for t in mcp),
+      "names and descriptions within the APIs' limits",
+      [(t["name"], len(t["description"])) for t in mcp])
 check(all(isinstance(t.get("outputSchema"), dict) and
           t["outputSchema"].get("type") == "object" and
           t["outputSchema"].get("required") == ["status"] and
