@@ -70,6 +70,16 @@ struct sandbox_conf {
 					   needs outside /usr (a venv, a
 					   prefix); may be NULL */
 	size_t n_python_paths;
+	const char *venv;		/* the virtualenv cells use, its real
+					   path as the supervisor resolved it
+					   before any cell ran, or NULL: cells
+					   read it (a bind of venv_fd where no
+					   other bind holds it) and the worker's
+					   environment names it (VIRTUAL_ENV,
+					   its bin/ first on PATH) */
+	int venv_fd;			/* O_PATH of that dir, held since the
+					   start: init binds what was opened
+					   then, never the path again; -1 */
 	const char *state_dir;		/* coil's own (history, transcripts):
 					   when it lies in a dir cells see,
 					   the mount namespace covers it with

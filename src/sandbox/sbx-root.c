@@ -325,9 +325,12 @@ clone_binds(struct sbx *sb, struct owners *own, char *what, size_t wlen)
 	for (i = 0; i < p->nb; i++) {
 		struct sbx_bind *b = &p->b[i];
 
-		/* fs(newroot) */
-		TRY(b->fd = open_tree(AT_FDCWD, b->path, OPEN_TREE_CLONE |
-		    OPEN_TREE_CLOEXEC | AT_RECURSIVE), "cloning '%s'",
+		/* fs(newroot); fs(held): the venv's dir, held since the
+		 * start, not its path again */
+		TRY(b->fd = open_tree(b->src >= 0 ? b->src : AT_FDCWD,
+		    b->src >= 0 ? "" : b->path, OPEN_TREE_CLONE |
+		    OPEN_TREE_CLOEXEC | AT_RECURSIVE |
+		    (b->src >= 0 ? AT_EMPTY_PATH : 0)), "cloning '%s'",
 		    b->path);
 		if (sb->userns >= 0 && bind_idmap(b, sb, own->v, &own->n,
 		    sizeof own->v / sizeof *own->v) < 0) {
