@@ -549,6 +549,27 @@ mount_failed(struct sbx *sb, int e, const char *what)
 	return -1;
 }
 
+/* The venv's bind (sandbox.c: venv_bind) takes its dir from the cwd,
+ * which unshare moved to the new namespace's copy of the held dir. */
+static int
+venv_here(struct sbx_paths *p, int held)
+{
+	size_t i;
+	int fd;
+
+	/* fs(held): the venv's dir, held since the start, entered by
+	 * fchdir and moved into this namespace by unshare */
+	if ((fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -1;
+	for (i = 0; i < p->nb; i++)
+		if (p->b[i].src == held) {
+			p->b[i].src = fd;
+			return 0;
+		}
+	close(fd);
+	return 0;
+}
+
 /* A mount namespace of our own, and in it, when init is PID 1, a /proc
  * that shows the session only.  Before anything else that reads /proc:
  * the host's would show other processes under the pids we know. */
@@ -561,6 +582,14 @@ root_mountns(struct sbx *sb)
 
 	if (sbx_skipped(sb->c, r, SANDBOX_M_MOUNTNS))
 		return 0;
+	/* The venv's held dir is a mount of the host's namespace, which
+	 * open_tree cannot clone from ours (EINVAL): but unshare moves the
+	 * cwd to its copy in the new one, so enter the dir first and take
+	 * it from there (init enters the work dir at its end). */
+	if (sb->c->venv_fd >= 0 && fchdir(sb->c->venv_fd) < 0) {
+		e = errno;
+		return mount_failed(sb, e, "entering the venv's dir");
+	}
 	if (unshare(CLONE_NEWNS) < 0) {
 		sbx_mark(r, SANDBOX_M_MOUNTNS, SANDBOX_MISSING, errno, "%s; "
 		    "needs a user namespace or root: the work dir is enforced "
@@ -571,6 +600,10 @@ root_mountns(struct sbx *sb)
 	what = "making / private";
 	/* fs(proc): init's mount namespace, made private first */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		goto out;
+	what = "taking the venv's dir into the mount namespace";
+	if (sb->c->venv_fd >= 0 && venv_here(&sb->st->paths, sb->c->venv_fd)
+	    < 0)
 		goto out;
 	what = "mounting the session's /proc";
 	/* fs(proc): the session's own /proc */
