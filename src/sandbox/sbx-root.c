@@ -549,8 +549,9 @@ mount_failed(struct sbx *sb, int e, const char *what)
 	return -1;
 }
 
-/* The venv's bind (sandbox.c: venv_bind) takes its dir from the cwd,
- * which unshare moved to the new namespace's copy of the held dir. */
+/* The venv's bind, which sandbox.c's venv_bind made, takes its dir from
+ * the cwd, which unshare moved to the new namespace's copy of the held
+ * dir. */
 static int
 venv_here(struct sbx_paths *p, int held)
 {
