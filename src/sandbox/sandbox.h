@@ -239,12 +239,14 @@ int sandbox_apply(const struct sandbox_conf *, struct sandbox_report *,
 
 /*
  * Worker: the environment for Python.  Under none, a copy of env.  Else an
- * allow-list (PATH, LANG, LC_*, TZ, USER, LOGNAME, the thread counts if the
- * user set them; proxies and CA bundles with allow_net) plus HOME=workdir,
+ * allow-list (PATH, LANG, LC_*, TZ, USER, LOGNAME, PIP_FIND_LINKS, the
+ * thread counts if the user set them; proxies and CA bundles with
+ * allow_net) plus HOME=workdir,
  * TMPDIR=TMP=TEMP=the private temp dir (MPLCONFIGDIR, XDG_CACHE_HOME in it),
  * MPLBACKEND=Agg, and OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and friends set
- * to the CPUs this process may use.  Returns a NULL-terminated array the
- * caller frees with sandbox_env_free.
+ * to the CPUs this process may use.  Under every profile VIRTUAL_ENV is
+ * conf->venv (or unset) and its bin/ leads PATH.  Returns a NULL-terminated
+ * array the caller frees with sandbox_env_free.
  */
 char **sandbox_env(const struct sandbox_conf *, char *const *env);
 void sandbox_env_free(char **);
