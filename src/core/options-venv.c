@@ -31,7 +31,8 @@
 /* What pyvenv.cfg says of the venv. */
 struct venv_cfg {
 	char version[32];	/* "3.11": version_info, else version; "" */
-	bool system_site;	/* include-system-site-packages = true */
+	bool system_site;	/* include-system-site-packages = true,
+				   or no such line (site.py's default) */
 };
 
 /* s without its blanks at both ends, in place. */
@@ -156,7 +157,7 @@ options_venv(struct coil_opts *o)
 {
 	const char *dir = o->venv_arg, *from = "--venv";
 	struct hostfs_dir d = { -1, false, false };
-	struct venv_cfg cfg = { "", false };
+	struct venv_cfg cfg = { "", true };
 	char err[512], link[64], real[PATH_MAX];
 	ssize_t n;
 	int rc = 2;

@@ -134,6 +134,20 @@ if has_numpy:
               "... after the venv's own site-packages", r)
         check_exit(c)
 
+# no include-system-site-packages line: true, as site.py reads it
+if has_numpy:
+    noline = os.path.join(top, "noline")
+    shutil.copytree(v1, noline, symlinks=True)
+    cfg = os.path.join(noline, "pyvenv.cfg")
+    with open(cfg) as f:
+        kept = [ln for ln in f if not ln.lower().startswith("include-")]
+    with open(cfg, "w") as f:
+        f.writelines(kept)
+    with session("standard", "--venv", noline) as c:
+        check(imports(c, "numpy"), "no include-system-site-packages line: "
+              "the system's numpy imports, as site.py has it")
+        check_exit(c)
+
 # the transcript's header
 rec = os.path.join(top, "t.jsonl")
 with session("standard", "--venv", v1, "--record", rec) as c:
