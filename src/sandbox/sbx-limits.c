@@ -130,12 +130,14 @@ env_venv(struct envv *ev, const char *venv)
 	}
 	ev->n = k;
 	ev->v[k] = NULL;
-	np = sbx_realloc(NULL, (path != NULL ? strlen(path) : 0) +
+	np = sbx_realloc(NULL, (path != NULL ? strlen(path) : 32) +
 	    (bin != NULL ? strlen(bin) : 0) + 8);
 	strcpy(np, "PATH=");
 	if (bin != NULL)
 		strcat(np, bin);
-	for (p = path != NULL ? path + 5 : ""; *p != '\0';
+	/* no PATH at all (under none): bin/ before the shell's default */
+	for (p = path != NULL ? path + 5 : "/usr/local/bin:/usr/bin:/bin";
+	    *p != '\0';
 	    p = *end != '\0' ? end + 1 : end) {
 		end = strchrnul(p, ':');
 		k = (size_t)(end - p);

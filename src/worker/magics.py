@@ -273,9 +273,14 @@ class _Door:
         ns["_exit_code"] = r.returncode
 
     def getoutput(self, cmd):
-        """x = !cmd and !!cmd: stdout and stderr, as lines."""
+        """x = !cmd and !!cmd: stdout and stderr, as lines (!pip's
+        too, through %pip's handler)."""
         subprocess = _std("subprocess")
         cmd = _expand(cmd, sys._getframe(1))
+        m = _regexes()["pip"].match(cmd)
+        if m:
+            return _pip(cmd[m.end():], "!" + m.group(1).strip(),
+                        capture=True)
         _shell_ok("!" + cmd.split(" ")[0] if cmd.strip() else "!")
         _flush()
         r = subprocess.run(cmd, shell=True, stdout=subprocess.PIPE,

@@ -539,13 +539,14 @@ def _pip_find_links(args):
     return bool(os.environ.get("PIP_FIND_LINKS"))
 
 
-def _pip(arg, how):
+def _pip(arg, how, capture=False):
     """%pip ARGS, and !pip, !pip3, !python -m pip: the venv's own pip
     (VENV/bin/python -m pip) in a process of the cell's, its output
     streamed as the cell's; then the import system looks again, so a
     package just installed imports on the next line.  Without the
     network (--allow-net) pip looks only where --find-links points
-    (--no-index: it would otherwise retry the index for minutes)."""
+    (--no-index: it would otherwise retry the index for minutes).
+    capture (x = !pip ...): pip's output comes back as an SList."""
     os = _std("os")
     shlex = _std("shlex")
     subprocess = _std("subprocess")
@@ -588,7 +589,10 @@ def _pip(arg, how):
     env["PIP_NO_INPUT"] = "1"
     env["PIP_NO_CACHE_DIR"] = "1"      # the private tmp goes anyway
     _flush()
-    r = subprocess.run([venv + "/bin/python", "-m", "pip"] + args, env=env)
+    pipe = subprocess.PIPE if capture else None
+    r = subprocess.run([venv + "/bin/python", "-m", "pip"] + args, env=env,
+                       stdout=pipe, stderr=subprocess.STDOUT if capture
+                       else None)
     ns["_exit_code"] = r.returncode
     _std("importlib").invalidate_caches()
     if cmd in _PIP_WRITES:
@@ -597,6 +601,8 @@ def _pip(arg, how):
         for d in site.getsitepackages([venv]):
             if os.path.isdir(d):
                 site.addsitedir(d)
+    if capture:
+        return SList(r.stdout.decode("utf-8", "replace").splitlines())
     if r.returncode != 0:
         raise UsageError("%s %s: pip exited with status %d (its messages "
                          "are above)" % (how, cmd, r.returncode))

@@ -70,6 +70,10 @@ with session("--allow-write", venv) as c:
     r = c.run("!pip3 list", timeout=300)
     check(r["status"] == "ok" and "tinypkg3" in r["output"],
           "!pip3 list lists what the venv holds", r)
+    r = c.run("x = !pip list\n[l.split()[0] for l in x if 'tinypkg' in l]",
+              timeout=300)
+    check(r.get("result") == "['tinypkg', 'tinypkg2', 'tinypkg3']",
+          "x = !pip list: pip's output as lines", r)
     r = c.run("%pip uninstall -y tinypkg3", timeout=300)
     check(r["status"] == "ok" and not os.path.exists(
         os.path.join(site_packages(venv), "tinypkg3")),
