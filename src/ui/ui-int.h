@@ -146,6 +146,7 @@ struct ui {
 	struct ui_store *store;	/* their text (ui-lines.c) */
 	size_t cap, head, nlines;
 	size_t dropped;		/* lines the ring let go of, ever */
+	size_t streamed;	/* bytes of output since malloc_trim */
 	uint64_t at_seq;	/* the cell new lines are of, and */
 	unsigned char at_field;	/* the field */
 	struct { uint64_t seq; char op[12]; int to; } ops[8];

@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,9 @@
 #include "ui-image.h"
 #include "ui-int.h"
 
+
+/* Bytes of output after which an answer gives freed memory back. */
+#define UI_TRIM_AFTER ((size_t)8 << 20)
 
 void
 ui_model_init(struct ui *u, size_t scrollback)
@@ -402,6 +406,12 @@ ui_answered(struct ui *u, struct ui_cell *c, const struct response *r,
 	ui_cell_show(u, c);
 	ui_record_answer(u, c, r);
 	u->last = (size_t)(c - u->cells) + 1;
+	/* after a flood, what its buffers held goes back to the system:
+	 * malloc keeps freed pages that lie below blocks still in use */
+	if (u->streamed > UI_TRIM_AFTER) {
+		malloc_trim(0);
+		u->streamed = 0;
+	}
 }
 
 /* The answer to one of our own requests, by what it was for. */
@@ -490,6 +500,7 @@ ui_output(struct ui *u, enum session_ev kind, uint64_t seq, int stream,
 		u->at_seq = 0;
 	}
 	u->at_field = stream == 2 ? FD_ERR : FD_OUT;
+	u->streamed += len;
 	ui_append(u, stream == 2 ? UL_ERR : UL_OUT, data, len);
 }
 
