@@ -6,10 +6,11 @@
  * A line's text is not a block of malloc's: 10,000 lines of a flood
  * would pay malloc's header and rounding on each (112 bytes for 99 of
  * text).  Texts are packed back to back in chunks of UI_CHUNK bytes,
- * mapped on their own (outside the heap: the session's buffers freed
- * after a flood are not held behind lines), each counting the bytes of
- * it still in use.  The ring lets go of its oldest line first, so the
- * oldest chunk empties and is unmapped as the lines it held leave.  A
+ * each counting the bytes of it still in use.  The ring lets go of its
+ * oldest line first, so the oldest chunk empties and is freed as the
+ * lines it held leave.  (Chunks mapped on their own, outside malloc's
+ * heap, did worse: the holes a flood's freed buffers leave in the heap
+ * were then reused by nothing.)  A
  * line grows in place while it is the last text of its chunk (an open
  * line is, but for a mark added to an old header); otherwise it moves
  * to the newest chunk and leaves its old bytes counted free.
@@ -18,8 +19,8 @@
  * not in each line: a flood's 10,000 lines are one cell's.
  *
  * A cut line (past UI_LINE_MAX) keeps what the cut needs, struct
- * ui_cut, in the store just before its text: one line in a thousand
- * pays for it, not every line.  Supervisor only; single-threaded.
+ * ui_cut, in the store just before its text: only cut lines pay for
+ * it.  Supervisor only; single-threaded.
  */
 #include "config.h"
 
@@ -27,7 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "ui-int.h"
 
@@ -36,7 +36,7 @@
 _Static_assert(UI_LINE_MAX <= USHRT_MAX, "a line's length and a cut "
     "line's head and tail fit their fields");
 _Static_assert(sizeof(void *) != 8 || sizeof(struct ui_line) <= 16,
-    "a scrollback line stays 24 bytes");
+    "a scrollback line stays 16 bytes");
 
 /* What a cut line keeps past its text, just before it in the store. */
 struct ui_cut {
@@ -49,7 +49,7 @@ _Static_assert(sizeof(struct ui_cut) + UI_LINE_MAX <= UI_CHUNK,
     "a line fits a chunk");
 
 struct ui_chunk {
-	char *base;		/* UI_CHUNK bytes, mapped */
+	char *base;		/* UI_CHUNK bytes, malloc's */
 	size_t used;		/* bytes given out, from base */
 	size_t live;		/* of them, still a line's */
 };
@@ -86,6 +86,7 @@ static char *
 ul_alloc(struct ui_store *s, size_t n)
 {
 	struct ui_chunk *c = s->n > 0 ? &s->c[s->n - 1] : NULL;
+
 	if (c == NULL || c->used + n > UI_CHUNK) {
 		if (s->n == s->cap) {
 			s->cap = s->cap ? 2 * s->cap : 16;
