@@ -112,6 +112,10 @@ void http_stream_add(struct hstream *st, const char *line, size_t len,
     bool last);
 /* Resume a suspended reader: it has more to write, or is to end. */
 void http_reader_wake(struct hreader *r);
+/* Whether one was resumed since the last call: libmicrohttpd, in the
+ * loop's hands, serves a resumed connection only in a later MHD_run,
+ * which the loop then owes it at once. */
+bool http_reader_woke(void);
 /* Unlink st from hs and free it; its reader ends. */
 void http_stream_free(struct hsess *hs, struct hstream *st);
 bool http_stream_owned(const struct hsess *hs, const struct hstream *st);

@@ -34,13 +34,26 @@ http_stream_new(struct hsess *hs, json_t *id)
 	return st;
 }
 
+/* Whether a reader was resumed since http_reader_woke last asked. */
+static bool http_woken;
+
 void
 http_reader_wake(struct hreader *r)
 {
 	if (r != NULL && r->suspended) {
 		r->suspended = false;
+		http_woken = true;
 		MHD_resume_connection(r->conn);
 	}
+}
+
+bool
+http_reader_woke(void)
+{
+	bool w = http_woken;
+
+	http_woken = false;
+	return w;
 }
 
 /* Unlink st from its session and free it; its reader ends. */

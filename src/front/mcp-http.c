@@ -548,6 +548,18 @@ http_wait_ms(const struct http *h)
 	return ms > 1 << 30 ? 1 << 30 : (int)ms;
 }
 
+/* libmicrohttpd's turn, again while it resumed a connection (a stream
+ * taken over, a call cancelled): each resumed one is served. */
+static void
+http_run(struct http *h)
+{
+	int i;
+
+	MHD_run(h->d);
+	for (i = 0; i < 8 && http_reader_woke(); i++)
+		MHD_run(h->d);
+}
+
 /* One turn: [session][signals][libmicrohttpd's epoll]. */
 static int
 http_turn(struct http *h)
@@ -574,10 +586,13 @@ http_turn(struct http *h)
 	if ((pfd[ns].revents & POLLIN) &&
 	    read(h->sfd, &si, sizeof si) == sizeof si)
 		h->signo = (int)si.ssi_signo;
-	MHD_run(h->d);
+	http_run(h);
 	rc = session_run(h->s, pfd, ns);
 	if (rc == -1)
 		coil_error("%s", session_failure(h->s));
+	/* The answers the hub just gave resumed their connections: they
+	 * are written now, not a turn later. */
+	http_run(h);
 	return rc;
 }
 
