@@ -608,6 +608,9 @@ options_settle(struct coil_opts *o, char *err, size_t errlen)
 	    o->mode != MODE_MCP)
 		return err_set(err, errlen, "--http and --http-token-file "
 		    "serve MCP over HTTP: use them with --mcp");
+	if (o->http != NULL && (o->listen != NULL || o->replay != NULL))
+		return err_set(err, errlen, "--http serves the session on its "
+		    "own: it goes with neither --listen nor --replay");
 #ifndef HAVE_MHD
 	if (o->http != NULL)
 		return err_set(err, errlen, "--http: this coil was built "

@@ -88,6 +88,7 @@ http_edge_listen(struct http_edge *e, char *err, size_t len)
 		return err_set(err, len, "--http: socket: %s",
 		    strerror(errno));
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	/* fs(user): the address the user named, an inet one (no path) */
 	if (bind(fd, (struct sockaddr *)&e->sa, e->salen) == -1 ||
 	    listen(fd, 128) == -1 ||
 	    getsockname(fd, (struct sockaddr *)&got, &glen) == -1) {
@@ -115,7 +116,8 @@ http_token_file(struct http_edge *e, const char *path, char *err,
 	ssize_t n;
 	int fd, rc = -1;
 
-	/* fs(start): read once before any cell runs */
+	/* fs(user): the file the user named, read once before any cell
+	 * runs */
 	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
 		return err_set(err, len, "--http-token-file: cannot read %s: "
 		    "%s", path, strerror(errno));

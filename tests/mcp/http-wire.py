@@ -174,6 +174,16 @@ def guards(c):
     ping = '{"jsonrpc":"2.0","id":1,"method":"ping"}'
     st, body = curl(c, *h, "--data-binary", "x" * 5000)
     check(st == 413, "a body over --max-request is 413", (st, body))
+    st, body = curl(c, *h, "-H", "Transfer-Encoding: chunked",
+                    "--data-binary", "x" * 5000)
+    check(st == 413, "a chunked body over --max-request is 413 too",
+          (st, body))
+    st, body = curl(c, *h, "-H", "X-Big: " + "a" * 100000,
+                    "--data-binary", ping)
+    check(st == 431, "headers over the bound are 431", st)
+    st, body = curl(c, *h, "--data-binary", "[" + ping + "]")
+    check(st == 400 and b"batches" in body, "a batch is refused with a "
+          "JSON-RPC error (400)", (st, body))
     st, body = curl(c, "-H", "Content-Type: text/plain", "-H",
                     "Accept: " + ACCEPT, "--data-binary", ping)
     check(st == 415, "a body that is not application/json is 415", st)
