@@ -65,8 +65,12 @@ enum MHD_Result http_refuse(struct MHD_Connection *c, unsigned status,
 struct hstream;
 
 /* The connection reading a stream now. */
+struct hreq;
+
 struct hreader {
 	struct hstream *st;	/* NULL once the stream is gone or taken */
+	struct hreq *q;		/* its request, NULL once that is over:
+				   libmicrohttpd may end either first */
 	struct MHD_Connection *conn;
 	size_t next, off;	/* the event to write next, and how far */
 	bool suspended;

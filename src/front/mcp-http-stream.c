@@ -166,6 +166,8 @@ http_sse_free(void *cls)
 
 	if (r->st != NULL && r->st->r == r)
 		r->st->r = NULL;
+	if (r->q != NULL)
+		r->q->r = NULL;
 	free(r);
 }
 
@@ -184,6 +186,7 @@ http_stream_serve(struct hsess *hs, struct hreq *q, struct MHD_Connection *c,
 		http_reader_wake(st->r);
 	}
 	r->st = st;
+	r->q = q;
 	r->conn = c;
 	r->next = from;
 	st->r = r;

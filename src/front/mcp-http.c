@@ -527,6 +527,8 @@ http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		if (hs != NULL)
 			http_stream_free(hs, r->st);
 	}
+	if (r != NULL)
+		r->q = NULL;
 	buf_free(&q->body);
 	free(q);
 	*con_cls = NULL;
