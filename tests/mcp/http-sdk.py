@@ -7,7 +7,10 @@ as progress), a call cancelled with the SDK's AbortSignal (the cell
 stops, the session goes on), a connection dropped while its cell runs
 (the SDK resumes with Last-Event-ID and gets the answer kept for it),
 the session ended with DELETE; and the client refused without the
-token, with a wrong one, and from a foreign Origin.
+token, with a wrong one, and from a foreign Origin.  The v2 client
+(@modelcontextprotocol/client) in each of its ways to a revision: the
+handshake (a session), server/discover then 2026-07-28, and 2026-07-28
+alone (no session).
 
 The SDK is installed with npm ci from tests/mcp/package-lock.json into
 the build tree (tests/mcp-node), once (mcplib.install).
@@ -75,6 +78,27 @@ def checks(out):
               "the SDK client is refused %s (%s)" % (what, code), st)
 
 
+def v2(d, port):
+    for mode, want in (("legacy", "2025-11-25"), ("auto", "2026-07-28"),
+                       ("pin", "2026-07-28")):
+        r = subprocess.run(["node", os.path.join(d, "http-v2.mjs"),
+                            "http://127.0.0.1:%d/mcp" % port, TOKEN, mode],
+                           capture_output=True, text=True, timeout=600)
+        try:
+            out = json.loads(r.stdout)
+        except ValueError:
+            out = {"error": "no JSON from http-v2.mjs: %r %r"
+                   % (r.stdout[-2000:], r.stderr[-2000:])}
+        stateful = mode == "legacy"
+        check(out.get("error") is None and out.get("version") == want and
+              (out.get("session") is not None) == stateful and
+              "Out[" in out.get("first", "") and ": 42" in out["first"] and
+              ": 21" in out.get("second", "") and
+              out.get("progress") == ["p\n"],
+              "v2 client, %s: revision %s, %s, cells and progress" %
+              (mode, want, "a session" if stateful else "no session"), out)
+
+
 def main():
     if node_major() is None or node_major() < 18:
         skip_all("Node.js 18 or newer is not installed (setup.sh installs "
@@ -96,6 +120,7 @@ def main():
             out = {"error": "no JSON from http.mjs: %r %r"
                    % (r.stdout[-2000:], r.stderr[-2000:])}
         checks(out)
+        v2(d, c.port)
     finally:
         c.close()
     cleanup(w)
