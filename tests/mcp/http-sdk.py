@@ -123,6 +123,8 @@ def main():
         v2(d, c.port)
     finally:
         c.close()
+    check(c.stderr_rest() == "", "coil said nothing else on stderr",
+          c.stderr_rest()[-4000:])
     cleanup(w)
     cleanup(state)
     done()

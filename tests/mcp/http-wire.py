@@ -289,6 +289,8 @@ def main():
         rc = c.close()
     check(rc in (0, 128 + 15, -15), "coil ends on SIGTERM", (rc,
           c.stderr_text()[-2000:]))
+    check(c.stderr_rest() == "", "coil said nothing else on stderr",
+          c.stderr_rest()[-4000:])
     tokens(w)
     refused(w)
     os.chmod(os.path.join(w, "token"), stat.S_IRUSR | stat.S_IWUSR)

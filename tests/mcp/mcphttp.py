@@ -47,6 +47,11 @@ class HttpCoil:
     def stderr_text(self):
         return self.err.decode(errors="replace")
 
+    def stderr_rest(self):
+        """What coil said on stderr but where it serves (after close)."""
+        return "\n".join(x for x in self.stderr_text().splitlines()
+                         if "serving MCP on http://" not in x)
+
     def close(self):
         if self.proc.poll() is None:
             self.proc.terminate()
