@@ -252,6 +252,7 @@ http_post_answer(struct http *h, struct hsess *hs, struct hreq *q,
 	bool request = json_is_string(json_object_get(msg, "method")) &&
 	    id != NULL && !json_is_null(id);
 	struct hstream *st;
+	const char *ver;
 
 	if (made && !http_has_result(out)) {
 		/* A failed initialize makes no session. */
@@ -270,10 +271,14 @@ http_post_answer(struct http *h, struct hsess *hs, struct hreq *q,
 		    out->len, hs->sid);
 	if (!request)
 		return http_reply(c, MHD_HTTP_ACCEPTED, NULL, "", 0, hs->sid);
-	/* A call whose answer comes later: its stream. */
+	/* A call whose answer comes later: its stream, primed for a
+	 * client of 2025-11-25 or later (the revision that asks for it;
+	 * an earlier one may take an event without data for an error). */
 	st = http_stream_new(hs, id);
 	http_stream_bound(hs);
-	return http_stream_serve(hs, q, c, st, 0);
+	ver = http_header(c, "MCP-Protocol-Version");
+	return http_stream_serve(hs, q, c, st, ver != NULL &&
+	    strcmp(ver, "2025-11-25") >= 0 ? 0 : 1);
 }
 
 /* A call the client cancelled has no answer (mcp.c sends none): its

@@ -71,6 +71,12 @@ def calls(c):
           "the cell's output came as progress before the answer", seen)
     check("Out[1]: 42" in text(ans) and ans["id"] == c.next_id,
           "the answer is the call's result", ans)
+    st, _, sse = c.rpc("tools/call", {"name": "run_python", "arguments": {
+        "code": "7"}}, headers=c.headers({"MCP-Protocol-Version":
+                                          "2025-06-18"}))
+    eid, first = sse.next()
+    check(eid.endswith(".1") and "result" in first, "a client of an "
+          "earlier revision gets no priming event", (eid, first))
     st, _, sse = c.rpc("tools/call", {"name": "run_python",
                                       "arguments": {"code": "1/0"}})
     _, ans, _ = sse.until_answer()
