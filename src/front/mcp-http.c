@@ -42,6 +42,7 @@
 #define HTTP_CONNS	512	/* connections at once */
 #define HTTP_IDLE_S	120	/* an idle connection is closed */
 #define HTTP_STATELESS	"2026-07-28"
+#define HTTP_DRAIN_MS	2000	/* for the last answers, at a failure */
 
 struct http {
 	const struct coil_opts *opts;
@@ -635,6 +636,26 @@ http_start(struct http *h, char *err, size_t len)
 	return 0;
 }
 
+/* The session cannot go on: each call owed is told why on its stream,
+ * and the streams read now get HTTP_DRAIN_MS to be written. */
+static void
+http_failed(struct http *h)
+{
+	const char *why = session_failure(h->s) != NULL ?
+	    session_failure(h->s) : "coil's loop failed";
+	struct pollfd p = { .fd = h->epfd, .events = POLLIN };
+	int64_t end = now_ms() + HTTP_DRAIN_MS;
+	struct hsess *hs;
+
+	for (hs = h->sessions; hs != NULL; hs = hs->next)
+		mcp_proto.failed(&hs->io, why);
+	if (h->stateless != NULL)
+		mcp_proto.failed(&h->stateless->io, why);
+	http_run(h);
+	while (now_ms() < end && poll(&p, 1, 50) >= 0)
+		http_run(h);
+}
+
 /* The end: every reader let go (a suspended connection must be resumed
  * before libmicrohttpd stops), then the daemon, then the sessions. */
 static void
@@ -679,6 +700,8 @@ mcp_http_main(const struct coil_opts *opts)
 	while (rc == 0 && h.signo == 0 && !session_done(h.s))
 		if (http_turn(&h) == -1)
 			rc = 1;
+	if (rc != 0 && h.d != NULL)
+		http_failed(&h);
 	http_stop(&h);
 	if (h.s != NULL && session_free(h.s) == -1 && rc == 0)
 		rc = 1;
