@@ -27,7 +27,7 @@ struct http_edge {
 	socklen_t salen;
 	bool loopback;			/* a loopback address */
 	bool any;			/* 0.0.0.0 or :: */
-	char host[64];			/* its numeric host, v6 bracketed */
+	char host[64];			/* numeric, a v6 one bracketed */
 	unsigned port;
 	char *token;			/* required bearer token, or NULL */
 };

@@ -42,7 +42,7 @@
 #define HTTP_CONNS	512	/* connections at once */
 #define HTTP_IDLE_S	120	/* an idle connection is closed */
 #define HTTP_STATELESS	"2026-07-28"
-#define HTTP_DRAIN_MS	2000	/* for the last answers, at a failure */
+#define HTTP_DRAIN_MS	2000	/* to write the last answers */
 
 struct http {
 	const struct coil_opts *opts;
