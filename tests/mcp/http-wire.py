@@ -4,11 +4,13 @@ session's life (initialize gives Mcp-Session-Id, required after; DELETE
 ends it), answers as JSON or, for a call, as an SSE stream with a
 priming event and the call's progress, a call cancelled, a connection
 dropped while its cell runs and resumed with Last-Event-ID (the answer
-kept for it), a broken Last-Event-ID, a 2026-07-28 request without a
-session, and the guards, with curl: a body over --max-request (413), a
-wrong Content-Type (415) or Accept (406), bad JSON (a parse error), a
-wrong Origin or Host (403), a missing or wrong token (401), and a token
-file others may read or a bind off loopback without a token refused.
+kept for it), a broken Last-Event-ID, two sessions sharing the one
+namespace, a 2026-07-28 request without a session, and the guards,
+with curl: a body over --max-request (413), headers over the bound
+(431), a wrong Content-Type (415) or Accept (406), bad JSON (a parse
+error), a wrong Origin or Host (403), a missing or wrong token (401),
+and a token file others may read or a bind off loopback without a
+token refused.
 """
 import json
 import os
@@ -19,7 +21,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "lib"))
 from coiltest import COIL, check, cleanup, done, skip, workdir  # noqa: E402
-from mcphttp import ACCEPT, start, text  # noqa: E402
+from mcphttp import ACCEPT, HttpCoil, start, text  # noqa: E402
 
 TOKEN = "coil-test-token-0123456789abcdef"
 
@@ -148,6 +150,26 @@ def resume(c, w):
     check(st == 400, "a Last-Event-ID of no stream kept is 400", (st, body))
     st, _, body = c.get({"Accept": "text/event-stream"})
     check(st == 400, "GET without a session id is 400", (st, body))
+
+
+def shared(c):
+    """A second MCP session is a second client of the same hub: it sees
+    what the first one's cells defined."""
+    other = HttpCoil.__new__(HttpCoil)
+    other.__dict__.update(c.__dict__)
+    other.sid, other.next_id = None, 0
+    st, init = other.initialize()
+    check(st == 200 and other.sid not in (None, c.sid), "a second "
+          "initialize makes a second session", (st, other.sid))
+    st, _, sse = c.rpc("tools/call", {"name": "run_python", "arguments": {
+        "code": "shared_value = 'from the first'"}})
+    sse.until_answer()
+    st, _, sse = other.rpc("tools/call", {"name": "run_python",
+                                          "arguments": {"code":
+                                                        "shared_value"}})
+    _, ans, _ = sse.until_answer()
+    check("from the first" in text(ans), "both sessions share the one "
+          "Python namespace", ans)
 
 
 def stateless(c):
@@ -288,6 +310,7 @@ def main():
         calls(c)
         cancel(c, w)
         resume(c, w)
+        shared(c)
         stateless(c)
         guards(c)
         end(c)
