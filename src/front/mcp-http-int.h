@@ -50,6 +50,11 @@ unsigned http_edge_check(const struct http_edge *e,
 /* Whether an Accept header takes type ("text/event-stream"). */
 bool http_accepts(const char *accept, const char *type);
 
+/* Whether a line of mcp_send's is an answer (not a notification). */
+bool http_is_answer(const char *line, size_t len);
+/* Whether the answer in b is a result (not an error). */
+bool http_has_result(const struct buf *b);
+
 /* Answer body (len bytes, copied) with status and type; sid, when not
  * NULL, as Mcp-Session-Id. */
 enum MHD_Result http_reply(struct MHD_Connection *c, unsigned status,
@@ -97,6 +102,7 @@ struct hsess {
 	unsigned nstreams;
 	struct buf *cur;	/* the POST being served: its answer */
 	int64_t used;		/* when it was last used (now_ms) */
+	bool transient;		/* one 2026-07-28 call's alone */
 };
 
 /* One HTTP request's state (libmicrohttpd's con_cls). */

@@ -297,6 +297,30 @@ http_accepts(const char *accept, const char *type)
 	return false;
 }
 
+/* ---- messages ------------------------------------------------------ */
+
+/* Whether a line of mcp_send's is an answer (mcp_send writes "id" right
+ * after "jsonrpc" in answers, "method" in notifications). */
+bool
+http_is_answer(const char *line, size_t len)
+{
+	static const char answer[] = "{\"jsonrpc\":\"2.0\",\"id\"";
+
+	return len >= sizeof answer - 1 &&
+	    memcmp(line, answer, sizeof answer - 1) == 0;
+}
+
+/* Whether the answer in b is a result (not an error). */
+bool
+http_has_result(const struct buf *b)
+{
+	json_t *v = json_loadb(b->p, b->len, 0, NULL);
+	bool ok = json_object_get(v, "result") != NULL;
+
+	json_decref(v);
+	return ok;
+}
+
 /* ---- plain answers -------------------------------------------------- */
 
 enum MHD_Result

@@ -51,23 +51,13 @@ struct http {
 	struct MHD_Daemon *d;
 	int epfd, sfd, signo;
 	struct hsess *sessions, *stateless;
-	int nsess;
+	struct hsess *transients;	/* 2026-07-28 calls', in flight */
+	int nsess, ntrans;
 	struct pollfd *pfd;
 	size_t npfd;
 };
 
 /* ---- sessions ------------------------------------------------------- */
-
-/* Whether a line of mcp_send's is an answer (mcp_send writes "id" right
- * after "jsonrpc" in answers, "method" in notifications). */
-static bool
-http_is_answer(const char *line, size_t len)
-{
-	static const char answer[] = "{\"jsonrpc\":\"2.0\",\"id\"";
-
-	return len >= sizeof answer - 1 &&
-	    memcmp(line, answer, sizeof answer - 1) == 0;
-}
 
 /* mcp.c's messages: what the POST being served says is its answer; a
  * call's progress and result go to the call's stream; the rest (a
@@ -176,6 +166,89 @@ http_sess_room(struct http *h)
 	return true;
 }
 
+/*
+ * A 2026-07-28 call has no session: it gets a client of the hub of its
+ * own, a transient one, so that the ids of clients that share nothing
+ * never meet; it goes when its stream was read whole.  A cancel names
+ * its call by id alone, so it reaches a call only when one call in
+ * flight has that id.  At most HTTP_SESSIONS are kept; beyond, the
+ * oldest that no connection reads goes.
+ */
+static struct hsess *
+http_trans_new(struct http *h)
+{
+	struct hsess *hs, **pp, **old = NULL;
+
+	if (h->ntrans >= HTTP_SESSIONS) {
+		for (pp = &h->transients; *pp != NULL; pp = &(*pp)->next)
+			if (((*pp)->streams == NULL ||
+			    (*pp)->streams->r == NULL) && (old == NULL ||
+			    (*pp)->used < (*old)->used))
+				old = pp;
+		if (old != NULL) {
+			hs = *old;
+			*old = hs->next;
+			h->ntrans--;
+			http_sess_free(h, hs, true);
+		}
+	}
+	hs = http_sess_new(h, false);
+	hs->transient = true;
+	hs->next = h->transients;
+	h->transients = hs;
+	h->ntrans++;
+	return hs;
+}
+
+/* Let hs go when it is transient and has nothing left to deliver. */
+static void
+http_trans_done(struct http *h, struct hsess *hs)
+{
+	struct hsess **pp;
+
+	if (!hs->transient || hs->streams != NULL)
+		return;
+	for (pp = &h->transients; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == hs) {
+			*pp = hs->next;
+			h->ntrans--;
+			http_sess_free(h, hs, true);
+			return;
+		}
+}
+
+/* The transient client of the one call in flight of id rid, or NULL. */
+static struct hsess *
+http_trans_of(struct http *h, json_t *rid)
+{
+	struct hsess *hs, *found = NULL;
+	int n = 0;
+
+	for (hs = h->transients; rid != NULL && hs != NULL; hs = hs->next)
+		if (hs->streams != NULL && !hs->streams->done &&
+		    json_equal(hs->streams->id, rid))
+			found = hs, n++;
+	return n == 1 ? found : NULL;
+}
+
+/* The client a 2026-07-28 message is served by. */
+static struct hsess *
+http_stateless_of(struct http *h, json_t *msg, const char *method)
+{
+	struct hsess *hs;
+
+	if (method != NULL && strcmp(method, "tools/call") == 0 &&
+	    json_object_get(msg, "id") != NULL)
+		return http_trans_new(h);
+	if (method != NULL && strcmp(method, "notifications/cancelled") == 0 &&
+	    (hs = http_trans_of(h, json_object_get(json_object_get(msg,
+	    "params"), "requestId"))) != NULL)
+		return hs;
+	if (h->stateless == NULL)
+		h->stateless = http_sess_new(h, false);
+	return h->stateless;
+}
+
 /* ---- the methods ---------------------------------------------------- */
 
 static const char *
@@ -211,9 +284,7 @@ http_sess_of(struct http *h, struct MHD_Connection *c, json_t *msg,
 	}
 	if ((ver != NULL && strcmp(ver, HTTP_STATELESS) == 0) ||
 	    (meta != NULL && strcmp(meta, HTTP_STATELESS) == 0)) {
-		if (h->stateless == NULL)
-			h->stateless = http_sess_new(h, false);
-		*hs = h->stateless;
+		*hs = http_stateless_of(h, msg, method);
 		return true;
 	}
 	if (method != NULL && strcmp(method, "initialize") == 0 &&
@@ -232,17 +303,6 @@ http_sess_of(struct http *h, struct MHD_Connection *c, json_t *msg,
 	    "Mcp-Session-Id: send initialize first, then its session id "
 	    "with every request");
 	return false;
-}
-
-/* Whether the answer in b is a result (not an error). */
-static bool
-http_has_result(const struct buf *b)
-{
-	json_t *v = json_loadb(b->p, b->len, 0, NULL);
-	bool ok = json_object_get(v, "result") != NULL;
-
-	json_decref(v);
-	return ok;
 }
 
 static enum MHD_Result
@@ -334,6 +394,7 @@ http_post(struct http *h, struct hreq *q, struct MHD_Connection *c)
 	hs->cur = NULL;
 	http_cancelled(hs, msg);
 	rc = http_post_answer(h, hs, q, c, msg, &out, made);
+	http_trans_done(h, hs);
 	buf_free(&out);
 	json_decref(msg);
 	return rc;
@@ -528,10 +589,15 @@ http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		for (hs = h->sessions; hs != NULL; hs = hs->next)
 			if (http_stream_owned(hs, r->st))
 				break;
+		for (hs = hs != NULL ? hs : h->transients; hs != NULL &&
+		    !http_stream_owned(hs, r->st); hs = hs->next)
+			;
 		if (hs == NULL)
 			hs = h->stateless;
-		if (hs != NULL)
+		if (hs != NULL) {
 			http_stream_free(hs, r->st);
+			http_trans_done(h, hs);
+		}
 	}
 	if (r != NULL)
 		r->q = NULL;
@@ -649,6 +715,8 @@ http_failed(struct http *h)
 
 	for (hs = h->sessions; hs != NULL; hs = hs->next)
 		mcp_proto.failed(&hs->io, why);
+	for (hs = h->transients; hs != NULL; hs = hs->next)
+		mcp_proto.failed(&hs->io, why);
 	if (h->stateless != NULL)
 		mcp_proto.failed(&h->stateless->io, why);
 	http_run(h);
@@ -665,6 +733,10 @@ http_stop(struct http *h)
 
 	while ((hs = h->sessions) != NULL) {
 		h->sessions = hs->next;
+		http_sess_free(h, hs, false);
+	}
+	while ((hs = h->transients) != NULL) {
+		h->transients = hs->next;
 		http_sess_free(h, hs, false);
 	}
 	if (h->stateless != NULL)

@@ -18,8 +18,9 @@
  * bits) in its answer and required after (400 without, 404 unknown).
  * Each is a client of the one hub (session.h), as attach clients are:
  * they share one Python namespace, their calls queue in one order.
- * Requests of the 2026-07-28 revision need no session: they share one
- * sessionless client.  MCP-Protocol-Version, when given, must name a
+ * Requests of the 2026-07-28 revision need no session: each call is a
+ * client of its own while it is in flight (ids of clients that share
+ * nothing never meet), the other methods are answered at once.  MCP-Protocol-Version, when given, must name a
  * revision coil speaks (400).
  *
  * Safe by default: loopback unless ADDR says otherwise; Origin, when

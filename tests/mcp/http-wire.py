@@ -172,7 +172,7 @@ def shared(c):
           "Python namespace", ans)
 
 
-def stateless(c):
+def stateless(c, w):
     meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
             "io.modelcontextprotocol/clientCapabilities": {}}
     st, r, body = c.rpc("tools/list", {"_meta": meta}, headers={
@@ -181,6 +181,38 @@ def stateless(c):
     check(st == 200 and "tools" in json.loads(body).get("result", {}) and
           r.getheader("Mcp-Session-Id") is None, "a 2026-07-28 request "
           "needs no session", (st, body))
+    h = {"Content-Type": "application/json", "Accept": ACCEPT,
+         "MCP-Protocol-Version": "2026-07-28"}
+
+    def call(code, rid):
+        return c.post({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+                       "params": {"name": "run_python", "arguments":
+                                  {"code": code}, "_meta": meta}}, h)
+    # Two clients that share nothing may use the same id at once.
+    st1, _, a = call("import os, time\nwhile not os.path.exists('go2'):\n"
+                     "    time.sleep(0.01)\n'first'", 1)
+    st2, _, b = call("'second'", 1)
+    check(st1 == 200 and st2 == 200 and not isinstance(b, bytes),
+          "two 2026-07-28 calls of one id run side by side", (st2, b))
+    open(os.path.join(w, "go2"), "w").close()
+    _, ra, _ = a.until_answer()
+    _, rb, _ = b.until_answer()
+    check("'first'" in text(ra) and "'second'" in text(rb),
+          "each gets its own answer", (ra, rb))
+    st, _, sse = call("import os, time\nprint('w', flush=True)\n"
+                      "while not os.path.exists('never'):\n"
+                      "    time.sleep(0.01)", 77)
+    sse.next()
+    st, _, body = c.post({"jsonrpc": "2.0", "method":
+                          "notifications/cancelled", "params":
+                          {"requestId": 77, "_meta": meta}}, h)
+    try:
+        sse.until_answer()
+        ended = False
+    except EOFError:
+        ended = True
+    check(st == 202 and ended, "a 2026-07-28 call is cancelled by its id",
+          (st, body))
 
 
 def end(c):
@@ -311,7 +343,7 @@ def main():
         cancel(c, w)
         resume(c, w)
         shared(c)
-        stateless(c)
+        stateless(c, w)
         guards(c)
         end(c)
     finally:
