@@ -43,6 +43,10 @@ const struct options_entry options_table[] = {
 	  "serve the session as an MCP server on stdio", 0 },
 	{ "listen", 0, "PATH", opt_path, FIELD(listen), 0, 0,
 	  "serve it on a socket too (--agent, --mcp)", 0 },
+	{ "http", 0, "ADDR:PORT", opt_string, FIELD(http), 0, 0,
+	  "with --mcp: serve MCP over HTTP at /mcp instead", 0 },
+	{ "http-token-file", 0, "FILE", opt_path, FIELD(http_token_file), 0,
+	  0, "--http's bearer token (or COIL_HTTP_TOKEN)", 0 },
 	{ "brief", 0, NULL, opt_flag, FIELD(brief), 0, 0,
 	  "with --agent: answers leave out empty fields", 0 },
 	{ "plain", 0, NULL, opt_mode, FIELD(mode), 0, MODE_PLAIN,
@@ -618,6 +622,19 @@ options_settle(struct coil_opts *o, char *err, size_t errlen)
 	if (o->listen != NULL && o->mode != MODE_AGENT && o->mode != MODE_MCP)
 		return err_set(err, errlen, "--listen serves an agent session: "
 		    "it needs --agent or --mcp");
+	if ((o->http != NULL || o->http_token_file != NULL) &&
+	    o->mode != MODE_MCP)
+		return err_set(err, errlen, "--http and --http-token-file "
+		    "serve MCP over HTTP: use them with --mcp");
+	if (o->http != NULL && (o->listen != NULL || o->replay != NULL))
+		return err_set(err, errlen, "--http serves the session on its "
+		    "own: it goes with neither --listen nor --replay");
+#ifndef HAVE_MHD
+	if (o->http != NULL)
+		return err_set(err, errlen, "--http: this coil was built "
+		    "without libmicrohttpd; install libmicrohttpd-dev and "
+		    "build coil again");
+#endif
 	if (o->replay == NULL && (o->check || o->nignore > 0 ||
 	    o->code_key != NULL || o->tool != NULL))
 		return err_set(err, errlen, "--check, --ignore, --code-key and "
@@ -720,6 +737,8 @@ options_free(struct coil_opts *o)
 	free(o->dirs_named);
 	free((char *)o->history);
 	free((char *)o->listen);
+	free((char *)o->http);
+	free((char *)o->http_token_file);
 	free((char *)o->attach);
 	free((char *)o->session);
 	free((char *)o->record);

@@ -65,6 +65,9 @@ struct coil_opts {
 	bool no_redo;			/* --redo none: a restore's lost cells
 					   are not run again */
 	const char *listen;		/* --listen: the attach socket, or NULL */
+	const char *http;		/* --http ADDR:PORT: MCP over HTTP
+					   (mcp-http.h), or NULL */
+	const char *http_token_file;	/* --http-token-file, or NULL */
 	const char *attach;		/* --attach: the UI on that socket's
 					   session, or NULL */
 	int scrollback;			/* the UI's output lines kept */

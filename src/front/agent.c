@@ -114,8 +114,7 @@ agent_too_long(void *ctx, size_t bytes, const char *head, size_t headlen)
 
 static const struct conn_ops agent_ops = { agent_line, agent_too_long };
 
-/* Block the signals that end us and take them through a descriptor. */
-static int
+int
 agent_signals(void)
 {
 	sigset_t set;

@@ -45,5 +45,8 @@ struct agent_proto {
 int agent_serve(const struct coil_opts *opts, const struct agent_proto *proto,
     void *ctx);
 int agent_main(const struct coil_opts *opts);
+/* Block the signals that end coil (SIGTERM, SIGINT, SIGHUP) and SIGPIPE
+ * (conn_hold_sigpipe); a signalfd that takes the first three, or -1. */
+int agent_signals(void);
 
 #endif

@@ -11,9 +11,29 @@
 #include <jansson.h>
 #include <stdbool.h>
 
+#include "agent.h"
 #include "opts.h"
 #include "request.h"
 #include "response.h"
+
+/*
+ * One MCP client's state in mcp.c: its calls in flight, its log level.
+ * The stdio server has one; the HTTP transport (mcp-http.c) one a
+ * session.  Messages leave through out: each whole line (its newline
+ * included) with the id of the request it concerns (the answer's, a
+ * call's progress; NULL: none, such as a parse error's or a warning),
+ * borrowed for the call; out NULL is stdout (agent_io's conn).  The
+ * agent_io a protocol call gets has this as its proto.
+ */
+struct mcp;
+typedef void (*mcp_out_fn)(void *ctx, json_t *id, const char *line,
+    size_t len);
+struct mcp *mcp_new(const struct coil_opts *opts, mcp_out_fn out, void *ctx);
+void mcp_free(struct mcp *m);
+/* The protocol's calls: line (one message), event, failed. */
+extern const struct agent_proto mcp_proto;
+/* Whether v is a revision coil speaks (the handshake's or 2026-07-28). */
+bool mcp_version_known(const char *v);
 
 struct mcp_tool {
 	const char *name, *title;

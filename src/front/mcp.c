@@ -22,6 +22,7 @@
 #include "agent.h"
 #include "jsonline.h"
 #include "mcp.h"
+#include "mcp-http.h"
 #include "mcp-int.h"
 #include "outbuf.h"
 #include "request.h"
@@ -69,6 +70,8 @@ struct mcp {
 	 * told with its next result ("restored", and warnings), or NULL. */
 	json_t *restored, *told;
 	int log_level;		/* logging/setLevel's, in mcp_levels */
+	mcp_out_fn out;		/* where messages go; NULL: stdout */
+	void *out_ctx;
 };
 
 /* RFC 5424's levels, as MCP's logging names them, lowest first. */
@@ -124,40 +127,49 @@ mcp_id_names(json_t *id, json_t *rid)
 	return json_equal(id, rid);
 }
 
-/* One message (stolen), "jsonrpc" first, then "id" when it has one.
- * NULL is a message jansson could not build: said, as an internal
- * error, to the request id. */
+/* One message (stolen), "jsonrpc" first, then "id" when it has one;
+ * id is the request it concerns (NULL: none).  NULL is a message
+ * jansson could not build: said, as an internal error, to the request
+ * id. */
 static void
 mcp_send(struct agent_io *a, json_t *msg, json_t *id)
 {
 	static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":null";
+	struct mcp *mp = a->proto;
 	json_t *m = json_pack("{s:s}", "jsonrpc", "2.0");
-	const char *b0 = mcp_big_id(json_object_get(msg, "id"));
-	char *line, *big = b0 != NULL ? xstrdup(b0) : NULL;
+	const char *b0;
+	char *line, *big;
 	struct buf b;
 
 	if (msg == NULL)
 		msg = json_pack("{s:O, s:{s:i, s:s}}", "id", id != NULL ? id :
 		    json_null(), "error", "code", RPC_INTERNAL, "message",
 		    "internal error: coil could not build this answer");
+	b0 = mcp_big_id(json_object_get(msg, "id"));
+	big = b0 != NULL ? xstrdup(b0) : NULL;
 	json_object_update(m, msg);
 	json_decref(msg);
-	if (big == NULL) {
-		wire_send(&a->io, m);
-		return;
-	}
-	/* The digits in the place of a null id, written as wire_send
-	 * writes a line. */
-	json_object_set_new(m, "id", json_null());
+	/* A big id's digits go in the place of a null id. */
+	if (big != NULL)
+		json_object_set_new(m, "id", json_null());
 	line = json_dumps(m, JSON_COMPACT | JSON_REAL_PRECISION(6));
 	json_decref(m);
-	if (line == NULL || strncmp(line, head, sizeof head - 1) != 0)
+	if (line == NULL || (big != NULL &&
+	    strncmp(line, head, sizeof head - 1) != 0))
 		fatal("cannot encode a response");
 	buf_init(&b);
-	buf_add(&b, line, sizeof head - 5);
-	buf_addstr(&b, big);
-	buf_printf(&b, "%s\n", line + sizeof head - 1);
-	wire_send_text(&a->io, b.p, b.len);
+	if (big == NULL) {
+		buf_printf(&b, "%s\n", line);
+	} else {
+		buf_add(&b, line, sizeof head - 5);
+		buf_addstr(&b, big);
+		buf_printf(&b, "%s\n", line + sizeof head - 1);
+	}
+	/* To stdout, or to the transport's (mcp-int.h) */
+	if (mp->out != NULL)
+		mp->out(mp->out_ctx, id, b.p, b.len);
+	else
+		wire_send_text(&a->io, b.p, b.len);
 	buf_free(&b);
 	free(line);
 	free(big);
@@ -682,7 +694,7 @@ mcp_event(struct agent_io *a, const struct session_event *ev)
 		mcp_send(a, json_pack("{s:s, s:{s:O, s:I, s:s%}}", "method",
 		    "notifications/progress", "params", "progressToken",
 		    c->progress, "progress", c->sent, "message", ev->text,
-		    ev->text_len), NULL);
+		    ev->text_len), c->id);
 		break;
 	case EV_RESPONSE:
 		if (c->cancelled)
@@ -714,28 +726,63 @@ mcp_failed(struct agent_io *a, const char *why)
 	}
 }
 
-static const struct agent_proto mcp_proto = {
+const struct agent_proto mcp_proto = {
 	mcp_line, mcp_too_long, mcp_event, mcp_failed, 0,
 };
+
+bool
+mcp_version_known(const char *v)
+{
+	size_t i;
+
+	for (i = 0; i < nitems(mcp_versions); i++)
+		if (strcmp(v, mcp_versions[i]) == 0)
+			return true;
+	return strcmp(v, MCP_STATELESS) == 0;
+}
+
+struct mcp *
+mcp_new(const struct coil_opts *opts, mcp_out_fn out, void *ctx)
+{
+	struct mcp *m = xcalloc(1, sizeof *m);
+	json_t *t;
+	size_t i;
+
+	m->tools = mcp_tool_list(opts);
+	m->tools_old = json_deep_copy(m->tools);
+	json_array_foreach(m->tools_old, i, t)
+		json_object_del(t, "outputSchema");
+	m->out = out;
+	m->out_ctx = ctx;
+	return m;
+}
+
+void
+mcp_free(struct mcp *m)
+{
+	if (m == NULL)
+		return;
+	while (m->calls != NULL)
+		mcp_call_free(&m->calls);
+	json_decref(m->tools);
+	json_decref(m->tools_old);
+	json_decref(m->restored);
+	json_decref(m->told);
+	free(m);
+}
 
 int
 mcp_main(const struct coil_opts *opts)
 {
-	struct mcp m = { 0 };
-	json_t *t;
-	size_t i;
+	struct mcp *m;
 	int rc;
 
-	m.tools = mcp_tool_list(opts);
-	m.tools_old = json_deep_copy(m.tools);
-	json_array_foreach(m.tools_old, i, t)
-		json_object_del(t, "outputSchema");
-	rc = agent_serve(opts, &mcp_proto, &m);
-	while (m.calls != NULL)
-		mcp_call_free(&m.calls);
-	json_decref(m.tools);
-	json_decref(m.tools_old);
-	json_decref(m.restored);
-	json_decref(m.told);
+#ifdef HAVE_MHD
+	if (opts->http != NULL)
+		return mcp_http_main(opts);
+#endif
+	m = mcp_new(opts, NULL, NULL);
+	rc = agent_serve(opts, &mcp_proto, m);
+	mcp_free(m);
 	return rc;
 }
