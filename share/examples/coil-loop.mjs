@@ -53,7 +53,8 @@ function say(...what) {
   console.error("coil-loop:", ...what);
 }
 
-// What `coil ARGS` prints: its tool definitions, its system text.
+// What `coil ARGS` prints: its tool definitions, its system text (given
+// the session's options, which they speak of).
 function coilPrints(coil, ...args) {
   const r = spawnSync(coil, args, { encoding: "utf8" });
   if (r.status !== 0)
@@ -67,9 +68,6 @@ function coilPrints(coil, ...args) {
 // `restored` in plain words: the model must know what it lost.
 function restoredNote(answer) {
   const r = answer.restored;
-  if (r === null)       // the interrupt sufficed
-    return "\n[coil] the cell was stopped; the namespace is as the cell " +
-           "left it (what it did before the stop stays).\n";
   const why = answer.status === "timeout"
     ? "the cell ran past its timeout and its process was killed"
     : "the Python process died";
@@ -79,13 +77,13 @@ function restoredNote(answer) {
     : `${why}; the namespace was restored to its state after cell ` +
       `${r.cell}: what later cells defined is gone.`;
   if (r.redone?.length)
-    text += ` Cells ${JSON.stringify(r.redone)} were run again and ` +
-            "answered as before.";
+    text += " Run again, and answered as before: cells " +
+            `${r.redone.join(", ")}.`;
   for (const d of r.differs ?? [])
     text += ` Cell ${d.cell} answered differently when run again: ` +
             `${JSON.stringify(d.first)}.`;
   if (r.lost?.length)
-    text += ` Lost, not run again: cells ${JSON.stringify(r.lost)} (` +
+    text += ` Lost, not run again: cells ${r.lost.join(", ")} (` +
             ((r.lost_why ?? []).map((w) => `${w.cell}: ${w.why}`)
               .join("; ") || "see coil(1)") +
             "); run them again if you need what they made.";
@@ -103,9 +101,12 @@ function finish(args, answer, text, images, isError, timeout) {
             `(${args.timeout ?? timeout} s) and was stopped. Give ` +
             "run_python a larger timeout (seconds) for long work, or " +
             "split it into shorter cells.\n";
-  if ("restored" in answer)
+  if (answer.restored)
     text += restoredNote(answer);
-  return { text: text.trim() || "(no output)", images, is_error: isError };
+  else if (["timeout", "interrupted"].includes(answer.status))
+    text += "\n[coil] the interrupt stopped it: the namespace is as the " +
+            "cell left it, what it did before the stop stays.\n";
+  return { text: text.trimEnd() || "(no output)", images, is_error: isError };
 }
 
 // A figure's PNG bytes, or null.  A cell can put a link where a figure
@@ -127,7 +128,8 @@ function readFigure(file, workdir) {
     if (!st.isFile() || st.nlink !== 1 || st.size > MAX_IMAGE ||
         !real.startsWith(workdir + path.sep))
       return null;
-    const data = fs.readFileSync(fd);
+    const buf = Buffer.alloc(MAX_IMAGE + 1);
+    const data = buf.subarray(0, fs.readSync(fd, buf, 0, buf.length, 0));
     return data.subarray(0, 8).equals(PNG) && data.length <= MAX_IMAGE
       ? data : null;
   } finally {
@@ -136,9 +138,10 @@ function readFigure(file, workdir) {
 }
 
 // An agent answer as the model reads it, worded as coil --mcp words it:
-// what the cell printed, the traceback, Out[N]; another op's answer is
-// its fields.
+// what the cell printed, its stderr marked, the traceback, Out[N];
+// another op's answer is its fields.
 function answerText(answer) {
+  const line = (s) => (s === "" || s.endsWith("\n") ? s : s + "\n");
   if (answer.status === "invalid")
     return `${answer.error.type}: ${answer.error.message}\n`;
   if (!("output" in answer)) {
@@ -146,9 +149,11 @@ function answerText(answer) {
     return JSON.stringify(fields);
   }
   const err = answer.error ?? {};
-  let text = (answer.output ?? "") + (answer.stderr ?? "");
-  text += err.traceback ?? "";
-  if (answer.error && !text.includes(`${err.type}: ${err.message}`))
+  let text = line(answer.output ?? "");
+  if (answer.stderr)
+    text += "[stderr]\n" + line(answer.stderr);
+  text += line(err.traceback ?? "");
+  if (answer.error && !(err.traceback ?? "").includes(err.message))
     text += `${err.type}: ${err.message}\n`;
   if (err.hint)
     text += `hint: ${err.hint}\n`;
@@ -163,11 +168,10 @@ class CoilGone extends Error {}
 
 // A coil running as the tool, in one mode: "--agent" or "--mcp".
 class CoilProcess {
-  constructor(coil, mode, coilArgs, workdir, timeout) {
+  constructor(coil, mode, coilOptions, workdir, timeout) {
     this.workdir = fs.realpathSync(workdir);
     this.timeout = timeout;
-    this.proc = spawn(coil, [mode, "--workdir", workdir, "--timeout",
-                             String(timeout), ...coilArgs],
+    this.proc = spawn(coil, [mode, ...coilOptions],
                       { stdio: ["pipe", "pipe", "inherit"] });
     this.proc.stdin.on("error", () => {});  // coil gone: line() says so
     this.it = readline.createInterface({ input: this.proc.stdout })
@@ -200,8 +204,8 @@ class CoilProcess {
 // coil --agent: a request a line, an answer a line (lines with "event"
 // are a cell's stream events: skipped).
 class AgentCoil extends CoilProcess {
-  constructor(coil, coilArgs, workdir, timeout) {
-    super(coil, "--agent", coilArgs, workdir, timeout);
+  constructor(coil, coilOptions, workdir, timeout) {
+    super(coil, "--agent", coilOptions, workdir, timeout);
   }
 
   async start() {}
@@ -238,8 +242,8 @@ class AgentCoil extends CoilProcess {
 
 // coil --mcp: JSON-RPC 2.0 a line; initialize, then tools/call.
 class McpCoil extends CoilProcess {
-  constructor(coil, coilArgs, workdir, timeout) {
-    super(coil, "--mcp", coilArgs, workdir, timeout);
+  constructor(coil, coilOptions, workdir, timeout) {
+    super(coil, "--mcp", coilOptions, workdir, timeout);
   }
 
   async start() {
@@ -447,7 +451,8 @@ function options(argv) {
   const api = o.api ?? (process.env.ANTHROPIC_API_KEY &&
                         !process.env.OPENAI_API_KEY ? "anthropic" : "openai");
   return { ...o, api, maxTurns, timeout, task: positionals[0],
-           coilArgs: argv.slice(cut + 1) };
+           coilOptions: ["--workdir", o.workdir, "--timeout", String(timeout),
+                         ...argv.slice(cut + 1)] };
 }
 
 async function main(argv) {
@@ -455,12 +460,13 @@ async function main(argv) {
   const coilBin = process.env.COIL || "coil";
   let chat, system, coil = null;
   try {
-    const tools = JSON.parse(coilPrints(coilBin, "--tool-schema", opts.api));
-    system = coilPrints(coilBin, "--system-prompt");
+    const tools = JSON.parse(coilPrints(coilBin, "--tool-schema", opts.api,
+                                        ...opts.coilOptions));
+    system = coilPrints(coilBin, "--system-prompt", ...opts.coilOptions);
     chat = new APIS[opts.api](opts.model ?? MODELS[opts.api], system, tools);
     chat.ask(opts.task);
     coil = new (opts.mcp ? McpCoil : AgentCoil)(
-      coilBin, opts.coilArgs, opts.workdir, opts.timeout);
+      coilBin, opts.coilOptions, opts.workdir, opts.timeout);
     await coil.start();
     for (let turn = 0; turn < opts.maxTurns; turn++) {
       const [text, calls] = await chat.turn();

@@ -57,7 +57,8 @@ def say(*what):
 
 
 def coil_prints(coil, *args):
-    """What `coil ARGS` prints: its tool definitions, its system text."""
+    """What `coil ARGS` prints: its tool definitions, its system text
+    (given the session's options, which they speak of)."""
     r = subprocess.run([coil, *args], capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit("coil-loop: '%s %s' failed: %s" % (
@@ -70,9 +71,6 @@ def coil_prints(coil, *args):
 def restored_note(answer):
     """`restored` in plain words: the model must know what it lost."""
     r = answer["restored"]
-    if r is None:       # the interrupt sufficed
-        return ("\n[coil] the cell was stopped; the namespace is as the "
-                "cell left it (what it did before the stop stays).\n")
     why = ("the cell ran past its timeout and its process was killed"
            if answer.get("status") == "timeout" else
            "the Python process died")
@@ -84,14 +82,15 @@ def restored_note(answer):
         text = ("%s; the namespace was restored to its state after cell "
                 "%d: what later cells defined is gone." % (why, r["cell"]))
     if r.get("redone"):
-        text += " Cells %s were run again and answered as before." % (
-            r["redone"],)
+        text += " Run again, and answered as before: cells %s." % (
+            ", ".join(map(str, r["redone"])))
     for d in r.get("differs") or []:
         text += " Cell %s answered differently when run again: %s." % (
             d["cell"], json.dumps(d.get("first")))
     if r.get("lost"):
         text += (" Lost, not run again: cells %s (%s); run them again if "
-                 "you need what they made." % (r["lost"], "; ".join(
+                 "you need what they made." % (", ".join(map(
+                     str, r["lost"])), "; ".join(
                      "%s: %s" % (w["cell"], w["why"])
                      for w in r.get("lost_why") or []) or "see coil(1)"))
     if r.get("threads_lost"):
@@ -105,13 +104,16 @@ def finish(args, answer, text, images, is_error, timeout):
     (the same in both modes; answer is the agent answer or MCP's
     structuredContent, which has the same fields)."""
     if answer.get("status") == "timeout":
-        text += ("\n[coil timeout] the cell ran past its timeout (%s s) and "
+        text += ("\n[coil timeout] the cell ran past its timeout (%g s) and "
                  "was stopped. Give run_python a larger timeout (seconds) "
                  "for long work, or split it into shorter cells.\n" % (
-                     "%g" % (args.get("timeout") or timeout)))
-    if "restored" in answer:
+                     args.get("timeout") or timeout))
+    if answer.get("restored"):
         text += restored_note(answer)
-    return {"text": text.strip() or "(no output)", "images": images,
+    elif answer.get("status") in ("timeout", "interrupted"):
+        text += ("\n[coil] the interrupt stopped it: the namespace is as "
+                 "the cell left it, what it did before the stop stays.\n")
+    return {"text": text.rstrip() or "(no output)", "images": images,
             "is_error": is_error}
 
 
@@ -138,8 +140,10 @@ def read_figure(path, workdir):
 
 def answer_text(answer):
     """An agent answer as the model reads it, worded as coil --mcp words
-    it: what the cell printed, the traceback, Out[N]; another op's answer
-    is its fields."""
+    it: what the cell printed, its stderr marked, the traceback, Out[N];
+    another op's answer is its fields."""
+    def line(s):
+        return s if s == "" or s.endswith("\n") else s + "\n"
     if answer.get("status") == "invalid":
         return "%s: %s\n" % (answer["error"]["type"],
                               answer["error"]["message"])
@@ -147,9 +151,11 @@ def answer_text(answer):
         return json.dumps({k: v for k, v in answer.items() if k != "id"},
                           ensure_ascii=False)
     err = answer.get("error") or {}
-    text = (answer.get("output") or "") + (answer.get("stderr") or "")
-    text += err.get("traceback") or ""
-    if err and "%s: %s" % (err["type"], err["message"]) not in text:
+    text = line(answer.get("output") or "")
+    if answer.get("stderr"):
+        text += "[stderr]\n" + line(answer["stderr"])
+    text += line(err.get("traceback") or "")
+    if err and err["message"] not in (err.get("traceback") or ""):
         text += "%s: %s\n" % (err["type"], err["message"])
     if err.get("hint"):
         text += "hint: %s\n" % err["hint"]
@@ -167,12 +173,12 @@ class CoilGone(Exception):
 class CoilProcess:
     """A coil running as the tool, in one mode: "--agent" or "--mcp"."""
 
-    def __init__(self, coil, mode, coil_args, workdir, timeout):
+    def __init__(self, coil, mode, coil_options, workdir, timeout):
         self.workdir = os.path.realpath(workdir)
         self.timeout = timeout
-        self.proc = subprocess.Popen(
-            [coil, mode, "--workdir", workdir, "--timeout", "%g" % timeout,
-             *coil_args], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.proc = subprocess.Popen([coil, mode, *coil_options],
+                                     stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE)
         self.last_id = 0
 
     def send(self, msg):
@@ -200,8 +206,8 @@ class AgentCoil(CoilProcess):
     """coil --agent: a request a line, an answer a line (lines with
     "event" are a cell's stream events: skipped)."""
 
-    def __init__(self, coil, coil_args, workdir, timeout):
-        super().__init__(coil, "--agent", coil_args, workdir, timeout)
+    def __init__(self, coil, coil_options, workdir, timeout):
+        super().__init__(coil, "--agent", coil_options, workdir, timeout)
 
     def start(self):
         pass
@@ -233,8 +239,8 @@ class AgentCoil(CoilProcess):
 class McpCoil(CoilProcess):
     """coil --mcp: JSON-RPC 2.0 a line; initialize, then tools/call."""
 
-    def __init__(self, coil, coil_args, workdir, timeout):
-        super().__init__(coil, "--mcp", coil_args, workdir, timeout)
+    def __init__(self, coil, coil_options, workdir, timeout):
+        super().__init__(coil, "--mcp", coil_options, workdir, timeout)
 
     def start(self):
         self.rpc("initialize", {
@@ -409,7 +415,8 @@ def options(argv):
     p.add_argument("--log", help="write the chat here as JSON at the end "
                    "(coil --replay reads it)")
     opts = p.parse_args(argv[:cut])
-    opts.coil_args = argv[cut + 1:]
+    opts.coil_options = ["--workdir", opts.workdir, "--timeout",
+                         "%g" % opts.timeout, *argv[cut + 1:]]
     if opts.api is None:
         opts.api = ("anthropic" if os.environ.get("ANTHROPIC_API_KEY") and
                     not os.environ.get("OPENAI_API_KEY") else "openai")
@@ -419,14 +426,15 @@ def options(argv):
 def main(argv):
     opts = options(argv)
     coil_bin = os.environ.get("COIL") or "coil"
-    tools = json.loads(coil_prints(coil_bin, "--tool-schema", opts.api))
-    system = coil_prints(coil_bin, "--system-prompt")
+    tools = json.loads(coil_prints(coil_bin, "--tool-schema", opts.api,
+                                   *opts.coil_options))
+    system = coil_prints(coil_bin, "--system-prompt", *opts.coil_options)
     chat = APIS[opts.api](opts.model or MODELS[opts.api], system, tools)
     chat.ask(opts.task)
     coil = None
     try:
         coil = (McpCoil if opts.mcp else AgentCoil)(
-            coil_bin, opts.coil_args, opts.workdir, opts.timeout)
+            coil_bin, opts.coil_options, opts.workdir, opts.timeout)
         coil.start()
         for _ in range(opts.max_turns):
             text, calls = chat.turn()

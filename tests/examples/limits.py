@@ -6,6 +6,9 @@ played back (looplib.py), with coil --agent:
   there, exit 3, said;
 - the API's own error (a 401 in each API's shape): its message, exit 1,
   no traceback; no key at all: said before any request;
+- a cell that ignores its timeout's interrupt is killed: the result
+  says the timeout, that the process was killed and what the namespace
+  is back at (agent mode with OpenAI's API, MCP with Anthropic's);
 - figures in agent mode, where the loop reads a display entry's file
   itself: a cell names its own PNG in the work directory (attached), a
   link there to a decoy PNG outside it, a FIFO, and the decoy by its
@@ -55,6 +58,17 @@ def limits(lang):
         name = "OPENAI_API_KEY" if api == "openai" else "ANTHROPIC_API_KEY"
         check(r.rc == 1 and "set " + name in r.err and not r.requests,
               what + ": no key: said, nothing sent", (r.rc, r.err))
+
+        mode = "agent" if api == "openai" else "mcp"
+        r = run(lang, api, ["k1-kill", "6-done"], mode=mode)
+        got = results(api, r.requests[1]["body"]) if len(
+            r.requests) == 2 else {}
+        text, err, _ = next(iter(got.values()), (None, None, []))
+        check(r.rc == 0 and text is not None and "[coil timeout]" in text
+              and "(1 s)" in text and "[coil restored]" in text and
+              "its process was killed" in text and err in (None, True),
+              what + " " + mode + ": a cell that ignores the interrupt: "
+              "killed, restored, said", (r.rc, text, r.err))
 
         r = run(lang, api, [hostile(api), "6-done"])
         got = results(api, r.requests[1]["body"]) if len(

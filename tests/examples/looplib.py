@@ -146,6 +146,9 @@ def run(lang, api, script, *args, mode="agent", key=True, pick=True):
     finally:
         fake.close()
     r.requests = fake.requests
+    # the options the example gives coil, and so --tool-schema
+    r.coil_options = ["--workdir", r.wd, "--timeout", args[list(
+        args).index("--timeout") + 1] if "--timeout" in args else "30"]
     r.log = None
     if os.path.exists(log):
         with open(log) as f:
@@ -214,12 +217,14 @@ def final_text(api, name):
 
 # ---- the scenarios ----------------------------------------------------------
 
-def first_request(api, req, what):
+def first_request(api, r, what):
     """The first request: the API's path and key, the model, coil's tools
-    and system text, the task."""
+    and system text (for the options the session has), the task."""
+    req = r.requests[0]
     body, h = req["body"], req["headers"]
-    tools = json.loads(coil_prints("--tool-schema", api) or "null")
-    system = coil_prints("--system-prompt")
+    tools = json.loads(coil_prints("--tool-schema", api, *r.coil_options)
+                       or "null")
+    system = coil_prints("--system-prompt", *r.coil_options)
     check(req["path"] == PATHS[api], "%s: POST %s" % (what, PATHS[api]),
           req["path"])
     if api == "openai":
@@ -260,7 +265,7 @@ def main_checks(lang, mode):
               len(r.requests))
         if len(r.requests) != len(MAIN):
             continue
-        first_request(api, r.requests[0], what)
+        first_request(api, r, what)
         # each request after the first answers the calls of the response
         # before it
         got = [results(api, q["body"]) for q in r.requests[1:]]
@@ -277,9 +282,10 @@ def main_checks(lang, mode):
               "restored", t)
         t, err, _ = text[("3-timeout", 0)]
         check(t is not None and "[coil timeout]" in t and "(2 s)" in t and
-              "TimeoutError" in t and "waited" not in t,
+              "TimeoutError" in t and "waited" not in t and
+              "the namespace is as the cell left it" in t,
               what + ": the loop's --timeout stops a cell, and the result "
-              "says so", t)
+              "says so, and that the namespace stays", t)
         t, err, imgs = text[("4-figure", 0)]
         if mpl:
             skip(what + ": a figure goes back as an image", mpl)
