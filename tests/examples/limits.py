@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The example loops' edges, in Python and Node, against both APIs
-played back (looplib.py), with coil --agent:
+played back (looplib.py), with coil --agent unless said:
 
 - --max-turns: a model that still calls tools after N turns is stopped
   there, exit 3, said;
@@ -8,7 +8,9 @@ played back (looplib.py), with coil --agent:
   no traceback; no key at all: said before any request;
 - a cell that ignores its timeout's interrupt is killed: the result
   says the timeout, that the process was killed and what the namespace
-  is back at (agent mode with OpenAI's API, MCP with Anthropic's);
+  is back at (agent mode with OpenAI's API, MCP with Anthropic's).  A
+  call before it makes SIGINT ignored, so that the deadline cannot come
+  before the cell does;
 - figures in agent mode, where the loop reads a display entry's file
   itself: a cell names its own PNG in the work directory (attached), a
   link there to a decoy PNG outside it, a FIFO, and the decoy by its
@@ -61,9 +63,10 @@ def limits(lang):
 
         mode = "agent" if api == "openai" else "mcp"
         r = run(lang, api, ["k1-kill", "6-done"], mode=mode)
-        got = results(api, r.requests[1]["body"]) if len(
-            r.requests) == 2 else {}
-        text, err, _ = next(iter(got.values()), (None, None, []))
+        got = list(results(api, r.requests[1]["body"]).values()) if len(
+            r.requests) == 2 else []
+        # the first call ignores SIGINT, the second runs on past its 1 s
+        text, err, _ = got[1] if len(got) == 2 else (None, None, [])
         check(r.rc == 0 and text is not None and "[coil timeout]" in text
               and "(1 s)" in text and "[coil restored]" in text and
               "its process was killed" in text and err in (None, True),
