@@ -130,6 +130,10 @@ const struct options_entry options_table[] = {
 	  "write the session as a Jupyter notebook", 0 },
 	{ "request-schema", 0, NULL, opt_request_schema, NO_FIELD, 0, 0,
 	  "print the requests' JSON Schema and exit", 0 },
+	{ "tool-schema", 0, "API", opt_string, FIELD(tool_schema), 0, 0,
+	  "print the tools for openai, anthropic or mcp", 0 },
+	{ "system-prompt", 0, NULL, opt_flag, FIELD(system_prompt), 0, 0,
+	  "print the system text for a model and exit", 0 },
 	{ "help", 'h', NULL, opt_help, NO_FIELD, 0, 0,
 	  "show this help and exit", 0 },
 	{ "version", 'V', NULL, opt_version, NO_FIELD, 0, 0,
@@ -479,8 +483,18 @@ static int
 opt_request_schema(struct coil_opts *o, const struct options_entry *e,
     const char *arg, char *err, size_t errlen)
 {
-	json_t *all = request_schemas();
+	json_t *all = request_schemas(), *v, *s;
+	const char *op;
+	void *tmp;
 
+	/* Each op's schema stands alone, so each names its draft; $schema
+	 * first, as a reader looks for it there. */
+	json_object_foreach_safe(all, tmp, op, v) {
+		s = json_pack("{s:s}", "$schema",
+		    "https://json-schema.org/draft/2020-12/schema");
+		json_object_update(s, v);
+		json_object_set_new(all, op, s);
+	}
 	json_dumpf(all, stdout, JSON_INDENT(2));
 	putchar('\n');
 	json_decref(all);
@@ -703,6 +717,7 @@ options_free(struct coil_opts *o)
 	free((char *)o->export);
 	free((char *)o->code_key);
 	free((char *)o->tool);
+	free((char *)o->tool_schema);
 	for (i = 0; i < o->nignore; i++)
 		free((char *)o->ignore[i]);
 	free(o->ignore);

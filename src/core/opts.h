@@ -82,6 +82,9 @@ struct coil_opts {
 	const char *export;		/* --export FILE.ipynb, or NULL */
 	const char *code_key;		/* chat logs: the code's key ("code") */
 	const char *tool;		/* chat logs: the tool replayed, or NULL */
+	const char *tool_schema;	/* --tool-schema API: print the tools
+					   for that API and exit, or NULL */
+	bool system_prompt;		/* --system-prompt: print it, exit */
 	unsigned long long given;	/* bit i: options' row i was given */
 };
 

@@ -21,6 +21,7 @@
 #include "ui.h"
 #include "record.h"
 #include "replay.h"
+#include "tools.h"
 #include "util.h"
 
 static const struct sandbox_conf *main_sbx;	/* for main_teardown */
@@ -309,6 +310,8 @@ main(int argc, char **argv)
 	hostfs_roots(&o.sbx);
 	if (o.transcripts)
 		rc = record_list(stdout);
+	else if (o.tool_schema != NULL || o.system_prompt)
+		rc = tools_main(&o);
 	else if ((rc = replay_prepare(&o)) == 0 &&
 	    (rc = main_enter(&o)) == 0) {
 		main_record(&o);

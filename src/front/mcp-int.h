@@ -22,11 +22,17 @@ struct mcp_tool {
 	const char *about;
 };
 
+/* The tools, in tools/list's order: each one op of request_ops,
+ * worded for a model (tools.c makes every API's definitions of them). */
+extern const struct mcp_tool mcp_tools[];
+extern const size_t mcp_ntools;
+
 /* The tool of that name, or NULL. */
 const struct mcp_tool *mcp_tool_find(const char *name);
 
-/* tools/list's tools: each tool's name, words, annotations and input
- * schema (request_schema's, reworded for a model).  New reference. */
+/* tools/list's tools: each tool's name, words, annotations, input
+ * schema (request_schema's, reworded for a model) and output schema
+ * (tools_output_schema's).  New reference. */
 json_t *mcp_tool_list(const struct coil_opts *opts);
 
 /* The agent request a call of t with args (an object or NULL,

@@ -15,6 +15,7 @@
 #include "figure.h"
 #include "mcp.h"
 #include "mcp-int.h"
+#include "tools.h"
 #include "util.h"
 
 /* What one result may carry as images (their bytes before base64),
@@ -24,7 +25,7 @@
 #define MCP_IMAGES_MAX		((size_t)8 << 20)
 #define MCP_IMAGES_COUNT	16
 #define MCP_FIGURES_NAMED	64
-static const struct mcp_tool mcp_tools[] = {
+const struct mcp_tool mcp_tools[] = {
 	{ "run_python", "Run Python", OP_EXEC, false, true, false,
 	  "Run Python code in the persistent session. Variables, imports "
 	  "and functions stay for the next call. The answer has what the "
@@ -79,6 +80,7 @@ static const struct mcp_tool mcp_tools[] = {
 	  "session argument go to it from now on (keep the winner of a "
 	  "best-of-n this way)." },
 };
+const size_t mcp_ntools = nitems(mcp_tools);
 
 /* What a tool words for itself in its op's schema (about), or leaves
  * out of it (about NULL): the agent protocol's fields for terminals and
@@ -166,10 +168,11 @@ mcp_tool_list(const struct coil_opts *opts)
 		const struct mcp_tool *t = &mcp_tools[i];
 
 		json_array_append_new(tools, json_pack("{s:s, s:s, s:s, s:o, "
-		    "s:{s:s, s:b, s:b, s:b, s:b}}", "name", t->name, "title",
-		    t->title, "description", t->about, "inputSchema",
-		    mcp_tool_schema(t), "annotations", "title", t->title,
-		    "readOnlyHint", t->read_only, "destructiveHint",
+		    "s:o, s:{s:s, s:b, s:b, s:b, s:b}}", "name", t->name,
+		    "title", t->title, "description", t->about, "inputSchema",
+		    mcp_tool_schema(t), "outputSchema",
+		    tools_output_schema(t->op), "annotations", "title",
+		    t->title, "readOnlyHint", t->read_only, "destructiveHint",
 		    t->destructive, "idempotentHint", t->idempotent,
 		    "openWorldHint", t->op == OP_EXEC && opts->sbx.allow_net));
 	}

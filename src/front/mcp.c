@@ -27,6 +27,7 @@
 #include "request.h"
 #include "response.h"
 #include "session.h"
+#include "tools.h"
 #include "util.h"
 #include "wire.h"
 
@@ -60,6 +61,9 @@ struct mcp_call {
 struct mcp {
 	struct mcp_call *calls;
 	json_t *tools;		/* tools/list's, made once */
+	json_t *tools_old;	/* the same without outputSchema, which
+				   revisions before 2025-06-18 lack */
+	bool old;		/* the handshake agreed on one of those */
 	/* A call cancelled while its cell ran has no answer, yet the worker
 	 * may have been killed and restored under it: what the client is
 	 * told with its next result ("restored", and warnings), or NULL. */
@@ -216,34 +220,14 @@ mcp_server_info(void)
 	    "coil: a persistent Python session", "version", PACKAGE_VERSION);
 }
 
+/* The system text for a model (tools.c), as coil --system-prompt
+ * prints it. */
 static json_t *
 mcp_instructions(const struct coil_opts *opts)
 {
-	char *s;
-	json_t *v;
+	char *s = tools_system_text(opts);
+	json_t *v = json_string(s);
 
-	char limit[96];
-
-	if (opts->timeout == 0)
-		snprintf(limit, sizeof limit, "A cell has no time limit unless "
-		    "the call gives it a timeout.");
-	else
-		snprintf(limit, sizeof limit, "A cell is stopped after %g s "
-		    "unless the call gives another timeout.",
-		    opts->timeout > 0 ? opts->timeout : (double)OPTS_TIMEOUT);
-	xasprintf(&s, "One persistent Python session: what run_python "
-	    "defines (variables, imports, functions) stays for the next "
-	    "call, and the value of a call's last expression comes back as "
-	    "Out[N]. Cells run in a sandbox, in %s, and may write files "
-	    "there. %s If the process dies, the namespace is restored from "
-	    "the newest checkpoint and the answer lists the cells lost, to "
-	    "run again; snapshot and rollback keep and restore the "
-	    "namespace by name; reset starts afresh. fork branches the "
-	    "session into independent copies in milliseconds, each reached "
-	    "by the session argument of the other tools, to try several "
-	    "ways from one state; adopt_session keeps one. Figures are "
-	    "saved under %s.", opts->workdir, limit, opts->figure_dir);
-	v = json_string(s);
 	free(s);
 	return v;
 }
@@ -274,6 +258,7 @@ mcp_initialize(struct agent_io *a, json_t *id, json_t *params,
 	for (i = 0; i < nitems(mcp_versions); i++)
 		if (strcmp(want, mcp_versions[i]) == 0)
 			v = mcp_versions[i];
+	((struct mcp *)a->proto)->old = strcmp(v, "2025-06-18") < 0;
 	mcp_result(a, id, json_pack("{s:s, s:o, s:o, s:o}", "protocolVersion",
 	    v, "capabilities", mcp_capabilities(false), "serverInfo",
 	    mcp_server_info(), "instructions", mcp_instructions(a->opts)),
@@ -402,7 +387,8 @@ static void
 mcp_list(struct agent_io *a, json_t *id, json_t *params, bool stateless)
 {
 	struct mcp *m = a->proto;
-	json_t *list = json_pack("{s:O}", "tools", m->tools);
+	json_t *list = json_pack("{s:O}", "tools", m->old && !stateless ?
+	    m->tools_old : m->tools);
 
 	(void)params;
 	mcp_result(a, id, stateless ? mcp_cacheable(list) : list, stateless);
@@ -736,13 +722,19 @@ int
 mcp_main(const struct coil_opts *opts)
 {
 	struct mcp m = { 0 };
+	json_t *t;
+	size_t i;
 	int rc;
 
 	m.tools = mcp_tool_list(opts);
+	m.tools_old = json_deep_copy(m.tools);
+	json_array_foreach(m.tools_old, i, t)
+		json_object_del(t, "outputSchema");
 	rc = agent_serve(opts, &mcp_proto, &m);
 	while (m.calls != NULL)
 		mcp_call_free(&m.calls);
 	json_decref(m.tools);
+	json_decref(m.tools_old);
 	json_decref(m.restored);
 	json_decref(m.told);
 	return rc;

@@ -80,41 +80,41 @@ def node_major():
         return None
 
 
-def install():
-    """The build tree's copy of the SDKs (npm ci from
-    tests/mcp/package-lock.json, once for all the scripts, under a lock)
-    with this directory's .mjs clients beside them; None and why, if npm
-    failed."""
+def install(src=HERE, into="mcp-node"):
+    """The build tree's copy of the SDKs (npm ci from src's
+    package-lock.json, tests/mcp's by default, once for all the scripts,
+    under a lock, into the build tree's tests/INTO) with src's .mjs
+    clients beside them; None and why, if npm failed."""
     tests = os.path.dirname(os.path.dirname(os.environ.get(
         "TEST_WORKDIR", os.path.join(HERE, "..", "work", "x"))))
-    d = os.path.join(tests, "mcp-node")
+    d = os.path.join(tests, into)
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, ".lock"), "w") as lk:
         fcntl.flock(lk, fcntl.LOCK_EX)
-        want = open(os.path.join(HERE, "package-lock.json")).read()
+        want = open(os.path.join(src, "package-lock.json")).read()
         have = os.path.join(d, "package-lock.json")
         stamp = os.path.join(d, "node_modules", ".coil-installed")
         if not (os.path.exists(stamp) and os.path.exists(have) and
                 open(have).read() == want):
             for f in ("package.json", "package-lock.json"):
-                _copy(f, d)
+                _copy(f, d, src)
             r = subprocess.run(["npm", "ci", "--no-audit", "--no-fund",
                                 "--loglevel=error"], cwd=d,
                                capture_output=True, text=True, timeout=600)
             if r.returncode != 0:
                 return None, "npm ci failed: " + r.stderr[-2000:]
             open(stamp, "w").close()
-        for f in os.listdir(HERE):
+        for f in os.listdir(src):
             if f.endswith(".mjs"):
-                _copy(f, d)
+                _copy(f, d, src)
     return d, None
 
 
-def _copy(name, d):
-    """HERE's file name into d, as its own writable file: the source tree
+def _copy(name, d, src=HERE):
+    """src's file name into d, as its own writable file: the source tree
     may be read-only (make distcheck), and a copy that kept its mode
     could not be written again by the next script that installs."""
-    with open(os.path.join(HERE, name), "rb") as f:
+    with open(os.path.join(src, name), "rb") as f:
         data = f.read()
     dst = os.path.join(d, name)
     try:
