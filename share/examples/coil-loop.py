@@ -443,7 +443,7 @@ def main(argv):
             if not calls:
                 return 0
             results = []
-            for call_id, name, args in calls:
+            for _, name, args in calls:
                 say("%s %s" % (name, json.dumps(args)[:200]))
                 results.append(run_tool(coil, name, args))
             chat.give(calls, results)
