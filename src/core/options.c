@@ -80,6 +80,10 @@ const struct options_entry options_table[] = {
 	  "let cells write DIR too (repeatable)", OPT_HOLD },
 	{ "allow-net", 0, NULL, opt_flag, FIELD(sbx.allow_net), 0, 0,
 	  "let cells use the network", OPT_HOLD },
+	{ "venv", 0, "DIR", opt_path, FIELD(venv_arg), 0, 0,
+	  "use the virtualenv DIR (default $VIRTUAL_ENV)", 0 },
+	{ "no-venv", 0, NULL, opt_flag, FIELD(no_venv), 0, 0,
+	  "ignore $VIRTUAL_ENV: the system's packages only", 0 },
 	{ "memory", 0, "SIZE", opt_size, FIELD(sbx.memory), 1, MAX_SIZE,
 	  "memory a cell may use (default 4G)", OPT_HOLD },
 	{ "max-procs", 0, "N", opt_count, FIELD(sbx.max_procs), 1, 1 << 22,
@@ -626,6 +630,9 @@ options_settle(struct coil_opts *o, char *err, size_t errlen)
 	if (o->record != NULL && o->no_record)
 		return err_set(err, errlen, "--record and --no-record disagree: "
 		    "give one");
+	if (o->venv_arg != NULL && o->no_venv)
+		return err_set(err, errlen, "--venv and --no-venv disagree: "
+		    "give one");
 	if (o->workdir == NULL &&
 	    (o->workdir = opt_absdir(".", err, errlen)) == NULL)
 		return -1;
@@ -704,6 +711,10 @@ options_free(struct coil_opts *o)
 	free((char *)o->workdir);
 	free((char *)o->figure_dir);
 	free((char *)o->sbx.state_dir);
+	free((char *)o->sbx.venv);
+	if (o->sbx.venv_fd >= 0)
+		close(o->sbx.venv_fd);
+	free((char *)o->venv_arg);
 	for (i = 0; i < o->n_dirs_named; i++)
 		free(o->dirs_named[i]);
 	free(o->dirs_named);

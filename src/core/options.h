@@ -34,6 +34,13 @@ void options_free(struct coil_opts *o);
 int options_add_dir(const char ***list, size_t *n, const char *dir,
     char *err, size_t errlen);
 
+/* The venv cells use (options-venv.c): --venv DIR, else $VIRTUAL_ENV
+ * unless --no-venv.  Once the cell-writable roots are known
+ * (hostfs_roots) and before any cell runs: its dir walked and held
+ * (o->sbx.venv, venv_fd), its pyvenv.cfg read and checked against the
+ * Python coil embeds.  0, or the exit status of a usage error (said). */
+int options_venv(struct coil_opts *o);
+
 /* Print a usage error as options_parse does; returns its exit status. */
 int options_bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -47,7 +47,15 @@ struct coil_opts {
 	const char **allow_import;	/* what cells may import, NULL-ended;
 					   NULL: anything */
 	size_t nallow_import;
-	struct sandbox_conf sbx;	/* --sandbox and its limits */
+	struct sandbox_conf sbx;	/* --sandbox and its limits; sbx.venv
+					   is the venv in force (options_venv) */
+	const char *venv_arg;		/* --venv DIR, absolute, or NULL */
+	bool no_venv;			/* --no-venv: $VIRTUAL_ENV ignored */
+	bool venv_system_site;		/* its pyvenv.cfg's
+					   include-system-site-packages */
+	bool venv_writable;		/* cells may write it: under the work
+					   dir or an --allow-write dir, or
+					   --sandbox none */
 	int checkpoints;		/* automatic ones kept; 0: none */
 	unsigned long long checkpoint_memory;	/* bytes they may hold; 0: no cap */
 	enum ckpt_policy checkpoint_policy;

@@ -188,7 +188,7 @@ main_enter(struct coil_opts *o)
 	/* Before any cell runs, and before the supervisor opens a file:
 	 * where cells may write, no link is followed from here on. */
 	hostfs_roots(&o->sbx);
-	if ((rc = main_named_dirs(o)) != 0)
+	if ((rc = main_named_dirs(o)) != 0 || (rc = options_venv(o)) != 0)
 		return rc;
 	main_state(o);
 	main_home(o);

@@ -83,6 +83,7 @@ sandbox_conf_init(struct sandbox_conf *c)
 	c->max_file_size = 1 * GiB;
 	c->max_files = 1024;
 	c->ckpt_gate = true;
+	c->venv_fd = -1;
 #ifdef COIL_TEST_HOOKS
 	test_hooks(c);
 #endif
@@ -185,9 +186,38 @@ sbx_paths_add(struct sbx_paths *p, const char *opt, const char *path,
 	p->b[p->nb].path = sbx_strdup(real);
 	p->b[p->nb].rw = rw;
 	p->b[p->nb].fd = -1;
+	p->b[p->nb].src = -1;
 	p->nb++;
 	qsort(p->b, p->nb, sizeof *p->b, bind_cmp);
 	return 0;
+}
+
+/*
+ * The venv (sandbox.h), unless a bind holds it already (the work dir, an
+ * --allow-* dir: their rules reach it): a read-only bind of the dir the
+ * supervisor held since the start, at the path it had then.  Not
+ * resolved again: where cells may write (a .venv in the work dir) that
+ * path may be theirs by now, and then a bind holds it anyway.
+ */
+static void
+venv_bind(const struct sandbox_conf *c, struct sbx_paths *p)
+{
+	size_t i, n;
+
+	if (c->venv == NULL || c->venv_fd < 0)
+		return;
+	for (i = 0; i < p->nb; i++) {
+		n = strlen(p->b[i].path);
+		if (strncmp(c->venv, p->b[i].path, n) == 0 &&
+		    (c->venv[n] == '\0' || c->venv[n] == '/' ||
+		    strcmp(p->b[i].path, "/") == 0))
+			return;
+	}
+	p->b = sbx_realloc(p->b, (p->nb + 1) * sizeof *p->b);
+	p->b[p->nb] = (struct sbx_bind){ .path = sbx_strdup(c->venv),
+	    .rw = false, .fd = -1, .src = c->venv_fd };
+	p->nb++;
+	qsort(p->b, p->nb, sizeof *p->b, bind_cmp);
 }
 
 /* The dirs, once: init resolves them and the worker inherits them; a
@@ -233,6 +263,7 @@ prepare_paths(const struct sandbox_conf *c, struct sbx_paths *p, char *err,
 		if (sbx_paths_add(p, "--allow-write", c->allow_write[i], true,
 		    err, len) < 0)
 			return -1;
+	venv_bind(c, p);
 	p->ready = true;
 	return 0;
 }

@@ -70,6 +70,16 @@ struct sandbox_conf {
 					   needs outside /usr (a venv, a
 					   prefix); may be NULL */
 	size_t n_python_paths;
+	const char *venv;		/* the virtualenv cells use, its real
+					   path as the supervisor resolved it
+					   before any cell ran, or NULL: cells
+					   read it (a bind of venv_fd where no
+					   other bind holds it) and the worker's
+					   environment names it (VIRTUAL_ENV,
+					   its bin/ first on PATH) */
+	int venv_fd;			/* O_PATH of that dir, held since the
+					   start: init binds what was opened
+					   then, never the path again; -1 */
 	const char *state_dir;		/* coil's own (history, transcripts):
 					   when it lies in a dir cells see,
 					   the mount namespace covers it with
@@ -229,12 +239,14 @@ int sandbox_apply(const struct sandbox_conf *, struct sandbox_report *,
 
 /*
  * Worker: the environment for Python.  Under none, a copy of env.  Else an
- * allow-list (PATH, LANG, LC_*, TZ, USER, LOGNAME, the thread counts if the
- * user set them; proxies and CA bundles with allow_net) plus HOME=workdir,
+ * allow-list (PATH, LANG, LC_*, TZ, USER, LOGNAME, PIP_FIND_LINKS, the
+ * thread counts if the user set them; proxies and CA bundles with
+ * allow_net) plus HOME=workdir,
  * TMPDIR=TMP=TEMP=the private temp dir (MPLCONFIGDIR, XDG_CACHE_HOME in it),
  * MPLBACKEND=Agg, and OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and friends set
- * to the CPUs this process may use.  Returns a NULL-terminated array the
- * caller frees with sandbox_env_free.
+ * to the CPUs this process may use.  Under every profile VIRTUAL_ENV is
+ * conf->venv (or unset) and its bin/ leads PATH.  Returns a NULL-terminated
+ * array the caller frees with sandbox_env_free.
  */
 char **sandbox_env(const struct sandbox_conf *, char *const *env);
 void sandbox_env_free(char **);

@@ -46,6 +46,7 @@ static const char *const env_keep[] = {
 	"PATH", "LANG", "LANGUAGE", "TZ", "USER", "LOGNAME", "TERM",
 	"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
 	"NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "BLIS_NUM_THREADS",
+	"PIP_FIND_LINKS",	/* the wheels %pip installs from, offline */
 };
 static const char *const env_keep_prefix[] = { "LC_" };
 /* With --allow-net only: what a network client needs.  Proxies may carry
@@ -101,6 +102,64 @@ env_has(const struct envv *ev, const char *name)
 	return false;
 }
 
+/*
+ * The venv in force (sandbox.h), as its bin/activate says it: VIRTUAL_ENV
+ * and its bin/ first on PATH, so that a cell's `!tabulate` or
+ * subprocess finds its scripts.  Without one (--no-venv), no
+ * VIRTUAL_ENV from coil's own environment, nor its bin/ on PATH.
+ */
+static void
+env_venv(struct envv *ev, const char *venv)
+{
+	char *bin = venv != NULL ? sbx_asprintf("%s/bin", venv) : NULL;
+	char *bin_old = NULL, *path = NULL, *np;
+	const char *p, *end;
+	size_t i, k;
+
+	/* the VIRTUAL_ENV coil was started in goes, and its bin/ with it */
+	for (i = k = 0; i < ev->n; i++) {
+		if (env_name_is(ev->v[i], "VIRTUAL_ENV")) {
+			if (ev->v[i][12] == '/')
+				bin_old = sbx_asprintf("%s/bin", ev->v[i] + 12);
+			free(ev->v[i]);
+		} else if (env_name_is(ev->v[i], "PATH")) {
+			path = ev->v[i];
+		} else {
+			ev->v[k++] = ev->v[i];
+		}
+	}
+	ev->n = k;
+	ev->v[k] = NULL;
+	np = sbx_realloc(NULL, (path != NULL ? strlen(path) : 32) +
+	    (bin != NULL ? strlen(bin) : 0) + 8);
+	strcpy(np, "PATH=");
+	if (bin != NULL)
+		strcat(np, bin);
+	/* no PATH at all (under none): bin/ before the shell's default */
+	for (p = path != NULL ? path + 5 : "/usr/local/bin:/usr/bin:/bin";
+	    *p != '\0';
+	    p = *end != '\0' ? end + 1 : end) {
+		end = strchrnul(p, ':');
+		k = (size_t)(end - p);
+		if ((bin != NULL && strlen(bin) == k &&
+		    strncmp(p, bin, k) == 0) || (bin_old != NULL &&
+		    strlen(bin_old) == k && strncmp(p, bin_old, k) == 0))
+			continue;
+		if (np[5] != '\0')
+			strcat(np, ":");
+		strncat(np, p, k);
+	}
+	if (path != NULL || bin != NULL)
+		env_push(ev, np);
+	else
+		free(np);
+	if (venv != NULL)
+		env_push(ev, sbx_asprintf("VIRTUAL_ENV=%s", venv));
+	free(path);
+	free(bin);
+	free(bin_old);
+}
+
 /* sandbox_env; tmpdir: the private temp dir init chose, or "" */
 char **
 lim_env(const struct sandbox_conf *c, char *const *env, const char *tmpdir)
@@ -116,6 +175,7 @@ lim_env(const struct sandbox_conf *c, char *const *env, const char *tmpdir)
 	if (c->profile == SANDBOX_NONE) {
 		for (i = 0; env != NULL && env[i] != NULL; i++)
 			env_push(&ev, sbx_strdup(env[i]));
+		env_venv(&ev, c->venv);
 		return ev.v;
 	}
 	for (i = 0; env != NULL && env[i] != NULL; i++) {
@@ -138,6 +198,7 @@ lim_env(const struct sandbox_conf *c, char *const *env, const char *tmpdir)
 	}
 	if (!env_has(&ev, "PATH"))
 		env_push(&ev, sbx_strdup("PATH=/usr/local/bin:/usr/bin:/bin"));
+	env_venv(&ev, c->venv);
 	/* fs(user): the work dir the user named, in the worker before any
 	 * cell runs */
 	if (c->workdir == NULL || realpath(c->workdir, wd) == NULL) {

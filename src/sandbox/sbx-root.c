@@ -325,9 +325,12 @@ clone_binds(struct sbx *sb, struct owners *own, char *what, size_t wlen)
 	for (i = 0; i < p->nb; i++) {
 		struct sbx_bind *b = &p->b[i];
 
-		/* fs(newroot) */
-		TRY(b->fd = open_tree(AT_FDCWD, b->path, OPEN_TREE_CLONE |
-		    OPEN_TREE_CLOEXEC | AT_RECURSIVE), "cloning '%s'",
+		/* fs(newroot); fs(held): the venv's dir, held since the
+		 * start, not its path again */
+		TRY(b->fd = open_tree(b->src >= 0 ? b->src : AT_FDCWD,
+		    b->src >= 0 ? "" : b->path, OPEN_TREE_CLONE |
+		    OPEN_TREE_CLOEXEC | AT_RECURSIVE |
+		    (b->src >= 0 ? AT_EMPTY_PATH : 0)), "cloning '%s'",
 		    b->path);
 		if (sb->userns >= 0 && bind_idmap(b, sb, own->v, &own->n,
 		    sizeof own->v / sizeof *own->v) < 0) {
@@ -546,6 +549,28 @@ mount_failed(struct sbx *sb, int e, const char *what)
 	return -1;
 }
 
+/* The venv's bind, which sandbox.c's venv_bind made, takes its dir from
+ * the cwd, which unshare moved to the new namespace's copy of the held
+ * dir. */
+static int
+venv_here(struct sbx_paths *p, int held)
+{
+	size_t i;
+	int fd;
+
+	/* fs(held): the venv's dir, held since the start, entered by
+	 * fchdir and moved into this namespace by unshare */
+	if ((fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -1;
+	for (i = 0; i < p->nb; i++)
+		if (p->b[i].src == held) {
+			p->b[i].src = fd;
+			return 0;
+		}
+	close(fd);
+	return 0;
+}
+
 /* A mount namespace of our own, and in it, when init is PID 1, a /proc
  * that shows the session only.  Before anything else that reads /proc:
  * the host's would show other processes under the pids we know. */
@@ -558,6 +583,14 @@ root_mountns(struct sbx *sb)
 
 	if (sbx_skipped(sb->c, r, SANDBOX_M_MOUNTNS))
 		return 0;
+	/* The venv's held dir is a mount of the host's namespace, which
+	 * open_tree cannot clone from ours (EINVAL): but unshare moves the
+	 * cwd to its copy in the new one, so enter the dir first and take
+	 * it from there (init enters the work dir at its end). */
+	if (sb->c->venv_fd >= 0 && fchdir(sb->c->venv_fd) < 0) {
+		e = errno;
+		return mount_failed(sb, e, "entering the venv's dir");
+	}
 	if (unshare(CLONE_NEWNS) < 0) {
 		sbx_mark(r, SANDBOX_M_MOUNTNS, SANDBOX_MISSING, errno, "%s; "
 		    "needs a user namespace or root: the work dir is enforced "
@@ -568,6 +601,10 @@ root_mountns(struct sbx *sb)
 	what = "making / private";
 	/* fs(proc): init's mount namespace, made private first */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		goto out;
+	what = "taking the venv's dir into the mount namespace";
+	if (sb->c->venv_fd >= 0 && venv_here(&sb->st->paths, sb->c->venv_fd)
+	    < 0)
 		goto out;
 	what = "mounting the session's /proc";
 	/* fs(proc): the session's own /proc */

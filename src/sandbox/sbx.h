@@ -41,6 +41,8 @@ struct sbx_bind {
 	char *path;
 	bool rw;
 	int fd;			/* detached clone for the new root, or -1 */
+	int src;		/* the dir, held since the start (the
+				   venv's), cloned instead of path; -1 */
 };
 
 /* A growing list of strings; each is the list's (sbx_strv_add copies). */

@@ -101,12 +101,13 @@ record_header(const struct coil_opts *opts)
 	    opts->ui ? "ui" : "plain";
 
 	record_now(now, sizeof now);
-	return json_pack("{s:i, s:s, s:s, s:s, s:I, s:s, s:s, s:o}",
+	return json_pack("{s:i, s:s, s:s, s:s, s:I, s:s, s:s, s:o, s:o}",
 	    "coil_transcript", RECORD_FORMAT, "coil", PACKAGE_VERSION,
 	    "python", PYTHON_EMBED_VERSION, "started", now, "pid",
 	    (json_int_t)getpid(), "mode", mode, "sandbox",
-	    sandbox_profile_name(opts->sbx.profile), "options",
-	    options_json(opts));
+	    sandbox_profile_name(opts->sbx.profile), "venv",
+	    opts->sbx.venv != NULL ? json_string(opts->sbx.venv) :
+	    json_null(), "options", options_json(opts));
 }
 
 struct record *

@@ -106,12 +106,64 @@ session_is_more(const char *key)
 	return n > 5 && strcmp(key + n - 5, "_more") == 0;
 }
 
+/* Whether a display entry has the shape coil(1) promises (and MCP's
+ * outputSchema states, which clients check): an object whose texts are
+ * strings and whose sizes are whole numbers.  A cell can put anything
+ * in the worker's list; what is not such an entry is not passed on. */
+static bool
+session_display_ok(json_t *e)
+{
+	static const char *const texts[] = { "type", "path", "text", "note" };
+	static const char *const ints[] = { "bytes", "width", "height" };
+	json_t *v;
+	size_t i;
+
+	if (!json_is_object(e))
+		return false;
+	for (i = 0; i < nitems(texts); i++)
+		if ((v = json_object_get(e, texts[i])) != NULL &&
+		    !json_is_string(v))
+			return false;
+	for (i = 0; i < nitems(ints); i++)
+		if ((v = json_object_get(e, ints[i])) != NULL &&
+		    (!json_is_integer(v) || json_integer_value(v) < 0))
+			return false;
+	return true;
+}
+
+/* The exec reply's display list with each entry not so shaped put in
+ * a note's place (a new reference): the figures name entries by their
+ * index, so none moves.  A warning says how many there were. */
+static json_t *
+session_display_shaped(json_t *list, struct response *resp)
+{
+	json_t *kept, *e;
+	size_t i, bad = 0;
+	char msg[160];
+
+	json_array_foreach(list, i, e)
+		if (!session_display_ok(e))
+			bad++;
+	if (bad == 0)
+		return json_incref(list);
+	kept = json_array();
+	json_array_foreach(list, i, e)
+		json_array_append_new(kept, session_display_ok(e) ?
+		    json_incref(e) : json_pack("{s:s}", "note", "not a "
+		    "display entry (an object of texts and sizes): left out"));
+	snprintf(msg, sizeof msg, "%zu of the cell's display entries were "
+	    "not objects of texts and sizes, and are left out", bad);
+	response_warn(resp, msg);
+	return kept;
+}
+
 /* The exec reply's display list into resp, capped; a warning says how
  * many objects the cell showed. */
 static void
 session_take_display(json_t *reply, struct response *resp)
 {
 	json_t *v = reply != NULL ? json_object_get(reply, "display") : NULL;
+	json_t *capped;
 	unsigned long long more;
 	char msg[160];
 
@@ -119,8 +171,10 @@ session_take_display(json_t *reply, struct response *resp)
 		resp->display = json_array();
 		return;
 	}
-	resp->display = session_cap_list(reply, "display", v,
-	    SESSION_LIST_MAX, &more);
+	capped = session_cap_list(reply, "display", v, SESSION_LIST_MAX,
+	    &more);
+	resp->display = session_display_shaped(capped, resp);
+	json_decref(capped);
 	if (more == 0)
 		return;
 	snprintf(msg, sizeof msg, "the cell showed %llu objects; the first "

@@ -245,6 +245,8 @@ session_ping(struct session *s)
 	response_set(resp, "sandbox", s->sandbox != NULL ?
 	    session_gate_report(s) : json_pack("{s:s, s:b}", "profile",
 	    sandbox_profile_name(s->opts->sbx.profile), "starting", 1));
+	response_set(resp, "venv", s->opts->sbx.venv != NULL ?
+	    json_string(s->opts->sbx.venv) : json_null());
 	response_set(resp, "cell", json_integer(s->cells));
 	response_set(resp, "running", json_boolean(s->run != NULL &&
 	    s->run->op == OP_EXEC));

@@ -33,6 +33,15 @@ session_worker_conf(const struct coil_opts *o)
 	/* For the hints of errors: whether a cell could install anything. */
 	json_object_set_new(c, "sandbox", json_string(sandbox_profile_name(
 	    o->sbx.profile)));
+	/* the venv (options-venv.c), for worker.py's sys.path and %pip */
+	json_object_set_new(c, "venv", o->sbx.venv != NULL ?
+	    json_string(o->sbx.venv) : json_null());
+	json_object_set_new(c, "venv_system_site",
+	    json_boolean(o->venv_system_site));
+	json_object_set_new(c, "venv_writable", json_boolean(o->venv_writable));
+	json_object_set_new(c, "allow_net", json_boolean(
+	    o->sbx.profile == SANDBOX_NONE || (o->sbx.allow_net &&
+	    o->sbx.profile != SANDBOX_STRICT)));
 	for (i = 0; i < o->npreload; i++)
 		json_array_append_new(pre, json_string(o->preload[i]));
 	json_object_set_new(c, "preload", pre);

@@ -358,6 +358,12 @@ def _module_hint(e):
     v = sys.version_info
     words.append("coil runs Python %d.%d.%d (%s)"
                  % (v[0], v[1], v[2], sys.executable or sys.prefix))
+    if _conf.get("venv"):
+        words.append(" in the venv %s; install it there with %%pip install "
+                     "%s%s" % (_conf["venv"], top, "" if _conf.get(
+                         "allow_net") else " --find-links DIR (a directory "
+                         "of wheels: the sandbox has no network)"))
+        return "".join(words)
     if _conf.get("sandbox", "none") != "none":
         words.append("; nothing can be installed from inside the sandbox")
     if any(p.endswith("/dist-packages") for p in sys.path):

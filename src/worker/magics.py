@@ -52,6 +52,9 @@ def _regexes():
             r"^(\s*)(" + one + r"(?:\s*,\s*" + one + r")*\s*,?)\s*=\s*"
             r"(!!?|%(?!%))(.*)$")
         _rx["bang"] = re.compile(r"^(\s*)(!!?)(.*)$")
+        # !pip ARGS, !pip3, !python -m pip, !python3.11 -m pip: %pip's
+        _rx["pip"] = re.compile(r"^\s*(pip3?|python(?:3(?:\.\d+)?)?\s+-m"
+                                r"\s+pip)(?:\s+|$)")
         _rx["help_end"] = re.compile(r"^(\s*)(" + _HELP_OBJ + r")(\?\??)\s*$")
         _rx["help_start"] = re.compile(r"^(\s*)(\?\??)(" + _HELP_OBJ +
                                        r")\s*$")
@@ -256,18 +259,28 @@ class _Door:
                           sys._getframe(1))
 
     def system(self, cmd):
-        """!cmd: its output goes out with the cell's, in order."""
+        """!cmd: its output goes out with the cell's, in order.  !pip
+        is %pip (magictab.py's _pip): the venv's pip, offline rules
+        and all."""
         subprocess = _std("subprocess")
         cmd = _expand(cmd, sys._getframe(1))
+        m = _regexes()["pip"].match(cmd)
+        if m:
+            return _pip(cmd[m.end():], "!" + m.group(1).strip())
         _shell_ok("!" + cmd.split(" ")[0] if cmd.strip() else "!")
         _flush()
         r = subprocess.run(cmd, shell=True)
         ns["_exit_code"] = r.returncode
 
     def getoutput(self, cmd):
-        """x = !cmd and !!cmd: stdout and stderr, as lines."""
+        """x = !cmd and !!cmd: stdout and stderr, as lines (!pip's
+        too, through %pip's handler)."""
         subprocess = _std("subprocess")
         cmd = _expand(cmd, sys._getframe(1))
+        m = _regexes()["pip"].match(cmd)
+        if m:
+            return _pip(cmd[m.end():], "!" + m.group(1).strip(),
+                        capture=True)
         _shell_ok("!" + cmd.split(" ")[0] if cmd.strip() else "!")
         _flush()
         r = subprocess.run(cmd, shell=True, stdout=subprocess.PIPE,

@@ -214,14 +214,20 @@ worker_make_timer(json_t *conf)
 
 /* The interpreter, isolated from the environment and the user's site
  * (PyConfig), with coil's name and its stdio in UTF-8; the worker ends
- * when it does not start. */
+ * when it does not start.  With a venv (conf's "venv") site is not
+ * imported here: worker.py's setup imports it for the venv, as the
+ * venv's own python would, once the audit hook is in (a .pth file's
+ * line runs as a cell's code would), and the system's site-packages
+ * are on sys.path only when the venv's pyvenv.cfg asks for them. */
 static void
-worker_start_python(void)
+worker_start_python(json_t *conf)
 {
 	PyConfig config;
 	PyStatus st;
 
 	PyConfig_InitIsolatedConfig(&config);
+	if (json_is_string(json_object_get(conf, "venv")))
+		config.site_import = 0;
 	config.install_signal_handlers = 1;
 	config.buffered_stdio = 1;
 	config.parse_argv = 0;
@@ -256,7 +262,7 @@ worker_init_python(json_t *conf, const struct sandbox_conf *sbx,
 {
 	PyObject *mod, *dict, *res, *setup, *pconf, *effects;
 
-	worker_start_python();
+	worker_start_python(conf);
 	/* Before anything else runs: --preload's imports get its words
 	 * too. */
 	effects = worker_audit(sbx, rep);

@@ -88,6 +88,8 @@ def setup(conf):
     _own[2] = sys.__stderr__
     _repair_streams()
     _flush_before_others()
+    if conf.get("venv"):
+        _venv_site(conf["venv"], conf.get("venv_system_site"))
     wd = conf.get("workdir")
     if wd and wd not in sys.path:
         sys.path.insert(0, wd)
@@ -102,6 +104,29 @@ def setup(conf):
         _guard_imports(conf["allow_import"])
     for mod in conf.get("preload") or ():
         __import__(mod)
+
+
+def _venv_site(venv, system_site):
+    """site's work for the venv (--venv, $VIRTUAL_ENV), as the venv's own
+    python does it (site.venv, then site.main): its site-packages after
+    the standard library, their .pth files processed, then the system's
+    site-packages only when its pyvenv.cfg says
+    include-system-site-packages = true (the supervisor read it at
+    start: worker.c left site out of Py_Initialize for this), no user
+    site.  Here, in the sandboxed worker, so that a .pth file's import
+    line runs with a cell's rights, never with coil's."""
+    site = _std("site")
+    base = (sys.base_prefix, sys.base_exec_prefix)
+    sys.prefix = sys.exec_prefix = venv
+    sys.executable = venv + "/bin/python"
+    site.ENABLE_USER_SITE = False
+    site.PREFIXES[:] = [venv] + (list(base) if system_site else [])
+    known = site.removeduppaths()
+    site.addsitepackages(known, site.PREFIXES)
+    site.setquit()
+    site.setcopyright()
+    site.sethelper()
+    site.execsitecustomize()
 
 
 def _breakpoint(*args, **kws):

@@ -120,6 +120,16 @@ with Mcp("--workdir", d, "--no-record", "--grace", "0.5") as m:
                     "'kept.txt')\nsubprocess.run(['true'])\n"
                     "os.remove('kept.txt')"})
     answer(m, run, {"code": PLOT})
+    # a cell that writes into coil's own list of what it showed: the
+    # supervisor puts a note in each wrong entry's place, so the answer
+    # still has the shape its schema states
+    sc = answer(m, run, {"code": "import _coil\n_coil._shown.append(5)\n"
+                         "_coil._shown.append({'type': 3, 'bytes': -1})"})
+    check(sc.get("display") == [{"note": "not a display entry (an object "
+                                 "of texts and sizes): left out"}] * 2 and
+          any("2 of the cell's display entries" in w
+              for w in sc.get("warnings", [])),
+          "entries a cell forged in display are noted, and said", sc)
     answer(m, run, {"code": "from IPython.display import display, "
                     "Markdown\ndisplay(Markdown('# title'))",
                     "display": ["text/html"]})
