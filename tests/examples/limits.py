@@ -11,6 +11,9 @@ played back (looplib.py), with coil --agent unless said:
   is back at (agent mode with OpenAI's API, MCP with Anthropic's).  A
   call before it makes SIGINT ignored, so that the deadline cannot come
   before the cell does;
+- a cell's result reads the same in agent mode as over MCP (the loop
+  words an agent answer as coil --mcp does): its output, a traceback,
+  arguments refused;
 - figures in agent mode, where the loop reads a display entry's file
   itself: a cell names its own PNG in the work directory (attached), a
   link there to a decoy PNG outside it, a FIFO, and the decoy by its
@@ -95,11 +98,28 @@ def limits(lang):
               what + ": nothing of the decoy reaches the API")
 
 
+def same_words(lang):
+    """The same calls in both modes: the same text for the model."""
+    texts = {}
+    for mode in ("agent", "mcp"):
+        r = run(lang, "openai", ["1-print", "5-errors", "6-done"], mode=mode)
+        texts[mode] = [list(results("openai", q["body"]).values())
+                       for q in r.requests[1:]]
+    a, m = texts["agent"], texts["mcp"]
+    # 1-print's call, then 5-errors': 1/0, an unknown tool, no code
+    pairs = [(a[0][0], m[0][0])] + list(zip(a[1][:3], m[1][:3])) if len(
+        a) == len(m) == 2 else []
+    check(len(pairs) == 4 and all(x[0] == y[0] for x, y in pairs),
+          lang + ": an agent answer reads as coil --mcp words it", pairs)
+
+
 limits("python")
+same_words("python")
 why = node_missing()
 if why:
     skip("the Node example's limits", why)
 else:
     limits("node")
+    same_words("node")
 cleanup(decoy_dir)
 done()
