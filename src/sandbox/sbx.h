@@ -5,8 +5,8 @@
  * sandbox.c is the driver: it holds the two ordered step tables (init's,
  * run by sandbox_enter, and the worker's, run by sandbox_apply) and the
  * one sbx_state of the process.  Each mechanism is a file of its own
- * (sbx-cgroup.c, sbx-ns.c, sbx-root.c, sbx-limits.c, sbx-landlock.c,
- * sbx-seccomp.c), the report and its guarantees are sbx-report.c, and
+ * (sbx-cgroup.c, sbx-ns.c, sbx-root.c, sbx-tmp.c, sbx-limits.c,
+ * sbx-landlock.c, sbx-seccomp.c), the report and its guarantees are sbx-report.c, and
  * the helpers below are sbx-util.c.
  *
  * A step gets one struct sbx: the call's conf, report and error buffer,
@@ -178,10 +178,10 @@ sbx_step_fn ns_userns_enter;
 int ns_userns_mapped(long inside, long outside, long ginside,
     long goutside);
 
-/* sbx-root.c: the mount namespace, the new root, the private temp dir
- * (init) */
+/* sbx-root.c: the mount namespace and the new root (init) */
 sbx_step_fn root_mountns;
 sbx_step_fn root_build;
+/* sbx-tmp.c: the private temp dir (init), and its removal (supervisor) */
 sbx_step_fn root_tmp;
 void root_tmp_sweep(const char *base, pid_t session);
 

@@ -219,7 +219,7 @@ ui_title(const struct ui_rect *r, const char *title, bool focused)
 /* Where a line breaks in w columns: the offsets of its rows (at most
  * max of them); returns how many rows it takes. */
 int
-ui_wrap(const struct ui_line *l, int w, size_t *at, int max)
+ui_wrap(const char *s, size_t len, int w, size_t *at, int max)
 {
 	wchar_t buf[1024];
 	size_t off = 0, k;
@@ -229,9 +229,9 @@ ui_wrap(const struct ui_line *l, int w, size_t *at, int max)
 		w = 1024;
 	do {
 		at[n++] = off;
-		k = ui_fit(l->text + off, l->len - off, w, buf, &o, &c);
-		off += k > 0 ? k : l->len - off;
-	} while (off < l->len && n < max && w > 1);
+		k = ui_fit(s + off, len - off, w, buf, &o, &c);
+		off += k > 0 ? k : len - off;
+	} while (off < len && n < max && w > 1);
 	return n;
 }
 
@@ -351,7 +351,8 @@ ui_rows(struct ui *u, size_t i, int w)
 	size_t at[UI_LINE_MAX + 1];
 	struct ui_line *l = ui_line_at(u, i);
 
-	return l->kind == UL_HEAD ? 1 : ui_wrap(l, w, at, UI_LINE_MAX + 1);
+	return l->kind == UL_HEAD ? 1 : ui_wrap(l->text, l->len, w, at,
+	    UI_LINE_MAX + 1);
 }
 
 /* Scroll so the record's picked line is in the h rows of width w. */
@@ -425,8 +426,8 @@ ui_draw_output(struct ui *u)
 			continue;
 		}
 		painted = ui_line_paint(u, i, l, la);
-		n = l->kind == UL_HEAD ? 1 : ui_wrap(l, r->w - 2, at,
-		    UI_LINE_MAX + 1);
+		n = l->kind == UL_HEAD ? 1 : ui_wrap(l->text, l->len, r->w - 2,
+		    at, UI_LINE_MAX + 1);
 		at[n] = l->len;
 		for (k = n; k-- > 0 && y > r->y; y--)
 			ui_draw_line(u, r, y, l, at[k], at[k + 1], k == 0,
@@ -443,7 +444,7 @@ ui_draw_lines(struct ui *u, const struct ui_rect *r, int y0, const char *s,
 {
 	static attr_t la[UI_LINE_MAX];
 	struct ui_line l = { .kind = (unsigned char)k };
-	size_t at[UI_LINE_MAX + 1], done = 0;
+	size_t at[UI_LINE_MAX + 1], done = 0, len;
 	const char *nl, *q;
 	int y = y0, n, i, st = 0;
 	bool painted;
@@ -457,10 +458,9 @@ ui_draw_lines(struct ui *u, const struct ui_rect *r, int y0, const char *s,
 	while (s != NULL && *s != '\0' && y < r->y + r->h) {
 		nl = strchr(s, '\n');
 		l.text = (char *)s;
-		l.len = nl != NULL ? (size_t)(nl - s) : strlen(s);
-		if (l.len > UI_LINE_MAX)
-			l.len = UI_LINE_MAX;
-		n = ui_wrap(&l, r->w - 1, at, UI_LINE_MAX + 1);
+		len = nl != NULL ? (size_t)(nl - s) : strlen(s);
+		l.len = (uint16_t)(len < UI_LINE_MAX ? len : UI_LINE_MAX);
+		n = ui_wrap(l.text, l.len, r->w - 1, at, UI_LINE_MAX + 1);
 		at[n] = l.len;
 		painted = u->color && k == UL_OUT && l.len > 0 &&
 		    ui_paint_sgr(l.text, l.len, ui_attr(u, k), la);

@@ -31,7 +31,7 @@ size_t ui_puts(int y, int x, int w, const char *s, attr_t a);
 void ui_title(const struct ui_rect *r, const char *title, bool focused);
 /* Where a line breaks in w columns: the offsets of its rows (at most
  * max of them); returns how many rows it takes. */
-int ui_wrap(const struct ui_line *l, int w, size_t *at, int max);
+int ui_wrap(const char *s, size_t len, int w, size_t *at, int max);
 /* Lines of text from row y0 of r, wrapped; returns the rows used, and
  * in *whole (unless NULL) the lines drawn whole. */
 int ui_draw_text(struct ui *u, const struct ui_rect *r, int y0,

@@ -4,6 +4,7 @@
  *               (a session in this process, or an attach socket)
  *   ui-model.c  what the screen shows, as data: the scrollback, every
  *               cell of the session, the namespace; fed by events
+ *   ui-lines.c  the scrollback's lines and the store of their text
  *   ui-wire.c   an attach socket's line read into those events
  *   ui-draw.c   the panes and overlays drawn with ncursesw
  *   ui-input.c  readline in the input window, keys dispatched
@@ -67,19 +68,18 @@ enum ui_mark { MK_NONE, MK_LOST, MK_ROLLED };
 #define UI_KEEP_PER_LINE 1024
 #define UI_KEEP_PER_EFFECT 256
 
-struct ui_line {	/* 48 bytes on 64 bits; --scrollback holds 10000 */
-	char *text;		/* not NUL-terminated; len bytes */
-	size_t len;
-	uint64_t seq;		/* the cell (or op) it is of, 0: none */
-	unsigned long long left;	/* cut: the bytes left out */
-	int disp;		/* UL_DISP: the entry's index */
-	uint32_t img;		/* UL_IMAGE: its figure's number */
-	unsigned short head;	/* cut: the head's bytes */
-	unsigned short tail;	/* cut: the tail's bytes, text's last */
-	unsigned char kind;	/* enum ui_kind */
-	unsigned char field;	/* enum ui_field */
-	bool open;		/* output may still continue it */
-	bool cut;		/* bytes past UI_LINE_MAX were left out:
+struct ui_line {	/* 16 bytes on 64 bits; --scrollback holds 10000 */
+	char *text;		/* len bytes in ui-lines.c's store, not
+				   NUL-terminated */
+	union {
+		int disp;	/* UL_DISP: the entry's index */
+		uint32_t img;	/* UL_IMAGE: its figure's number */
+	};
+	uint16_t len;
+	unsigned char kind : 4;	/* enum ui_kind */
+	unsigned char field : 4;	/* enum ui_field */
+	bool open : 1;		/* output may still continue it */
+	bool cut : 1;		/* bytes past UI_LINE_MAX were left out:
 				   text is head, marker, tail */
 };
 
@@ -143,8 +143,10 @@ struct ui {
 
 	/* the model */
 	struct ui_line *lines;	/* a ring of cap lines */
+	struct ui_store *store;	/* their text (ui-lines.c) */
 	size_t cap, head, nlines;
 	size_t dropped;		/* lines the ring let go of, ever */
+	size_t streamed;	/* bytes of output since malloc_trim */
 	uint64_t at_seq;	/* the cell new lines are of, and */
 	unsigned char at_field;	/* the field */
 	struct { uint64_t seq; char op[12]; int to; } ops[8];
@@ -250,13 +252,7 @@ double ui_answer_cpu_ms(const struct response *r);
 double ui_answer_mib(const struct response *r);
 void ui_note_line(struct ui *u, enum ui_kind kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-struct ui_line *ui_line_at(struct ui *u, size_t i);	/* 0: oldest */
-/* A new line at the end, of u->at_seq's u->at_field; the oldest goes
- * when the ring is full.  Its text grows with ui_line_add (a line past
- * UI_LINE_MAX keeps its head and tail, and says what it left out). */
-struct ui_line *ui_push(struct ui *u, enum ui_kind kind);
-void ui_line_add(struct ui_line *l, const char *p, size_t n);
-void ui_close_line(struct ui *u);
+
 /* A line's number for good (line i is ui_line_no(u, i)): what a cell's
  * block and the picked line hold, past the ring's turns. */
 #define ui_line_no(u, i) ((u)->dropped + (i))
@@ -268,6 +264,24 @@ void ui_vars_summary(json_t *v, char *out, size_t len);
 void ui_save_output(struct ui *u, const char *path, char *msg, size_t len);
 void ui_save_notebook(struct ui *u, const char *path);	/* %save */
 const struct ui_cell *ui_last_answer(struct ui *u);
+
+/* ui-lines.c: the scrollback's ring of lines and their text */
+void ui_lines_init(struct ui *u, size_t scrollback);
+void ui_lines_free(struct ui *u);
+struct ui_line *ui_line_at(struct ui *u, size_t i);	/* 0: oldest */
+struct ui_line *ui_last_line(struct ui *u);	/* NULL: none */
+/* A new line at the end, of u->at_seq's u->at_field; the oldest goes
+ * when the ring is full.  Its text grows with ui_line_add (a line past
+ * UI_LINE_MAX keeps its head and tail, and says what it left out);
+ * ui_line_clear empties it. */
+struct ui_line *ui_push(struct ui *u, enum ui_kind kind);
+void ui_line_add(struct ui *u, struct ui_line *l, const char *p, size_t n);
+void ui_line_clear(struct ui *u, struct ui_line *l);
+void ui_close_line(struct ui *u);
+/* The cell (or op) line i is of, 0: none. */
+uint64_t ui_line_seq(struct ui *u, size_t i);
+/* The last line moved up to index pos, below the lines before it. */
+void ui_line_move(struct ui *u, size_t pos);
 
 /* ui-record.c: a cell's block in the record, past its output, as its
  * answer said it (ui_record_answer), what became of it (lost, rolled

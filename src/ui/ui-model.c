@@ -1,7 +1,7 @@
 /*
  * ui-model.c - what the curses UI shows, as data (see ui-int.h): the
- * scrollback (a ring of at most --scrollback lines, each cut at
- * UI_LINE_MAX bytes, so a flood of any size holds bounded memory),
+ * scrollback (ui-lines.c's ring of at most --scrollback lines, each cut
+ * at UI_LINE_MAX bytes, so a flood of any size holds bounded memory),
  * every cell of the session with its answer (whole for the newest ones,
  * up to UI_KEEP_PER_LINE bytes a scrollback line: a long session holds
  * bounded memory too), and the namespace.
@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,15 +30,15 @@
 #include "ui-image.h"
 #include "ui-int.h"
 
-_Static_assert(UI_LINE_MAX <= USHRT_MAX, "a cut line's head and tail fit "
-    "their fields");
+
+/* Bytes of output after which an answer gives freed memory back. */
+#define UI_TRIM_AFTER ((size_t)8 << 20)
 
 void
 ui_model_init(struct ui *u, size_t scrollback)
 {
-	u->cap = scrollback > 0 ? scrollback : 1;
+	ui_lines_init(u, scrollback);
 	u->keep = u->cap * UI_KEEP_PER_LINE;
-	u->lines = xcalloc(u->cap, sizeof *u->lines);
 	u->vars = json_array();
 	u->vars_cell = -1;
 	u->checkpoints = -1;
@@ -48,9 +49,7 @@ ui_model_free(struct ui *u)
 {
 	size_t i;
 
-	for (i = 0; i < u->nlines; i++)
-		free(ui_line_at(u, i)->text);
-	free(u->lines);
+	ui_lines_free(u);
 	for (i = 0; i < u->ncells; i++) {
 		free(u->cells[i].code);
 		response_free(u->cells[i].resp);
@@ -61,125 +60,6 @@ ui_model_free(struct ui *u)
 }
 
 /* ---- the scrollback ------------------------------------------------ */
-
-struct ui_line *
-ui_line_at(struct ui *u, size_t i)
-{
-	return &u->lines[(u->head + i) % u->cap];
-}
-
-static struct ui_line *
-ui_last_line(struct ui *u)
-{
-	return u->nlines > 0 ? ui_line_at(u, u->nlines - 1) : NULL;
-}
-
-/* The view scrolled up stays on the lines it shows; the picked line
- * and the cells' blocks count lines for good (ui_line_no). */
-struct ui_line *
-ui_push(struct ui *u, enum ui_kind kind)
-{
-	struct ui_line *l;
-	struct ui_cell *c;
-
-	if (u->nlines == u->cap) {
-		free(u->lines[u->head].text);
-		u->head = (u->head + 1) % u->cap;
-		u->nlines--;
-		u->dropped++;
-		if (u->rec_sel < u->dropped)
-			u->rec_sel = u->dropped;
-	}
-	l = ui_line_at(u, u->nlines++);
-	*l = (struct ui_line){ .kind = (unsigned char)kind, .open = true,
-	    .seq = u->at_seq, .field = u->at_field };
-	if (u->scroll > 0 && u->scroll + 1 < u->nlines)
-		u->scroll++;
-	c = u->at_seq > 0 ? ui_cell_of(u, u->at_seq) : NULL;
-	if (c != NULL && c->shown)
-		c->end_no = ui_line_no(u, u->nlines - 1);
-	u->dirty = true;
-	return l;
-}
-
-/* A line past UI_LINE_MAX: its head, a marker saying what was left
- * out, and its last UI_LINE_TAIL bytes (the end of a 1 MB line is often
- * what says what it was), n more bytes p coming. */
-static void
-ui_line_cut(struct ui_line *l, const char *p, size_t n)
-{
-	size_t had = l->cut ? l->tail : l->len, h = l->cut ? l->head :
-	    UI_LINE_HEAD, t, a, total;
-	char *mid = xmalloc(had + UI_LINE_TAIL + 1), mark[UI_LINE_MARK];
-	char size[22];		/* ui_size's most: "17592186044416.0 MiB" */
-
-	if (!l->cut) {
-		/* the head ends on a character's first byte */
-		if (h > l->len)
-			h = l->len;
-		while (h > 0 && h < l->len && (l->text[h] & 0xc0) == 0x80)
-			h--;
-		had = l->len - h;
-		memcpy(mid, l->text + h, had);
-	} else {
-		memcpy(mid, l->text + l->len - had, had);
-	}
-	total = had + n;
-	t = total < UI_LINE_TAIL ? total : UI_LINE_TAIL;
-	a = t > n ? t - n : 0;		/* of the old bytes, kept */
-	memmove(mid, mid + had - a, a);
-	memcpy(mid + a, p + (n - (t - a)), t - a);
-	while (t > 0 && (mid[0] & 0xc0) == 0x80) {
-		memmove(mid, mid + 1, --t);
-	}
-	l->left += total - t;
-	l->cut = true;
-	l->head = h;
-	l->tail = (unsigned short)t;
-	ui_size(size, sizeof size, l->left);
-	snprintf(mark, sizeof mark, " \u2026[%s left out: F5, o shows it "
-	    "whole]\u2026 ", size);
-	l->text = xrealloc(l->text, h + strlen(mark) + t);
-	memcpy(l->text + h, mark, strlen(mark));
-	memcpy(l->text + h + strlen(mark), mid, t);
-	l->len = h + strlen(mark) + t;
-	free(mid);
-}
-
-void
-ui_line_add(struct ui_line *l, const char *p, size_t n)
-{
-	if (n == 0)
-		return;
-	if (!l->cut && l->len + n > UI_LINE_MAX && l->len < UI_LINE_HEAD) {
-		/* the head first, to a character's end */
-		size_t k = UI_LINE_HEAD - l->len;
-
-		while (k > 0 && (p[k] & 0xc0) == 0x80)
-			k--;
-		l->text = xrealloc(l->text, l->len + k);
-		memcpy(l->text + l->len, p, k);
-		l->len += k;
-		p += k;
-		n -= k;
-	}
-	if (l->cut || l->len + n > UI_LINE_MAX) {
-		ui_line_cut(l, p, n);
-		return;
-	}
-	l->text = xrealloc(l->text, l->len + n);
-	memcpy(l->text + l->len, p, n);
-	l->len += n;
-}
-
-void
-ui_close_line(struct ui *u)
-{
-	struct ui_line *l = ui_last_line(u);
-
-	if (l != NULL)
-		l->open = false;
-}
 
 /* Bytes of one stream: lines end at '\n'; a lone '\r' starts its line
  * again, as a terminal would show a progress bar. */
@@ -194,13 +74,11 @@ ui_append(struct ui *u, enum ui_kind kind, const char *p, size_t n)
 	while (n > 0) {
 		for (k = 0; k < n && p[k] != '\n' && p[k] != '\r'; k++)
 			;
-		ui_line_add(l, p, k);
+		ui_line_add(u, l, p, k);
 		if (k == n)
 			break;
 		if (p[k] == '\r' && !(k + 1 < n && p[k + 1] == '\n')) {
-			l->len = 0;
-			l->cut = false;
-			l->left = 0;
+			ui_line_clear(u, l);
 			p += k + 1;
 			n -= k + 1;
 			continue;
@@ -227,7 +105,7 @@ ui_note_line(struct ui *u, enum ui_kind kind, const char *fmt, ...)
 	va_end(ap);
 	ui_close_line(u);
 	l = ui_push(u, kind);
-	ui_line_add(l, msg, strlen(msg));
+	ui_line_add(u, l, msg, strlen(msg));
 	l->open = false;
 }
 
@@ -420,7 +298,7 @@ ui_cell_show(struct ui *u, struct ui_cell *c)
 		if (nl > p || *nl == '\n') {
 			struct ui_line *l = ui_push(u, UL_CODE);
 
-			ui_line_add(l, p, (size_t)(nl - p));
+			ui_line_add(u, l, p, (size_t)(nl - p));
 			l->open = false;
 		}
 		if (*nl == '\0')
@@ -528,6 +406,12 @@ ui_answered(struct ui *u, struct ui_cell *c, const struct response *r,
 	ui_cell_show(u, c);
 	ui_record_answer(u, c, r);
 	u->last = (size_t)(c - u->cells) + 1;
+	/* after a flood, what its buffers held goes back to the system:
+	 * malloc keeps freed pages that lie below blocks still in use */
+	if (u->streamed > UI_TRIM_AFTER) {
+		malloc_trim(0);
+		u->streamed = 0;
+	}
 }
 
 /* The answer to one of our own requests, by what it was for. */
@@ -616,6 +500,7 @@ ui_output(struct ui *u, enum session_ev kind, uint64_t seq, int stream,
 		u->at_seq = 0;
 	}
 	u->at_field = stream == 2 ? FD_ERR : FD_OUT;
+	u->streamed += len;
 	ui_append(u, stream == 2 ? UL_ERR : UL_OUT, data, len);
 }
 

@@ -233,10 +233,12 @@ ui_record_open(struct ui *u)
 	char title[128];
 	struct buf b;
 	size_t idx, code[2] = { 0, 0 };
+	uint64_t seq;
 
 	if ((l = pg_line(u, &idx)) == NULL)
 		return;
-	c = l->seq > 0 ? ui_cell_of(u, l->seq) : NULL;
+	seq = ui_line_seq(u, idx);
+	c = seq > 0 ? ui_cell_of(u, seq) : NULL;
 	buf_init(&b);
 	buf_addstr(&b, "");
 	snprintf(title, sizeof title, " %s%s", what[l->field], l->field ==

@@ -138,18 +138,16 @@ ui_draw_matches(struct ui *u, const struct ui_rect *r)
 static int
 ui_text_rows(const char *s, int w, int most)
 {
-	struct ui_line l = { 0 };
-	size_t at[UI_LINE_MAX + 1];
+	size_t at[UI_LINE_MAX + 1], len;
 	const char *nl;
 	int rows = 0;
 
 	while (s != NULL && *s != '\0' && rows < most) {
 		nl = strchr(s, '\n');
-		l.text = (char *)s;
-		l.len = nl != NULL ? (size_t)(nl - s) : strlen(s);
-		if (l.len > UI_LINE_MAX)
-			l.len = UI_LINE_MAX;
-		rows += ui_wrap(&l, w, at, UI_LINE_MAX + 1);
+		len = nl != NULL ? (size_t)(nl - s) : strlen(s);
+		if (len > UI_LINE_MAX)
+			len = UI_LINE_MAX;
+		rows += ui_wrap(s, len, w, at, UI_LINE_MAX + 1);
 		s = nl != NULL ? nl + 1 : NULL;
 	}
 	return rows;
@@ -289,7 +287,6 @@ ui_overlay_end(struct ui *u, int h, int w)
 {
 	const char *p = u->ov.p, *end, *q, *b;
 	size_t lines = 1, i, at[UI_LINE_MAX + 1];
-	struct ui_line l = { 0 };
 	int rows = 0;
 
 	if (p == NULL || u->ov.len == 0)
@@ -302,9 +299,7 @@ ui_overlay_end(struct ui *u, int h, int w)
 	for (q = end, i = lines; i-- > 0; q = b - 1) {
 		for (b = q; b > p && b[-1] != '\n'; b--)
 			;
-		l.text = (char *)b;
-		l.len = (size_t)(q - b);
-		rows += ui_wrap(&l, w, at, UI_LINE_MAX + 1);
+		rows += ui_wrap(b, (size_t)(q - b), w, at, UI_LINE_MAX + 1);
 		if (rows > h)
 			return i + 1;
 		if (b == p)

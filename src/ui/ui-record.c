@@ -58,7 +58,7 @@ rec_line(struct ui *u, enum ui_kind kind, enum ui_field f, const char *p,
 
 	u->at_field = (unsigned char)f;
 	l = ui_push(u, kind);
-	ui_line_add(l, p, n);
+	ui_line_add(u, l, p, n);
 	l->open = false;
 	return l;
 }
@@ -178,7 +178,7 @@ rec_display(struct ui *u, json_t *d, int i)
 		    text != NULL ? (int)strcspn(text, "\n") : 0, text != NULL ?
 		    text : "", note != NULL ? " - " : "", note != NULL ?
 		    note : "");
-		ui_line_add(l, s, strlen(s));
+		ui_line_add(u, l, s, strlen(s));
 		free(s);
 	}
 }
@@ -314,16 +314,16 @@ ui_record_answer(struct ui *u, struct ui_cell *c, const struct response *r)
 static void
 rec_insert(struct ui *u, size_t after, uint64_t seq, const char *text)
 {
-	struct ui_line *l, keep;
+	struct ui_line *l;
 	uint64_t was = u->at_seq;
 	unsigned char field = u->at_field;
-	size_t pos, j, i;
+	size_t pos, i;
 
 	ui_close_line(u);
 	u->at_seq = seq;
 	u->at_field = FD_NOTE;
 	l = ui_push(u, UL_NOTE);
-	ui_line_add(l, text, strlen(text));
+	ui_line_add(u, l, text, strlen(text));
 	l->open = false;
 	u->at_seq = was;
 	u->at_field = field;
@@ -334,10 +334,7 @@ rec_insert(struct ui *u, size_t after, uint64_t seq, const char *text)
 		return;
 	if (u->rec_sel > after)
 		u->rec_sel++;
-	keep = *ui_line_at(u, u->nlines - 1);
-	for (j = u->nlines - 1; j > pos; j--)
-		*ui_line_at(u, j) = *ui_line_at(u, j - 1);
-	*ui_line_at(u, pos) = keep;
+	ui_line_move(u, pos);
 	for (i = 0; i < u->ncells; i++) {
 		struct ui_cell *c = &u->cells[i];
 
@@ -376,7 +373,7 @@ rec_mark(struct ui *u, int cell, uint64_t before, enum ui_mark mark,
 	if (c->head_no >= u->dropped) {
 		h = ui_line_at(u, c->head_no - u->dropped);
 		snprintf(tag, sizeof tag, " \u00b7 %s", said[mark]);
-		ui_line_add(h, tag, strlen(tag));
+		ui_line_add(u, h, tag, strlen(tag));
 	}
 	snprintf(note, sizeof note, "cell %d was %s%s%s%s", cell, said[mark],
 	    why != NULL ? " (" : "", why != NULL ? why : "", why != NULL ?

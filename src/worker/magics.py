@@ -14,7 +14,8 @@
 # One table, _MAGICS, holds every magic: its name, whether it is a line
 # or cell magic or both, its usage and its help.  Dispatch, %lsmagic,
 # `%name?` and the man page's list (coil.1) are all read from it.  The
-# entries themselves are magictab.py's, the file run after this one.
+# entries themselves are magictab.py's and magicproc.py's, the files run
+# after this one.
 #
 # Checkpoints are the supervisor's (a worker may only affect its own
 # cell): %snapshot, %rollback and %snapshots are rewritten into requests
@@ -260,7 +261,7 @@ class _Door:
 
     def system(self, cmd):
         """!cmd: its output goes out with the cell's, in order.  !pip
-        is %pip (magictab.py's _pip): the venv's pip, offline rules
+        is %pip (magicproc.py's _pip): the venv's pip, offline rules
         and all."""
         subprocess = _std("subprocess")
         cmd = _expand(cmd, sys._getframe(1))

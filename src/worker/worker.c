@@ -297,7 +297,7 @@ worker_init_python(json_t *conf, const struct sandbox_conf *sbx,
 	Py_INCREF(worker_resumed);
 	Py_INCREF(worker_idle_fn);
 	worker_make_timer(conf);
-	/* the checkpoint magics, for magictab.py to list and refuse */
+	/* the checkpoint magics, for magicproc.py to list and refuse */
 	json_object_set_new(conf, "ckpt_magics", magic_list());
 	json_object_set_new(conf, "saved_fds", json_pack("[n, i, i]",
 	    worker_kept_fd(1), worker_kept_fd(2)));

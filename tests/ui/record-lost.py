@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The cells a crash loses are marked in the record (issue 25, point 1):
-a UI attached to a `coil --agent --redo none --listen` whose agent
-sends three cells and a crash in one go (no quiet moment between them,
-so no checkpoint is taken and nothing is redone) shows the crash's
+a UI attached to a `coil --agent --redo none --checkpoints 0 --listen`
+whose agent sends three cells and a crash (no checkpoint is ever taken,
+so the crash goes back to a fresh interpreter and nothing is redone,
+however the cells are spaced in time) shows the crash's
 "restored" with each lost cell and why, marks each lost cell's header
 and F3's line LOST, and its namespace pane is the fresh one's."""
 import os
@@ -21,7 +22,7 @@ sockdir = tempfile.mkdtemp(prefix="coil-lost.", dir="/tmp")
 path = os.path.join(sockdir, "s")
 CELLS = ["a = 1", "b = 2", "print('third')", "import os; os._exit(3)"]
 
-agent = Coil("--listen", path, "--redo", "none",
+agent = Coil("--listen", path, "--redo", "none", "--checkpoints", "0",
              cwd=os.environ.get("TEST_WORKDIR"))
 ui = None
 try:
