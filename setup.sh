@@ -16,7 +16,8 @@ xvfb xterm x11-apps netpbm xauth kitty
 python3 tmux clang libclang-rt-14-dev
 python3-ipykernel python3-jupyter-client python3-numpy python3-matplotlib
 python3-pandas python3-nbformat python3-ipython
-python3-sympy python-sympy-doc jupyter-nbconvert"
+python3-sympy python-sympy-doc jupyter-nbconvert
+debhelper fakeroot lintian bash-completion"
 
 missing=""
 for p in $PKGS; do
