@@ -25,6 +25,7 @@
 #     keeps gzipped.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck disable=SC2034 # tap.sh's
 srcdir=$top
 . "$top/tests/lib/tap.sh"
 [ -n "${KEEP:-}" ] && trap 'echo "# kept $T" >&2' EXIT
