@@ -92,6 +92,25 @@ fi
 version=$(dpkg-deb -f "$deb" Version)
 expect_match "the unpacked coil --version" "^coil $version\$" \
 	"$("$coil" --version 2>&1 | head -n 1)"
+# bash-completion finds the package's completion where it looks on
+# demand ($XDG_DATA_DIRS/bash-completion/completions), and it offers
+# the unpacked coil's options.
+lib=/usr/share/bash-completion/bash_completion
+if [ -r "$lib" ]; then
+	got=$(XDG_DATA_DIRS=$T/root/usr/share bash --norc --noprofile -c '
+		. "$1"
+		__load_completion coil && complete -p coil
+		COMP_WORDS=(coil --sandbox-r) COMP_CWORD=1
+		COMP_LINE="coil --sandbox-r" COMP_POINT=16
+		_coil "$2" --sandbox-r coil
+		echo "${COMPREPLY[*]}"' load "$lib" "$coil" 2>&1)
+	expect_eq "bash-completion loads its completion and it completes" \
+		"complete -F _coil coil
+--sandbox-require --sandbox-report" "$got"
+else
+	skip "bash-completion loads its completion" \
+		"no '$lib': apt-get install bash-completion"
+fi
 mkdir "$T/work"
 for profile in none standard; do
 	got=$(cd "$T/work" && echo '{"id":1,"code":"1+1"}' |
