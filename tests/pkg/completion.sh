@@ -16,7 +16,7 @@ case $COIL in /*) ;; *) COIL=$PWD/$COIL ;; esac
 help=$("$COIL" --help) || skip_all "'$COIL --help' failed"
 
 # The placeholders whose argument is free text: nothing to complete.
-free=" N SECS SIZE MODS REGEX KEY NAME "
+free=" N SECS SIZE MODS REGEX KEY NAME ADDR "
 
 # offers WORD...: the completions bash offers for the last WORD of the
 # command line "coil WORD...", one a line, sorted, in $T/work.  As
