@@ -109,16 +109,21 @@ def op_vars(req):
         e["repr"], _ = _vars_repr(v, 100)
         if len(e["repr"]) > 200:
             e["repr"] = e["repr"][:199] + "\u2026"
+        # nbytes and shape as an array has them: counts, never a bool or
+        # below zero (the answer's schema says so, and clients check it),
+        # and not a class's attributes of those names
+        array = not isinstance(v, type)
         try:
-            nb = getattr(v, "nbytes", None)
-            e["size"] = nb if isinstance(nb, int) else sys.getsizeof(v)
+            nb = getattr(v, "nbytes", None) if array else None
+            e["size"] = nb if type(nb) is int and nb >= 0 else \
+                sys.getsizeof(v)
         except BaseException:
             pass
         try:
-            shape = getattr(v, "shape", None)
+            shape = getattr(v, "shape", None) if array else None
             if isinstance(shape, tuple) and \
                     len(shape) <= _SHAPE_MAX and \
-                    all(isinstance(x, int) for x in shape):
+                    all(type(x) is int and x >= 0 for x in shape):
                 e["shape"] = list(shape)
         except BaseException:
             pass

@@ -120,6 +120,17 @@ with Mcp("--workdir", d, "--no-record", "--grace", "0.5") as m:
                     "'kept.txt')\nsubprocess.run(['true'])\n"
                     "os.remove('kept.txt')"})
     answer(m, run, {"code": PLOT})
+    # an object whose nbytes and shape are not an array's: the answer
+    # keeps to its schema (size a count, shape counts)
+    answer(m, run, {"code": "class A:\n    nbytes = -5\n    shape = "
+                    "(True, 2)\nclass B:\n    nbytes = True\n    shape = "
+                    "(-1,)\nb = B()\nc = A()"})
+    sc = answer(m, "list_variables")
+    got = {v.get("name"): v for v in sc.get("vars", [])}
+    check(got.get("b", {}).get("size", -1) >= 0 and
+          "shape" not in got.get("b", {}) and "shape" not in got.get("A", {})
+          and "shape" not in got.get("c", {}),
+          "a false nbytes or shape is not taken as an array's", sc)
     # a cell that writes into coil's own list of what it showed: the
     # supervisor puts a note in each wrong entry's place, so the answer
     # still has the shape its schema states
