@@ -238,14 +238,17 @@ tools_output_schema(enum op op)
 
 /* ---- the system text ---------------------------------------------- */
 
-/* A size as --memory takes it back: "4 GiB", "512 MiB", "1000 bytes". */
+/* A size in the largest unit that says it exactly: "4 GiB", "1536 KiB",
+ * "1000 bytes". */
 static void
 tools_size(struct buf *b, unsigned long long n)
 {
 	if (n >= 1ULL << 30 && n % (1ULL << 30) == 0)
 		buf_printf(b, "%llu GiB", n >> 30);
-	else if (n >= 1ULL << 20)
+	else if (n >= 1ULL << 20 && n % (1ULL << 20) == 0)
 		buf_printf(b, "%llu MiB", n >> 20);
+	else if (n >= 1ULL << 10 && n % (1ULL << 10) == 0)
+		buf_printf(b, "%llu KiB", n >> 10);
 	else
 		buf_printf(b, "%llu bytes", n);
 }
@@ -272,11 +275,17 @@ tools_limits(struct buf *b, const struct coil_opts *o)
 		    "directory). ");
 	} else {
 		buf_printf(b, "Cells run in a sandbox: they may write in the "
-		    "work directory (their current directory) and nowhere "
-		    "else the user has not allowed, use at most ");
+		    "work directory (their current directory) and a private "
+		    "temporary directory ($TMPDIR) and nowhere else the user "
+		    "has not allowed, use at most ");
 		tools_size(b, o->sbx.memory);
 		buf_printf(b, " of memory, and %s the network. ",
-		    o->sbx.allow_net ? "may use" : "cannot reach");
+		    o->sbx.allow_net && o->sbx.profile != SANDBOX_STRICT ?
+		    "may use" : "cannot reach");
+		if (o->sbx.profile == SANDBOX_STRICT)
+			buf_addstr(b, "They cannot start processes or programs "
+			    "(no subprocess, no !command, no %pip), and read "
+			    "only Python's own files and the work directory. ");
 	}
 	buf_addstr(b, "input() gets end of file: pass data in the code.");
 }
