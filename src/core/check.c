@@ -257,14 +257,20 @@ check_added(const char *p, size_t n)
 	    (n >= 5 && strncmp(p, "[and ", 5) == 0 && p[n - 1] == ']' &&
 	    strstr(p, " more figure") != NULL))
 		return true;
-	/* "[TYPE: ...": TYPE a MIME type, the figure's */
+	/* "[TYPE: ...": TYPE a MIME type, the figure's: a lowercase
+	 * word, "/", and a word of lowercase, digits and ".+-" */
 	if ((colon = memchr(p, ':', n)) == NULL || colon + 1 >= p + n ||
 	    colon[1] != ' ')
 		return false;
-	for (k = 1; p + k < colon; k++)
-		if (strchr(" []", p[k]) != NULL)
+	for (k = 1; p + k < colon && islower((unsigned char)p[k]); k++)
+		;
+	if (k == 1 || p[k] != '/' || p + ++k >= colon)
+		return false;
+	for (; p + k < colon; k++)
+		if (!islower((unsigned char)p[k]) &&
+		    !isdigit((unsigned char)p[k]) && strchr(".+-", p[k]) == NULL)
 			return false;
-	return memchr(p, '/', (size_t)(colon - p)) != NULL;
+	return true;
 }
 
 /* A line of a traceback, its "File \"<cell N>\"" (a cell's code, by the
