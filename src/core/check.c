@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "check.h"
+#include "response.h"
+#include "wording.h"
 
 /*
  * What changes from run to run without meaning anything.  A pattern
@@ -232,10 +234,113 @@ check_text(const struct check_noise *nz, const char *name, json_t *v,
 	free(norm);
 }
 
-/* A chat tool sees one text: output, stderr, the result, the error;
- * where its harness ended it with a newline or not is no difference. */
+/* ---- a chat tool's result ------------------------------------------ */
+
+/* Whether a line of a chat tool's result is what the harness added
+ * around the cell's answer: an example loop's notes ("[coil restored]
+ * ...", "[coil timeout] ...", "[coil] ..."), and a figure's line, the
+ * loop's "[figure PATH: attached]" or coil --mcp's "[image/png: PATH]
+ * (note)" and "[and N more figures]": a figure is an image, compared
+ * by no text. */
+static bool
+check_added(const char *p, size_t n)
+{
+	const char *colon;
+	size_t k;
+
+	if (n < 2 || p[0] != '[')
+		return false;
+	if (n >= 6 && strncmp(p, "[coil", 5) == 0 && (p[5] == ']' ||
+	    p[5] == ' '))
+		return true;
+	if ((n >= 8 && strncmp(p, "[figure ", 8) == 0) ||
+	    (n >= 5 && strncmp(p, "[and ", 5) == 0 && p[n - 1] == ']' &&
+	    strstr(p, " more figure") != NULL))
+		return true;
+	/* "[TYPE: ...": TYPE a MIME type, the figure's: a lowercase
+	 * word, "/", and a word of lowercase, digits and ".+-" */
+	if ((colon = memchr(p, ':', n)) == NULL || colon + 1 >= p + n ||
+	    colon[1] != ' ')
+		return false;
+	for (k = 1; p + k < colon && islower((unsigned char)p[k]); k++)
+		;
+	if (k == 1 || p[k] != '/' || p + ++k >= colon)
+		return false;
+	for (; p + k < colon; k++)
+		if (!islower((unsigned char)p[k]) &&
+		    !isdigit((unsigned char)p[k]) && strchr(".+-", p[k]) == NULL)
+			return false;
+	return true;
+}
+
+/* A line of a traceback, its "File \"<cell N>\"" (a cell's code, by the
+ * cell's number in the session that ran it) read as "<cell <n>>". */
+static void
+check_cell_line(struct buf *b, const char *p, size_t n)
+{
+	static const char mark[] = "File \"<cell ";
+	const char *m = memmem(p, n, mark, sizeof mark - 1), *d;
+
+	if (m == NULL) {
+		buf_add(b, p, n);
+		return;
+	}
+	d = m + sizeof mark - 1;
+	while (d < p + n && isdigit((unsigned char)*d))
+		d++;
+	if (d == m + sizeof mark - 1 || d + 1 >= p + n || d[0] != '>' ||
+	    d[1] != '"') {
+		buf_add(b, p, n);
+		return;
+	}
+	buf_add(b, p, (size_t)(m - p));
+	buf_addstr(b, "File \"<cell <n>>");
+	buf_add(b, d + 1, (size_t)(p + n - d - 1));
+}
+
+/* A chat tool's result (or a replayed cell's, worded as one) made
+ * comparable; a new string.  The harness's added lines go; an "Out[N]:
+ * " line's N is the cell's number in one session or the other (a log
+ * may start mid-session), so it reads Out[<n>], and a traceback's
+ * "<cell N>" <cell <n>>; "(no output)" is the
+ * empty answer; where the text ends, blank or not, is no difference. */
 static json_t *
-check_flatten(json_t *got)
+check_chat_clean(json_t *v)
+{
+	char *text = check_cstr(v), *p, *nl, *num;
+	struct buf b;
+	size_t n;
+
+	buf_init(&b);
+	buf_addstr(&b, "");
+	for (p = text; *p != '\0'; p = nl) {
+		nl = strchr(p, '\n');
+		nl = nl != NULL ? nl + 1 : p + strlen(p);
+		n = (size_t)(nl - p);
+		if (check_added(p, n - (nl[-1] == '\n')))
+			continue;
+		if (strncmp(p, "Out[", 4) == 0 && isdigit((unsigned char)p[4]) &&
+		    (num = p + strspn(p + 4, "0123456789") + 4)[0] == ']') {
+			buf_addstr(&b, "Out[<n>]");
+			buf_add(&b, num + 1, (size_t)(nl - num - 1));
+			continue;
+		}
+		check_cell_line(&b, p, n);
+	}
+	free(text);
+	while (b.len > 0 && strchr(" \t\r\n", b.p[b.len - 1]) != NULL)
+		b.p[--b.len] = '\0';
+	if (strcmp(b.p, "(no output)") == 0)
+		b.p[b.len = 0] = '\0';
+	v = json_stringn_nocheck(b.p, b.len);
+	buf_free(&b);
+	return v;
+}
+
+/* The answer as the first chat harnesses read it: output, stderr, the
+ * result, then the error's type and message. */
+static json_t *
+check_bare(json_t *got)
 {
 	json_t *err = json_object_get(got, "error");
 	const char *keys[] = { "output", "stderr" }, *s;
@@ -245,10 +350,6 @@ check_flatten(json_t *got)
 
 	buf_init(&b);
 	buf_addstr(&b, "");
-	if (json_is_string(v = json_object_get(got, "text"))) {
-		buf_add(&b, json_string_value(v), json_string_length(v));
-		goto out;
-	}
 	for (i = 0; i < nitems(keys); i++)
 		if (json_is_string(v = json_object_get(got, keys[i])))
 			buf_add(&b, json_string_value(v), json_string_length(v));
@@ -258,12 +359,109 @@ check_flatten(json_t *got)
 		buf_printf(&b, "%s: %s\n", json_string_value(json_object_get(err,
 		    "type")), json_string_value(json_object_get(err,
 		    "message")));
-out:
-	while (b.len > 0 && strchr(" \t\r\n", b.p[b.len - 1]) != NULL)
-		b.p[--b.len] = '\0';
-	got = json_stringn_nocheck(b.p, b.len);
+	v = json_stringn_nocheck(b.p, b.len);
 	buf_free(&b);
-	return got;
+	return v;
+}
+
+/* The answer as coil --mcp and the example loops word it (wording.h);
+ * NULL when got is no answer response_from_json reads. */
+static json_t *
+check_worded(json_t *got)
+{
+	struct response *r;
+	char err[256];
+	struct buf b;
+	json_t *v;
+
+	if ((r = response_from_json(got, err, sizeof err)) == NULL)
+		return NULL;
+	buf_init(&b);
+	buf_addstr(&b, "");
+	wording_exec(r, &b);
+	response_free(r);
+	v = json_stringn_nocheck(b.p, b.len);
+	buf_free(&b);
+	return v;
+}
+
+/* Whether a chat tool's result reads as worded for a model: a line of
+ * its own that only the wording writes. */
+static bool
+check_looks_worded(const char *t)
+{
+	static const char *const marks[] = { "Out[<n>]: ", "[stderr]\n",
+		"Traceback (most recent call last):\n",
+		"[printed between cells]\n", "[stderr between cells]\n" };
+	const char *p;
+	size_t i;
+
+	for (i = 0; i < nitems(marks); i++)
+		for (p = t; (p = strstr(p, marks[i])) != NULL; p++)
+			if (p == t || p[-1] == '\n')
+				return true;
+	return false;
+}
+
+/* Whether a and b read the same once the noise is out. */
+static bool
+check_same(const struct check_noise *nz, json_t *a, json_t *b)
+{
+	char *sa, *sb, *na, *nb;
+	bool same;
+
+	sa = check_cstr(a);
+	sb = check_cstr(b);
+	na = check_normalise(nz, sa);
+	nb = check_normalise(nz, sb);
+	same = strcmp(na, nb) == 0;
+	free(sa);
+	free(sb);
+	free(na);
+	free(nb);
+	return same;
+}
+
+/*
+ * A chat tool sees one text.  A recorded one (got has "text") is
+ * cleaned (check_chat_clean); a replayed cell is worded both ways a
+ * harness may have worded it, bare (check_bare) and as coil words it
+ * for a model (check_worded), and compared as the one that reads as
+ * the recording, want, does: so a result coil's MCP server or an
+ * example loop gave, and one a harness of its own flattened, both
+ * check.  When neither does, the form the recording looks like is
+ * shown, so that the diff is of like with like.
+ */
+static json_t *
+check_flatten(const struct check_noise *nz, json_t *want, json_t *got)
+{
+	json_t *v = json_object_get(got, "text"), *bare, *worded = NULL, *w;
+
+	if (json_is_string(v))
+		return check_chat_clean(v);
+	v = check_bare(got);
+	bare = check_chat_clean(v);
+	json_decref(v);
+	if ((v = check_worded(got)) != NULL) {
+		worded = check_chat_clean(v);
+		json_decref(v);
+	}
+	if (worded == NULL)
+		return bare;
+	if (!json_is_string(want)) {
+		json_decref(worded);
+		return bare;
+	}
+	w = check_chat_clean(want);
+	if (check_same(nz, worded, w) || (!check_same(nz, bare, w) &&
+	    check_looks_worded(json_string_value(w)))) {
+		json_decref(bare);
+		bare = worded;
+	} else {
+		json_decref(worded);
+	}
+	json_decref(w);
+	return bare;
 }
 
 /* The error's type and message; a type written without its module
@@ -311,7 +509,7 @@ check_view(const struct check_noise *nz, json_t *fields, json_t *got,
 	if ((v = json_object_get(fields, "error")) != NULL)
 		check_error(nz, v, json_object_get(got, "error"), out);
 	if (json_object_get(fields, "text") != NULL) {
-		v = check_flatten(got);
+		v = check_flatten(nz, json_object_get(fields, "text"), got);
 		check_text(nz, "text", v, out);
 		json_decref(v);
 	}

@@ -35,7 +35,11 @@ char *check_normalise(const struct check_noise *nz, const char *text);
 /* An outcome as lines to compare: the fields expect holds (status,
  * output, stderr, result, error.type, error.message; "text" for a chat
  * tool result), taken from got (a response object, or for "text" the
- * response flattened as a chat tool sees it).  Normalised.  Appends to
+ * response as a chat tool sees it: flattened bare, or worded as coil
+ * words it for a model (wording.h), whichever reads as expect's text
+ * does; a recorded text and the worded one without what a harness
+ * adds, its notes and figure lines, and with Out[N]'s and a
+ * traceback's <cell N> numbers left out).  Normalised.  Appends to
  * out. */
 void check_view(const struct check_noise *nz, json_t *fields, json_t *got,
     struct buf *out);

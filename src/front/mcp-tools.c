@@ -17,6 +17,7 @@
 #include "mcp-int.h"
 #include "tools.h"
 #include "util.h"
+#include "wording.h"
 
 /* What one result may carry as images (their bytes before base64),
  * and how many figures it names: the display list is the worker's
@@ -240,42 +241,6 @@ mcp_tool_request(const struct mcp_tool *t, json_t *args, bool stream,
 }
 
 
-static void
-mcp_line_end(struct buf *b)
-{
-	if (b->len > 0 && b->p[b->len - 1] != '\n')
-		buf_addstr(b, "\n");
-}
-
-static void
-mcp_text(struct buf *b, const char *label, const char *p, size_t n)
-{
-	if (n == 0)
-		return;
-	if (label != NULL)
-		buf_printf(b, "[%s]\n", label);
-	buf_add(b, p, n);
-	mcp_line_end(b);
-}
-
-static void
-mcp_error_text(struct buf *b, const struct response_error *e)
-{
-	if (e == NULL)
-		return;
-	if (e->traceback != NULL && *e->traceback != '\0')
-		buf_addstr(b, e->traceback);
-	mcp_line_end(b);
-	/* A stop's message is the supervisor's (who interrupted, which
-	 * timeout), not in the traceback's bare KeyboardInterrupt. */
-	if (e->traceback == NULL || *e->traceback == '\0' ||
-	    (e->message != NULL && strstr(e->traceback, e->message) == NULL))
-		buf_printf(b, "%s: %s\n", e->type, e->message != NULL ?
-		    e->message : "");
-	if (e->hint != NULL)
-		buf_printf(b, "hint: %s\n", e->hint);
-}
-
 /* A figure's bytes (figure.h) as image content when they are a PNG of
  * at most max bytes (*used is what it took); NULL otherwise. */
 static json_t *
@@ -368,51 +333,12 @@ mcp_figures(const struct response *r, struct buf *b, json_t *content)
 	json_decref(seen);
 }
 
-/* display's texts other than text/plain (display() printed that in the
- * output already): display(Markdown(...)) and the like, a block each. */
-static void
-mcp_display_texts(const struct response *r, struct buf *b)
-{
-	const char *type, *text;
-	json_t *v;
-	size_t i;
-
-	json_array_foreach(r->display, i, v) {
-		type = json_string_value(json_object_get(v, "type"));
-		text = json_string_value(json_object_get(v, "text"));
-		if (type == NULL || text == NULL ||
-		    strcmp(type, "text/plain") == 0)
-			continue;
-		buf_printf(b, "[%s]\n%s", type, text);
-		mcp_line_end(b);
-	}
-}
-
-/* A cell's answer as a model reads it: its streams, the error, the
- * result, its figures; images go in content. */
+/* A cell's answer as a model reads it (wording.h), then its figures;
+ * images go in content. */
 static void
 mcp_exec_text(const struct response *r, struct buf *b, json_t *content)
 {
-	json_t *v;
-
-	/* A restore after a crash is the error's to tell: it names the
-	 * cell the namespace is back at and the cells lost. */
-	v = r->background;
-	if (v != NULL) {
-		const char *o = json_string_value(json_object_get(v, "output")),
-		    *e = json_string_value(json_object_get(v, "stderr"));
-
-		if (o != NULL)
-			mcp_text(b, "printed between cells", o, strlen(o));
-		if (e != NULL)
-			mcp_text(b, "stderr between cells", e, strlen(e));
-	}
-	mcp_text(b, NULL, r->output, r->output_len);
-	mcp_text(b, "stderr", r->stderr_text, r->stderr_len);
-	mcp_error_text(b, r->error);
-	if (r->has & RESP_RESULT)
-		buf_printf(b, "Out[%d]: %s\n", r->cell, r->result);
-	mcp_display_texts(r, b);
+	wording_exec(r, b);
 	mcp_figures(r, b, content);
 }
 
@@ -452,7 +378,7 @@ mcp_fields_text(const struct response *r, struct buf *b)
 		if (json_is_string(v)) {
 			buf_printf(b, strchr(json_string_value(v), '\n') ?
 			    "%s:\n%s" : "%s: %s", key, json_string_value(v));
-			mcp_line_end(b);
+			wording_line_end(b);
 			continue;
 		}
 		if (json_is_array(v) && json_array_size(v) > 0 &&
@@ -634,7 +560,7 @@ mcp_tool_result(const struct response *r, json_t *warnings)
 	else if (r->status == ST_OK)
 		mcp_fields_text(r, &b);
 	else
-		mcp_error_text(&b, r->error);
+		wording_error(&b, r->error);
 	mcp_warnings_text(r, warnings, &b);
 	if (b.len == head)
 		buf_addstr(&b, r->status == ST_OK ? "(no output)\n" :

@@ -331,14 +331,26 @@ def replay_log(r, api, what, mpl):
     if r.log is None:
         return
     p = subprocess.run([COIL, "--replay", r.log_path, "--tool", "run_python",
-                        "--timeout", "60", "--workdir", r.wd, "--no-record"],
+                        "--check", "--timeout", "60", "--workdir", r.wd,
+                        "--no-record", "--ignore", "running cell 2; .*"],
                        capture_output=True, text=True, timeout=600)
     out = p.stdout + p.stderr
-    check(p.returncode == 0 and "In [5]: 1/0" in out and
+    check("In [5]: 1/0" in out and
           "In [6]" not in out and "x is 42" in out and "WorkerDied" in out
           and "waited" in out and "ZeroDivisionError" in out and
           ("plotted" in out or mpl),
           what + ": coil --replay runs the log's cells again", out)
+    # --check of the whole chat: each result as the model read it (the
+    # loop's notes and figure lines aside) is what the cell gives now,
+    # the crash's and the traceback's included.  What the crash could
+    # restore is the checkpoints' (taken by time), hence --ignore'd.
+    # Cell 3 ran past the loop's --timeout (2 s), which the log does not
+    # carry, and now runs to its end: that one difference is found.
+    check(p.returncode == 1 and "1 differs" in out and
+          "cell 3 differs" in out and "+  waited" in out and
+          "-  TimeoutError: cell 3 ran past its" in out,
+          what + ": coil --replay --check of the whole chat: every result "
+          "the same but the cell the loop's --timeout stopped", out)
 
 
 def replay_checks(lang, mode):
