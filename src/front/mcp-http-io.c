@@ -118,7 +118,10 @@ http_token_file(struct http_edge *e, const char *path, char *err,
 
 	/* fs(user): the file the user named, read once before any cell
 	 * runs */
-	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+	/* O_NONBLOCK: a FIFO there must not hang coil before the check
+	 * below refuses it */
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC)) == -1)
 		return err_set(err, len, "--http-token-file: cannot read %s: "
 		    "%s", path, strerror(errno));
 	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode))
@@ -215,11 +218,19 @@ http_host_of(const char *hp, char *out, size_t len)
 	out[n] = '\0';
 }
 
+/* A name that is loopback whatever DNS says: localhost, [::1], or an
+ * IPv4 address in 127/8 written as one.  Not any name that starts with
+ * "127.": 127.attacker.example can be rebound to 127.0.0.1, and a page
+ * of the attacker's would then pass the Host and Origin checks. */
 static bool
 http_loopback_name(const char *host)
 {
+	struct in_addr a;
+
 	return strcasecmp(host, "localhost") == 0 ||
-	    strncmp(host, "127.", 4) == 0 || strcmp(host, "[::1]") == 0;
+	    strcmp(host, "[::1]") == 0 ||
+	    (inet_pton(AF_INET, host, &a) == 1 &&
+	    ntohl(a.s_addr) >> 24 == 127);
 }
 
 /* An Origin we answer: a loopback one, or the address bound. */

@@ -93,6 +93,48 @@ def _no_installer(tool):
 
 
 # pip's commands that write the venv, and those that fetch packages
+# pip's general options that take a value: before the command
+# (%pip -q --log x install NAME), they and their values are skipped
+_PIP_VALUED = frozenset(("--log", "--log-file", "--local-log", "--proxy",
+                         "--retries", "--timeout", "--exists-action",
+                         "--trusted-host", "--cert", "--client-cert",
+                         "--cache-dir", "--python", "--use-feature",
+                         "--use-deprecated", "--keyring-provider"))
+
+
+def _pip_command_at(args):
+    """The index of pip's command in args: the first word that is not a
+    general option or an option's value (len(args): none)."""
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        i += 2 if args[i] in _PIP_VALUED else 1
+    return i
+
+
+def _pip_base_ok(how, venv):
+    """The venv's python runs here, or a UsageError that says why: a
+    venv made by a Python outside what the sandbox shows (pyenv's, in a
+    home) has a bin/python that leads nowhere in the sandbox."""
+    os = _std("os")
+    python = venv + "/bin/python"
+    if os.path.exists(python):
+        return
+    home = "?"
+    try:
+        with open(venv + "/pyvenv.cfg", encoding="utf-8") as f:
+            for line in f:
+                key, eq, val = line.partition("=")
+                if eq and key.strip().lower() == "home":
+                    home = val.strip()
+    except OSError:
+        pass
+    raise UsageError(
+        "%s: the venv's python '%s' leads to the Python in '%s', which "
+        "cells cannot reach here; make the venv with the system's "
+        "Python ('/usr/bin/python3 -m venv DIR'), or start coil with "
+        "--sandbox none" % (how, python, home))
+
+
 _PIP_WRITES = frozenset(("install", "uninstall"))
 _PIP_FETCHES = frozenset(("install", "download", "wheel"))
 
@@ -134,7 +176,8 @@ def _pip(arg, how, capture=False):
     if not args:
         raise UsageError("usage: %s install NAME... (or any pip command: "
                          "list, show, uninstall, ...)" % how)
-    cmd = args[0]
+    at = _pip_command_at(args)
+    cmd = args[at] if at < len(args) else ""
     if cmd in _PIP_WRITES and not _conf.get("venv_writable"):
         raise UsageError(
             "%s %s: the sandbox lets cells read the venv '%s' but not "
@@ -150,8 +193,9 @@ def _pip(arg, how, capture=False):
                 "in coil's environment), or start coil with --allow-net"
                 % (how, cmd, how, cmd))
         if "--no-index" not in args:
-            args.insert(1, "--no-index")
+            args.insert(at + 1, "--no-index")
     _shell_ok(how)
+    _pip_base_ok(how, venv)
     env = dict(os.environ)
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
     env["PIP_NO_INPUT"] = "1"

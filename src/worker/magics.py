@@ -64,6 +64,17 @@ def _regexes():
     return _rx
 
 
+def _pip_alone(cmd):
+    """The !pip match of cmd when pip is the whole command line; None
+    when cmd is something else, or a pipeline, a redirection or a list
+    (!pip freeze > req.txt, !pip list | grep x): those are the shell's,
+    as in IPython, with the venv's bin/ first on PATH."""
+    m = _regexes()["pip"].match(cmd)
+    if m is None or any(c in cmd for c in "|&;<>`$()\n"):
+        return None
+    return m
+
+
 def _starts(lines):
     """The 0-based indexes of the lines that begin a logical line: only
     there is `%` a magic and `!` an escape (not inside a string or an
@@ -265,7 +276,7 @@ class _Door:
         and all."""
         subprocess = _std("subprocess")
         cmd = _expand(cmd, sys._getframe(1))
-        m = _regexes()["pip"].match(cmd)
+        m = _pip_alone(cmd)
         if m:
             return _pip(cmd[m.end():], "!" + m.group(1).strip())
         _shell_ok("!" + cmd.split(" ")[0] if cmd.strip() else "!")
@@ -278,7 +289,7 @@ class _Door:
         too, through %pip's handler)."""
         subprocess = _std("subprocess")
         cmd = _expand(cmd, sys._getframe(1))
-        m = _regexes()["pip"].match(cmd)
+        m = _pip_alone(cmd)
         if m:
             return _pip(cmd[m.end():], "!" + m.group(1).strip(),
                         capture=True)

@@ -261,6 +261,12 @@ def guards(c):
                     "--data-binary", ping)
     check(st == 403, "a Host not of this loopback server is 403 (DNS "
           "rebinding)", (st, body))
+    # a name that only starts like a loopback address can be rebound
+    for name in ("127.attacker.example", "127.0.0.1.nip.io"):
+        st, body = curl(c, *h, "-H", "Host: %s:80" % name, "-H",
+                        "Origin: http://%s:80" % name, "--data-binary", ping)
+        check(st == 403, "Host and Origin %s are 403, not loopback "
+              "(DNS rebinding)" % name, (st, body))
     st, body = curl(c, *h, "-H", "Origin: http://localhost:3000",
                     "--data-binary", ping)
     check(st != 403, "a loopback Origin is let in", (st, body))
@@ -322,6 +328,14 @@ def refused(w):
                        text=True, timeout=60, env=env)
     check(r.returncode != 0 and "chmod 600" in r.stderr, "a token file "
           "others may read is refused", r.stderr)
+    fifo = os.path.join(w, "token-fifo")
+    os.mkfifo(fifo, 0o600)
+    r = subprocess.run([COIL, "--mcp", "--http", "127.0.0.1:0",
+                        "--http-token-file", fifo, "--no-record"],
+                       stdin=subprocess.DEVNULL, capture_output=True,
+                       text=True, timeout=60, env=env)
+    check(r.returncode != 0 and "not a file" in r.stderr, "a FIFO as the "
+          "token file is refused, not waited on", r.stderr)
     r = subprocess.run([COIL, "--mcp", "--http", "0.0.0.0:0",
                         "--no-record"], stdin=subprocess.DEVNULL,
                        capture_output=True, text=True, timeout=60, env=env)

@@ -20,7 +20,8 @@ wd = os.path.join(top, "work")
 os.makedirs(wd)
 venv = make_venv(os.path.join(top, "venv"), pip=True)
 wheels = os.path.join(wd, "wheels")
-for i, name in enumerate(("tinypkg", "tinypkg2", "tinypkg3", "tinypkg4")):
+for i, name in enumerate(("tinypkg", "tinypkg2", "tinypkg3", "tinypkg4",
+                          "tinypkg5")):
     make_wheel(wheels, name, value=42 + i)
 env = {k: v for k, v in os.environ.items()
        if k not in ("VIRTUAL_ENV", "PIP_FIND_LINKS")}
@@ -74,6 +75,21 @@ with session("--allow-write", venv) as c:
               timeout=300)
     check(r.get("result") == "['tinypkg', 'tinypkg2', 'tinypkg3']",
           "x = !pip list: pip's output as lines", r)
+    r = c.run("import os\nos.environ.pop('PIP_FIND_LINKS')\n"
+              "%pip -q --log pip.log install tinypkg5", timeout=30)
+    m = message(r)
+    check(r["status"] == "error" and "--find-links DIR" in m and
+          not r.get("effects"), "general options before the command: "
+          "the offline rule still holds, at once", r)
+    r = c.run("%pip -q install -f wheels tinypkg5", timeout=300)
+    check(r["status"] == "ok" and any(
+        e.get("cmd", "").startswith(venv + "/bin/python -m pip -q install "
+                                    "--no-index")
+        for e in r.get("effects", [])),
+        "... and --no-index goes after the command", r)
+    r = c.run("!pip list 2>/dev/null | grep -c tinypkg", timeout=300)
+    check(r["status"] == "ok" and r.get("output") == "4\n",
+          "!pip in a pipeline is the shell's, with the venv's pip", r)
     r = c.run("%pip uninstall -y tinypkg3", timeout=300)
     check(r["status"] == "ok" and not os.path.exists(
         os.path.join(site_packages(venv), "tinypkg3")),
@@ -92,6 +108,19 @@ with session() as c:
           "... and nothing was installed")
     r = c.run("import tinypkg; tinypkg.VALUE")
     check(r.get("result") == "42", "what is installed imports", r)
+    check_exit(c)
+
+# a venv whose python leads outside what cells see (as pyenv's do)
+far = make_venv(os.path.join(top, "far"), pip=False)
+os.unlink(os.path.join(far, "bin", "python"))
+os.symlink(os.path.join(top, "gone", "python3"), os.path.join(far, "bin",
+                                                             "python"))
+with Coil("--sandbox", "standard", "--workdir", wd, "--no-record",
+          "--venv", far, "--allow-write", far, env=env) as c:
+    r = c.run("%pip list", timeout=60)
+    check(r["status"] == "error" and "cells cannot reach" in message(r) and
+          "/usr/bin/python3 -m venv" in message(r),
+          "a venv whose python leads nowhere here: %pip says why", r)
     check_exit(c)
 
 with session(profile="strict") as c:
