@@ -117,9 +117,8 @@ http_token_file(struct http_edge *e, const char *path, char *err,
 	int fd, rc = -1;
 
 	/* fs(user): the file the user named, read once before any cell
-	 * runs */
-	/* O_NONBLOCK: a FIFO there must not hang coil before the check
-	 * below refuses it */
+	 * runs; O_NONBLOCK, so that a FIFO there cannot hang coil before
+	 * the check below refuses it */
 	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
 	    O_CLOEXEC)) == -1)
 		return err_set(err, len, "--http-token-file: cannot read %s: "
