@@ -29,9 +29,13 @@
 // whose key is set, or --api), OPENAI_BASE_URL and ANTHROPIC_BASE_URL
 // (read as the official SDKs read them), COIL (the coil to run, default
 // `coil` on PATH).  Exit status: 0 when the model answered, 1 on an
-// error, 3 when --max-turns ran out first.
+// error, 3 when --max-turns ran out first, 4 when the model's answer was
+// cut at the token limit (--max-tokens), 5 when the model refused or the
+// API's content filter stopped it; 128 + N when signal N stopped the loop
+// (coil is closed and the --log written first).
 import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
 import { parseArgs } from "node:util";
@@ -44,7 +48,19 @@ const OPS = {
   reset: "reset", fork: "fork", list_sessions: "sessions",
   close_session: "close", adopt_session: "adopt",
 };
-const MAX_IMAGE = 5 << 20;  // bytes: the most either API takes in one image
+// The most one image may be: Anthropic counts its base64 text (5 MiB),
+// OpenAI its bytes (20 MB).  The loop reads a figure up to the larger.
+const MAX_IMAGE = { openai: 20_000_000, anthropic: 5 << 20 };
+const MAX_FIGURE = 20_000_000;
+// What the model gets for a tool call its reply cut short.
+const CUT_CALL = "your reply was cut at max_tokens before this call was " +
+  "complete; send a shorter cell";
+const CUT = Symbol("cut");  // a call's arguments, when the cut fell in them
+// Exit statuses beyond 0, 1 (an error) and 3 (--max-turns ran out).
+const EXIT_CUT = 4, EXIT_REFUSED = 5;
+// How long close() waits for coil to end once its input is closed: a
+// running cell's grace (coil's --grace, 2 s by default) and some more.
+const CLOSE_WAIT = (5 + 2) * 1000;
 const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 class Fatal extends Error {}
@@ -82,11 +98,12 @@ function restoredNote(answer) {
   for (const d of r.differs ?? [])
     text += ` Cell ${d.cell} answered differently when run again: ` +
             `${JSON.stringify(d.first)}.`;
-  if (r.lost?.length)
-    text += ` Lost, not run again: cells ${r.lost.join(", ")} (` +
-            ((r.lost_why ?? []).map((w) => `${w.cell}: ${w.why}`)
-              .join("; ") || "see coil(1)") +
-            "); run them again if you need what they made.";
+  if (r.lost?.length) {
+    const whys = (r.lost_why ?? []).map((w) => `${w.cell}: ${w.why}`);
+    const whyLost = whys.join("; ") || "see coil(1)";
+    text += ` Lost, not run again: cells ${r.lost.join(", ")} ` +
+            `(${whyLost}); run them again if you need what they made.`;
+  }
   if (r.threads_lost)
     text += ` ${r.threads_lost} threads the cells started are gone.`;
   return "\n[coil restored] " + text + "\n";
@@ -125,12 +142,12 @@ function readFigure(file, workdir) {
   try {
     const real = fs.readlinkSync(`/proc/self/fd/${fd}`);
     const st = fs.fstatSync(fd);
-    if (!st.isFile() || st.nlink !== 1 || st.size > MAX_IMAGE ||
+    if (!st.isFile() || st.nlink !== 1 || st.size > MAX_FIGURE ||
         !real.startsWith(workdir + path.sep))
       return null;
-    const buf = Buffer.alloc(MAX_IMAGE + 1);
+    const buf = Buffer.alloc(st.size + 1);
     const data = buf.subarray(0, fs.readSync(fd, buf, 0, buf.length, 0));
-    return data.subarray(0, 8).equals(PNG) && data.length <= MAX_IMAGE
+    return data.subarray(0, 8).equals(PNG) && data.length <= MAX_FIGURE
       ? data : null;
   } finally {
     fs.closeSync(fd);
@@ -173,6 +190,12 @@ class CoilProcess {
     this.timeout = timeout;
     this.proc = spawn(coil, [mode, ...coilOptions],
                       { stdio: ["pipe", "pipe", "inherit"] });
+    // coil's end, said once: its exit status, or the signal that ended
+    // it ('exit' fires once; whoever asks later gets the same answer)
+    this.exited = new Promise((ok) => {
+      this.proc.once("exit", (code, sig) => ok(code ?? sig));
+      this.proc.once("error", (e) => ok(e.message));
+    });
     this.proc.stdin.on("error", () => {});  // coil gone: line() says so
     this.it = readline.createInterface({ input: this.proc.stdout })
       [Symbol.asyncIterator]();
@@ -186,18 +209,29 @@ class CoilProcess {
   // The next JSON line coil writes; CoilGone when it has ended.
   async line() {
     const { value, done } = await this.it.next();
-    if (done) {
-      const code = this.proc.exitCode ??
-        await new Promise((ok) => this.proc.once("exit", ok));
-      throw new CoilGone(`coil ended (exit status ${code})`);
-    }
+    if (done)
+      throw new CoilGone(`coil ended (exit status ${await this.exited})`);
     return JSON.parse(value);
   }
 
+  // End coil: close its input, and if it has not ended in CLOSE_WAIT
+  // (a cell still running), SIGTERM, then SIGKILL: no coil is left
+  // running when the loop ends.
   async close() {
     this.proc.stdin.end();
-    if (this.proc.exitCode === null)
-      await new Promise((ok) => this.proc.once("exit", ok));
+    for (const sig of [null, "SIGTERM", "SIGKILL"]) {
+      if (sig)
+        this.proc.kill(sig);
+      let timer;
+      const late = new Promise((ok) => {
+        timer = setTimeout(ok, CLOSE_WAIT, "late");
+      });
+      const ended = await Promise.race([this.exited.then(() => true),
+                                        late.then(() => false)]);
+      clearTimeout(timer);
+      if (ended)
+        return;
+    }
   }
 }
 
@@ -232,8 +266,9 @@ class AgentCoil extends CoilProcess {
         text += `[figure ${d.path}: not attached]\n`;
         continue;
       }
-      text += `[figure ${d.path}: attached]\n`;
-      images.push({ mime: "image/png", data: data.toString("base64") });
+      // fitImages() says whether it is attached
+      images.push({ mime: "image/png", path: d.path,
+                    data: data.toString("base64") });
     }
     return finish(args, answer, text, images, answer.status !== "ok",
                   this.timeout);
@@ -280,7 +315,33 @@ class McpCoil extends CoilProcess {
   }
 }
 
+// The result, with each image over the API's limit (a figure the loop
+// read, or one in coil's MCP result) taken out and said in its text: the
+// API would refuse the whole request (400), and end the run.  A figure
+// the loop read has its path: said either way.
+function fitImages(api, result) {
+  const kept = [];
+  for (const im of result.images) {
+    const size = Buffer.byteLength(im.data, "base64");
+    // Anthropic counts the base64 text, OpenAI the bytes
+    const counted = api === "anthropic" ? im.data.length : size;
+    const name = im.path ? `figure ${im.path}:` : "figure";
+    if (counted > MAX_IMAGE[api]) {
+      result.text += `\n[${name} not attached: ${size} bytes, over the ` +
+                     "API's limit]";
+      continue;
+    }
+    if (im.path)
+      result.text += `\n[${name} attached]`;
+    kept.push({ mime: im.mime, data: im.data });
+  }
+  result.images = kept;
+  return result;
+}
+
 async function runTool(coil, name, args) {
+  if (args === CUT)
+    return { text: CUT_CALL, images: [], is_error: true };
   if (!(name in OPS))
     return { text: `unknown tool '${name}': the tools are ` +
              Object.keys(OPS).join(", "), images: [], is_error: true };
@@ -319,12 +380,13 @@ function apiKey(name) {
 // is a "tool" message, which holds text only, so figures follow the
 // results in a user message, as image_url data URLs.
 class OpenAIChat {
-  constructor(model, system, tools) {
+  constructor(model, system, tools, maxTokens) {
     const base = process.env.OPENAI_BASE_URL || "https://api.openai.com/v1";
     this.url = base.replace(/\/+$/, "") + "/chat/completions";
     this.headers = { authorization: "Bearer " + apiKey("OPENAI_API_KEY") };
     this.model = model;
     this.tools = tools;
+    this.maxTokens = maxTokens;  // undefined: the model's own limit
     this.messages = [{ role: "system", content: system }];
   }
 
@@ -332,13 +394,22 @@ class OpenAIChat {
     this.messages.push({ role: "user", content: task });
   }
 
-  // The model's next turn: its text and its calls [[id, name, arguments,
-  // or null when they are not JSON]].
+  // The model's next turn: its text, its calls [[id, name, arguments, or
+  // null when they are not JSON]], and how it stopped: null (as it meant
+  // to), "cut" (at the token limit: its last call, or its text, is not
+  // whole) or "refused" (a refusal, or the content filter).
   async turn() {
-    const reply = await post(this.url, this.headers, {
-      model: this.model, messages: this.messages, tools: this.tools,
-    });
-    const msg = reply.choices[0].message;
+    const body = { model: this.model, messages: this.messages,
+                   tools: this.tools };
+    if (this.maxTokens !== undefined)
+      body.max_completion_tokens = this.maxTokens;
+    const reply = await post(this.url, this.headers, body);
+    const choice = reply.choices[0], msg = choice.message;
+    let stop = null;
+    if (choice.finish_reason === "length")
+      stop = "cut";
+    if (choice.finish_reason === "content_filter" || msg.refusal)
+      stop = "refused";
     const kept = { role: msg.role, content: msg.content ?? null };
     if (msg.tool_calls)
       kept.tool_calls = msg.tool_calls;
@@ -352,7 +423,9 @@ class OpenAIChat {
       }
       return [c.id, c.function.name, args];
     });
-    return [msg.content ?? "", calls];
+    if (stop === "cut" && calls.length)
+      calls.at(-1)[2] = CUT;  // the cut fell in it: not whole
+    return [msg.content || msg.refusal || "", calls, stop];
   }
 
   give(calls, results) {
@@ -373,7 +446,7 @@ class OpenAIChat {
 // Messages API.  Results are tool_result blocks of one user message; a
 // figure is an image block in its call's tool_result.
 class AnthropicMessages {
-  constructor(model, system, tools) {
+  constructor(model, system, tools, maxTokens) {
     const base = process.env.ANTHROPIC_BASE_URL || "https://api.anthropic.com";
     this.url = base.replace(/\/+$/, "") + "/v1/messages";
     this.headers = { "x-api-key": apiKey("ANTHROPIC_API_KEY"),
@@ -381,6 +454,7 @@ class AnthropicMessages {
     this.model = model;
     this.tools = tools;
     this.system = system;
+    this.maxTokens = maxTokens ?? 4096;  // the API requires one
     this.messages = [];
   }
 
@@ -388,16 +462,22 @@ class AnthropicMessages {
     this.messages.push({ role: "user", content: task });
   }
 
+  // As OpenAIChat's turn(): text, calls, how it stopped.
   async turn() {
     const reply = await post(this.url, this.headers, {
-      model: this.model, max_tokens: 4096, system: this.system,
+      model: this.model, max_tokens: this.maxTokens, system: this.system,
       tools: this.tools, messages: this.messages,
     });
     this.messages.push({ role: "assistant", content: reply.content });
+    const stop = { max_tokens: "cut", refusal: "refused" }[
+      reply.stop_reason] ?? null;
     const text = reply.content.filter((b) => b.type === "text")
       .map((b) => b.text).join("");
-    return [text, reply.content.filter((b) => b.type === "tool_use")
-      .map((b) => [b.id, b.name, b.input])];
+    const calls = reply.content.filter((b) => b.type === "tool_use")
+      .map((b) => [b.id, b.name, b.input]);
+    if (stop === "cut" && reply.content.at(-1)?.type === "tool_use")
+      calls.at(-1)[2] = CUT;  // the cut fell in the last call: not whole
+    return [text, calls, stop];
   }
 
   give(calls, results) {
@@ -416,8 +496,8 @@ const APIS = { openai: OpenAIChat, anthropic: AnthropicMessages };
 // ---- the loop -----------------------------------------------------------
 
 const USAGE = `usage: coil-loop.mjs [--api openai|anthropic] [--model M]
-       [--mcp] [--max-turns N] [--timeout S] [--workdir DIR] [--log FILE]
-       TASK [-- COIL_OPTIONS...]`;
+       [--mcp] [--max-turns N] [--max-tokens N] [--timeout S (0: none)]
+       [--workdir DIR] [--log FILE] TASK [-- COIL_OPTIONS...]`;
 
 // Options, the task, and what follows "--": coil's own options.
 function options(argv) {
@@ -429,6 +509,7 @@ function options(argv) {
         api: { type: "string" }, model: { type: "string" },
         mcp: { type: "boolean", default: false },
         "max-turns": { type: "string", default: "20" },
+        "max-tokens": { type: "string" },
         timeout: { type: "string", default: "30" },
         workdir: { type: "string", default: "." },
         log: { type: "string" }, help: { type: "boolean", short: "h" },
@@ -443,14 +524,18 @@ function options(argv) {
     process.exit(0);
   }
   const maxTurns = Number(o["max-turns"]), timeout = Number(o.timeout);
+  const maxTokens = o["max-tokens"] === undefined ? undefined
+    : Number(o["max-tokens"]);
+  // --timeout 0 is no limit, as in coil and coil-loop.py
   if (positionals.length !== 1 || (o.api && !(o.api in APIS)) ||
-      !Number.isInteger(maxTurns) || !(timeout > 0)) {
+      !Number.isInteger(maxTurns) || !(timeout >= 0) ||
+      !(maxTokens === undefined || Number.isInteger(maxTokens))) {
     console.error(USAGE);
     process.exit(2);
   }
   const api = o.api ?? (process.env.ANTHROPIC_API_KEY &&
                         !process.env.OPENAI_API_KEY ? "anthropic" : "openai");
-  return { ...o, api, maxTurns, timeout, task: positionals[0],
+  return { ...o, api, maxTurns, maxTokens, timeout, task: positionals[0],
            coilOptions: ["--workdir", o.workdir, "--timeout", String(timeout),
                          ...argv.slice(cut + 1)] };
 }
@@ -458,26 +543,50 @@ function options(argv) {
 async function main(argv) {
   const opts = options(argv);
   const coilBin = process.env.COIL || "coil";
-  let chat, system, coil = null;
+  let chat, system, coil = null, stopped = null;
   try {
     const tools = JSON.parse(coilPrints(coilBin, "--tool-schema", opts.api,
                                         ...opts.coilOptions));
     system = coilPrints(coilBin, "--system-prompt", ...opts.coilOptions);
-    chat = new APIS[opts.api](opts.model ?? MODELS[opts.api], system, tools);
+    chat = new APIS[opts.api](opts.model ?? MODELS[opts.api], system, tools,
+                              opts.maxTokens);
     chat.ask(opts.task);
     coil = new (opts.mcp ? McpCoil : AgentCoil)(
       coilBin, opts.coilOptions, opts.workdir, opts.timeout);
+    // SIGTERM or SIGINT to the loop: close coil; the call waiting on it
+    // then ends (CoilGone), and the loop ends as on an error, with its
+    // --log written
+    const stop = (sig) => {
+      stopped = sig;
+      say(`stopped by ${sig}: closing coil`);
+      coil.close();
+    };
+    process.once("SIGTERM", stop);
+    process.once("SIGINT", stop);
     await coil.start();
     for (let turn = 0; turn < opts.maxTurns; turn++) {
-      const [text, calls] = await chat.turn();
+      const [text, calls, stop] = await chat.turn();
       if (text)
         console.log(text);
-      if (!calls.length)
-        return 0;
+      if (stop === "refused") {
+        say("the model refused, or the API's content filter stopped its " +
+            "answer");
+        return EXIT_REFUSED;
+      }
+      if (!calls.length) {
+        if (stop !== "cut")
+          return 0;
+        say("the answer was cut at the token limit: give a larger " +
+            "--max-tokens");
+        return EXIT_CUT;
+      }
       const results = [];
       for (const [, name, args] of calls) {
-        say(`${name} ${JSON.stringify(args).slice(0, 200)}`);
-        results.push(await runTool(coil, name, args));
+        if (args === CUT)
+          say(`${name}: cut at the token limit, not run`);
+        else
+          say(`${name} ${JSON.stringify(args).slice(0, 200)}`);
+        results.push(fitImages(opts.api, await runTool(coil, name, args)));
       }
       chat.give(calls, results);
     }
@@ -487,6 +596,8 @@ async function main(argv) {
   } catch (e) {
     if (!(e instanceof Fatal || e instanceof CoilGone))
       throw e;
+    if (stopped)
+      return 128 + os.constants.signals[stopped];
     say(e.message);
     return 1;
   } finally {

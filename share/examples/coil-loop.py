@@ -29,12 +29,16 @@ Environment: OPENAI_API_KEY or ANTHROPIC_API_KEY (the API is the one
 whose key is set, or --api), OPENAI_BASE_URL and ANTHROPIC_BASE_URL
 (read as the official SDKs read them), COIL (the coil to run, default
 `coil` on PATH).  Exit status: 0 when the model answered, 1 on an
-error, 3 when --max-turns ran out first.
+error, 3 when --max-turns ran out first, 4 when the model's answer was
+cut at the token limit (--max-tokens), 5 when the model refused or the
+API's content filter stopped it; 128 + N when signal N stopped the loop
+(coil is closed and the --log written first).
 """
 import argparse
 import base64
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -48,7 +52,19 @@ OPS = {"run_python": "exec", "list_variables": "vars",
        "list_snapshots": "snapshots", "rollback": "rollback",
        "reset": "reset", "fork": "fork", "list_sessions": "sessions",
        "close_session": "close", "adopt_session": "adopt"}
-MAX_IMAGE = 5 << 20         # bytes: the most either API takes in one image
+# The most one image may be: Anthropic counts its base64 text (5 MiB),
+# OpenAI its bytes (20 MB).  The loop reads a figure up to the larger.
+MAX_IMAGE = {"openai": 20_000_000, "anthropic": 5 << 20}
+MAX_FIGURE = 20_000_000
+# What the model gets for a tool call its reply cut short.
+CUT_CALL = ("your reply was cut at max_tokens before this call was "
+            "complete; send a shorter cell")
+CUT = object()      # a call's arguments, when the cut fell in them
+# Exit statuses beyond 0, 1 (an error) and 3 (--max-turns ran out).
+EXIT_CUT, EXIT_REFUSED = 4, 5
+# How long close() waits for coil to end once its input is closed: a
+# running cell's grace (coil's --grace, 2 s by default) and some more.
+CLOSE_WAIT = 5 + 2
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
@@ -88,11 +104,12 @@ def restored_note(answer):
         text += " Cell %s answered differently when run again: %s." % (
             d["cell"], json.dumps(d.get("first")))
     if r.get("lost"):
+        cells = ", ".join(str(c) for c in r["lost"])
+        whys = ["%s: %s" % (w["cell"], w["why"])
+                for w in r.get("lost_why") or []]
+        why_lost = "; ".join(whys) or "see coil(1)"
         text += (" Lost, not run again: cells %s (%s); run them again if "
-                 "you need what they made." % (", ".join(map(
-                     str, r["lost"])), "; ".join(
-                     "%s: %s" % (w["cell"], w["why"])
-                     for w in r.get("lost_why") or []) or "see coil(1)"))
+                 "you need what they made." % (cells, why_lost))
     if r.get("threads_lost"):
         text += " %d threads the cells started are gone." % (
             r["threads_lost"],)
@@ -131,11 +148,11 @@ def read_figure(path, workdir):
         real = os.readlink("/proc/self/fd/%d" % fd)
         st = os.fstat(fd)
         if (not stat.S_ISREG(st.st_mode) or st.st_nlink != 1 or
-                st.st_size > MAX_IMAGE or
+                st.st_size > MAX_FIGURE or
                 not real.startswith(workdir + os.sep)):
             return None
-        data = f.read(MAX_IMAGE + 1)
-    return data if data.startswith(PNG) and len(data) <= MAX_IMAGE else None
+        data = f.read(MAX_FIGURE + 1)
+    return data if data.startswith(PNG) and len(data) <= MAX_FIGURE else None
 
 
 def answer_text(answer):
@@ -195,10 +212,21 @@ class CoilProcess:
         raise CoilGone("coil ended (exit status %s)" % self.proc.wait())
 
     def close(self):
+        """End coil: close its input, and if it has not ended in
+        CLOSE_WAIT seconds (a cell still running), SIGTERM, then
+        SIGKILL: no coil is left running when the loop ends."""
         try:
             self.proc.stdin.close()
         except BrokenPipeError:
             pass
+        for end in (None, self.proc.terminate, self.proc.kill):
+            if end is not None:
+                end()
+            try:
+                self.proc.wait(CLOSE_WAIT)
+                return
+            except subprocess.TimeoutExpired:
+                pass
         self.proc.wait()
 
 
@@ -229,8 +257,8 @@ class AgentCoil(CoilProcess):
             if data is None:
                 text += "[figure %s: not attached]\n" % d["path"]
                 continue
-            text += "[figure %s: attached]\n" % d["path"]
-            images.append({"mime": "image/png",
+            # fit_images() says whether it is attached
+            images.append({"mime": "image/png", "path": d["path"],
                            "data": base64.b64encode(data).decode()})
         return finish(args, answer, text, images,
                       answer.get("status") != "ok", self.timeout)
@@ -274,7 +302,31 @@ class McpCoil(CoilProcess):
                       images, res.get("isError", False), self.timeout)
 
 
+def fit_images(api, result):
+    """The result, with each image over the API's limit (a figure the
+    loop read, or one in coil's MCP result) taken out and said in its
+    text: the API would refuse the whole request (400), and end the
+    run.  A figure the loop read has its path: said either way."""
+    kept = []
+    for im in result["images"]:
+        size = len(im["data"]) * 3 // 4 - im["data"][-2:].count("=")
+        # Anthropic counts the base64 text, OpenAI the bytes
+        counted = len(im["data"]) if api == "anthropic" else size
+        name = "figure %s:" % im["path"] if "path" in im else "figure"
+        if counted > MAX_IMAGE[api]:
+            result["text"] += ("\n[%s not attached: %d bytes, over the "
+                               "API's limit]" % (name, size))
+            continue
+        if "path" in im:
+            result["text"] += "\n[%s attached]" % name
+        kept.append({"mime": im["mime"], "data": im["data"]})
+    result["images"] = kept
+    return result
+
+
 def run_tool(coil, name, args):
+    if args is CUT:
+        return {"text": CUT_CALL, "images": [], "is_error": True}
     if name not in OPS:
         return {"text": "unknown tool '%s': the tools are %s" % (
             name, ", ".join(OPS)), "images": [], "is_error": True}
@@ -311,24 +363,37 @@ class OpenAIChat:
     result is a "tool" message, which holds text only, so figures follow
     the results in a user message, as image_url data URLs."""
 
-    def __init__(self, model, system, tools):
+    def __init__(self, model, system, tools, max_tokens):
         base = os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
         self.url = base.rstrip("/") + "/chat/completions"
         self.headers = {"authorization": "Bearer " +
                         api_key("OPENAI_API_KEY")}
         self.model, self.tools = model, tools
+        self.max_tokens = max_tokens      # None: the model's own limit
         self.messages = [{"role": "system", "content": system}]
 
     def ask(self, task):
         self.messages.append({"role": "user", "content": task})
 
     def turn(self):
-        """The model's next turn: its text and its calls [(id, name,
-        arguments, or None when they are not JSON)]."""
-        reply = post(self.url, self.headers, {
-            "model": self.model, "messages": self.messages,
-            "tools": self.tools})
-        msg = reply["choices"][0]["message"]
+        """The model's next turn: its text, its calls [(id, name,
+        arguments, or None when they are not JSON)], and how it stopped:
+        None (as it meant to), "cut" (at the token limit: its last call,
+        or its text, is not whole) or "refused" (a refusal, or the
+        content filter)."""
+        body = {"model": self.model, "messages": self.messages,
+                "tools": self.tools}
+        if self.max_tokens is not None:
+            body["max_completion_tokens"] = self.max_tokens
+        reply = post(self.url, self.headers, body)
+        choice = reply["choices"][0]
+        msg = choice["message"]
+        stop = None
+        if choice.get("finish_reason") == "length":
+            stop = "cut"
+        if choice.get("finish_reason") == "content_filter" or \
+                msg.get("refusal"):
+            stop = "refused"
         self.messages.append({k: msg[k] for k in ("role", "content",
                                                   "tool_calls") if k in msg})
         calls = []
@@ -338,7 +403,10 @@ class OpenAIChat:
             except ValueError:
                 args = None
             calls.append((c["id"], c["function"]["name"], args))
-        return msg.get("content") or "", calls
+        if stop == "cut" and calls:
+            # the cut fell in the last call: its arguments are not whole
+            calls[-1] = calls[-1][:2] + (CUT,)
+        return msg.get("content") or msg.get("refusal") or "", calls, stop
 
     def give(self, calls, results):
         figures = []
@@ -358,28 +426,38 @@ class AnthropicMessages:
     """Messages API.  Results are tool_result blocks of one user message;
     a figure is an image block in its call's tool_result."""
 
-    def __init__(self, model, system, tools):
+    def __init__(self, model, system, tools, max_tokens):
         base = os.environ.get("ANTHROPIC_BASE_URL") or \
             "https://api.anthropic.com"
         self.url = base.rstrip("/") + "/v1/messages"
         self.headers = {"x-api-key": api_key("ANTHROPIC_API_KEY"),
                         "anthropic-version": "2023-06-01"}
         self.model, self.tools, self.system = model, tools, system
+        self.max_tokens = max_tokens or 4096    # the API requires one
         self.messages = []
 
     def ask(self, task):
         self.messages.append({"role": "user", "content": task})
 
     def turn(self):
+        """As OpenAIChat.turn(): text, calls, how it stopped."""
         reply = post(self.url, self.headers, {
-            "model": self.model, "max_tokens": 4096, "system": self.system,
-            "tools": self.tools, "messages": self.messages})
+            "model": self.model, "max_tokens": self.max_tokens,
+            "system": self.system, "tools": self.tools,
+            "messages": self.messages})
         self.messages.append({"role": "assistant",
                               "content": reply["content"]})
+        stop = {"max_tokens": "cut", "refusal": "refused"}.get(
+            reply.get("stop_reason"))
         text = "".join(b["text"] for b in reply["content"]
                        if b["type"] == "text")
-        return text, [(b["id"], b["name"], b["input"])
-                      for b in reply["content"] if b["type"] == "tool_use"]
+        calls = [(b["id"], b["name"], b["input"])
+                 for b in reply["content"] if b["type"] == "tool_use"]
+        if stop == "cut" and reply["content"][-1:] and \
+                reply["content"][-1]["type"] == "tool_use":
+            # the cut fell in the last call: its input is not whole
+            calls[-1] = calls[-1][:2] + (CUT,)
+        return text, calls, stop
 
     def give(self, calls, results):
         self.messages.append({"role": "user", "content": [{
@@ -408,8 +486,12 @@ def options(argv):
     p.add_argument("--mcp", action="store_true",
                    help="run coil --mcp (default: coil --agent)")
     p.add_argument("--max-turns", type=int, default=20)
+    p.add_argument("--max-tokens", type=int, help="the most the model "
+                   "may write in one turn (default: 4096 for Anthropic, "
+                   "which needs one; OpenAI's model's own limit)")
     p.add_argument("--timeout", type=float, default=30,
-                   help="seconds a cell may run, unless the model says")
+                   help="seconds a cell may run, unless the model says "
+                   "(0: no limit)")
     p.add_argument("--workdir", default=".",
                    help="the session's work directory")
     p.add_argument("--log", help="write the chat here as JSON at the end "
@@ -423,29 +505,55 @@ def options(argv):
     return opts
 
 
+class Stopped(Exception):
+    """SIGTERM or SIGINT to the loop: it ends as it would on an error,
+    closing coil and writing the --log."""
+
+
+def stopped(signum, frame):
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, signal.SIG_IGN)   # one is enough: now close
+    raise Stopped(signum)
+
+
 def main(argv):
     opts = options(argv)
     coil_bin = os.environ.get("COIL") or "coil"
     tools = json.loads(coil_prints(coil_bin, "--tool-schema", opts.api,
                                    *opts.coil_options))
     system = coil_prints(coil_bin, "--system-prompt", *opts.coil_options)
-    chat = APIS[opts.api](opts.model or MODELS[opts.api], system, tools)
+    chat = APIS[opts.api](opts.model or MODELS[opts.api], system, tools,
+                          opts.max_tokens)
     chat.ask(opts.task)
     coil = None
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, stopped)
     try:
         coil = (McpCoil if opts.mcp else AgentCoil)(
             coil_bin, opts.coil_options, opts.workdir, opts.timeout)
         coil.start()
         for _ in range(opts.max_turns):
-            text, calls = chat.turn()
+            text, calls, stop = chat.turn()
             if text:
                 print(text, flush=True)
+            if stop == "refused":
+                say("the model refused, or the API's content filter "
+                    "stopped its answer")
+                return EXIT_REFUSED
             if not calls:
+                if stop == "cut":
+                    say("the answer was cut at the token limit: give a "
+                        "larger --max-tokens")
+                    return EXIT_CUT
                 return 0
             results = []
             for _, name, args in calls:
-                say("%s %s" % (name, json.dumps(args)[:200]))
-                results.append(run_tool(coil, name, args))
+                if args is CUT:
+                    say("%s: cut at the token limit, not run" % name)
+                else:
+                    say("%s %s" % (name, json.dumps(args)[:200]))
+                results.append(fit_images(opts.api,
+                                          run_tool(coil, name, args)))
             chat.give(calls, results)
         say("stopped after %d turns (--max-turns): the model still had "
             "calls to make" % opts.max_turns)
@@ -453,6 +561,9 @@ def main(argv):
     except CoilGone as e:
         say(e)
         return 1
+    except Stopped as e:
+        say("stopped by signal %d: closing coil" % e.args[0])
+        return 128 + e.args[0]
     finally:
         if coil is not None:
             coil.close()
