@@ -54,6 +54,12 @@ const struct mcp_tool *mcp_tool_find(const char *name);
  * schema (request_schema's, reworded for a model) and output schema
  * (tools_output_schema's).  New reference. */
 json_t *mcp_tool_list(const struct coil_opts *opts);
+/* mcp_tool_list's, and the same without outputSchema (revisions before
+ * 2025-06-18), made once: they depend on the options only, and over
+ * HTTP every session (every 2026-07-28 call) is an mcp of its own.
+ * New references to the shared, read-only lists. */
+void mcp_tool_lists(const struct coil_opts *opts, json_t **tools,
+    json_t **old);
 
 /* The agent request a call of t with args (an object or NULL,
  * borrowed) becomes, before request_from_json checks it: a deep copy

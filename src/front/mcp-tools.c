@@ -179,6 +179,24 @@ mcp_tool_list(const struct coil_opts *opts)
 	}
 	return tools;
 }
+
+void
+mcp_tool_lists(const struct coil_opts *opts, json_t **tools, json_t **old)
+{
+	static json_t *all, *before;
+	json_t *t;
+	size_t i;
+
+	if (all == NULL) {
+		all = mcp_tool_list(opts);
+		before = json_deep_copy(all);
+		json_array_foreach(before, i, t)
+			json_object_del(t, "outputSchema");
+	}
+	*tools = json_incref(all);
+	*old = json_incref(before);
+}
+
 /* Why an argument a call gives is dropped before the session sees it:
  * the envelope's fields, and the terminal's (mcp_props' hidden ones). */
 static const struct {

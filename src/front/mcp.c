@@ -745,13 +745,8 @@ struct mcp *
 mcp_new(const struct coil_opts *opts, mcp_out_fn out, void *ctx)
 {
 	struct mcp *m = xcalloc(1, sizeof *m);
-	json_t *t;
-	size_t i;
 
-	m->tools = mcp_tool_list(opts);
-	m->tools_old = json_deep_copy(m->tools);
-	json_array_foreach(m->tools_old, i, t)
-		json_object_del(t, "outputSchema");
+	mcp_tool_lists(opts, &m->tools, &m->tools_old);
 	m->out = out;
 	m->out_ctx = ctx;
 	return m;
