@@ -579,10 +579,11 @@ session_stop_status(const struct sreq *r)
 	return r->interrupted ? ST_INTERRUPTED : ST_TIMEOUT;
 }
 
-/* An answer to vars, inspect or complete: the worker's fields as they
- * are (its word about its own request), its error checked. */
+/* An answer to vars, inspect, complete or reset: the worker's fields
+ * (its word about its own request) as far as they are op's and of their
+ * types (session-fields.c), its error checked. */
 struct response *
-session_worker_answer(json_t *reply)
+session_worker_answer(json_t *reply, enum op op)
 {
 	static const char *const internal[] = { "status", "error", "t", "seq",
 	    "ran", "cpu0_ns", "cpu0_kids_ns", "cpu1_kids_ns" };
@@ -594,7 +595,7 @@ session_worker_answer(json_t *reply)
 	size_t i;
 
 	json_object_foreach(reply, key, v) {
-		unsigned long long more;
+		unsigned long long more = 0;
 		char name[80];
 
 		for (i = 0; i < nitems(internal); i++)
@@ -603,12 +604,13 @@ session_worker_answer(json_t *reply)
 		if (i < nitems(internal) || session_is_more(key) ||
 		    strlen(key) > 64)
 			continue;
-		if (!json_is_array(v)) {
-			response_set(resp, key, json_incref(v));
+		v = json_is_array(v) ? session_cap_list(reply, key, v,
+		    SESSION_LIST_MAX, &more) : json_incref(v);
+		if (!session_fields_check(resp, op, key, &v)) {
+			json_decref(v);
 			continue;
 		}
-		response_set(resp, key, session_cap_list(reply, key, v,
-		    SESSION_LIST_MAX, &more));
+		response_set(resp, key, v);
 		snprintf(name, sizeof name, "%s_more", key);
 		if (more > 0)
 			response_set(resp, name, json_integer(

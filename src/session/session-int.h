@@ -469,7 +469,9 @@ struct response *session_exec_response(struct session *s, struct sreq *r,
     enum status status, json_t *reply, struct response_error *error,
     json_t *restored);
 enum status session_stop_status(const struct sreq *r);
-struct response *session_worker_answer(json_t *reply);
+/* The worker's answer to a vars, inspect, complete or reset (op), or to
+ * a snapshot that took none. */
+struct response *session_worker_answer(json_t *reply, enum op op);
 /* A reply's status: ok, incomplete or error. */
 enum status session_status_of(json_t *reply);
 /*
@@ -486,6 +488,18 @@ enum status session_status_of(json_t *reply);
  * were left out, plus what the reply says it left out before. */
 json_t *session_cap_list(json_t *reply, const char *key, json_t *list,
     size_t max, unsigned long long *more);
+
+/* session-fields.c: the fields the worker may answer, per op */
+/* Whether the worker's field key of op's answer is one, of its type;
+ * *v (a reference the caller owns) is replaced by its list's entries
+ * checked.  What is left out is said in resp's warnings. */
+bool session_fields_check(struct response *resp, enum op op,
+    const char *key, json_t **v);
+/* A list of vars' entries (the observers' namespace) checked: a new
+ * reference for list, stolen; what is left out is said in resp's
+ * warnings when resp is not NULL. */
+json_t *session_fields_vars(struct response *resp, const char *what,
+    json_t *list);
 
 /* session-cost.c: what a cell costs */
 struct usage_proc *session_usage(struct session *s);

@@ -123,8 +123,8 @@ session_namespace(struct session *s, struct sreq *r, json_t *reply)
 
 	if (json_is_array(vars)) {
 		ev = json_pack("{s:i, s:o}", "cell", r->cell, "vars",
-		    session_cap_list(reply, "namespace", vars,
-		    SESSION_LIST_MAX, &more));
+		    session_fields_vars(NULL, "namespace", session_cap_list(
+		    reply, "namespace", vars, SESSION_LIST_MAX, &more)));
 		if (more > 0)
 			json_object_set_new(ev, "vars_more",
 			    json_integer((json_int_t)more));
@@ -262,7 +262,7 @@ session_snapshot_done(struct session *s, struct sreq *r, json_t *reply)
 		return;
 	}
 	response_free(msg);
-	answer = session_worker_answer(reply);
+	answer = session_worker_answer(reply, OP_SNAPSHOT);
 	if (answer->status == ST_OK) {
 		/* ok, yet no checkpoint came: not the worker's to say. */
 		answer->status = ST_ERROR;
@@ -306,7 +306,7 @@ session_reply(struct session *s, struct link_frame *f)
 		return;
 	}
 	s->run = NULL;
-	resp = session_worker_answer(f->msg);
+	resp = session_worker_answer(f->msg, r->op);
 	/* ours, over any field of that name the worker put in its reply */
 	if (r->op == OP_VARS)
 		response_set(resp, "totals", session_totals(s));
