@@ -29,6 +29,7 @@
 #include "response.h"
 #include "session.h"
 #include "tools.h"
+#include "wording.h"
 #include "util.h"
 #include "wire.h"
 
@@ -233,13 +234,25 @@ mcp_server_info(void)
 }
 
 /* The system text for a model (tools.c), as coil --system-prompt
- * prints it. */
+ * prints it; after --resume, with how faithful the rebuilt state is
+ * (wording_resumed) at its end. */
 static json_t *
-mcp_instructions(const struct coil_opts *opts)
+mcp_instructions(struct agent_io *a)
 {
-	char *s = tools_system_text(opts);
-	json_t *v = json_string(s);
+	char *s = tools_system_text(a->opts);
+	json_t *v, *resumed = session_resumed(a->s);
+	struct buf b;
 
+	if (resumed == NULL) {
+		v = json_string(s);
+		free(s);
+		return v;
+	}
+	buf_init(&b);
+	buf_printf(&b, "%s\n\nThis session was resumed: ", s);
+	wording_resumed(resumed, &b);
+	v = json_stringn(b.p, b.len);
+	buf_free(&b);
 	free(s);
 	return v;
 }
@@ -273,7 +286,7 @@ mcp_initialize(struct agent_io *a, json_t *id, json_t *params,
 	((struct mcp *)a->proto)->old = strcmp(v, "2025-06-18") < 0;
 	mcp_result(a, id, json_pack("{s:s, s:o, s:o, s:o}", "protocolVersion",
 	    v, "capabilities", mcp_capabilities(false), "serverInfo",
-	    mcp_server_info(), "instructions", mcp_instructions(a->opts)),
+	    mcp_server_info(), "instructions", mcp_instructions(a)),
 	    false);
 }
 
@@ -286,7 +299,7 @@ mcp_discover(struct agent_io *a, json_t *id, json_t *params, bool stateless)
 	mcp_result(a, id, mcp_cacheable(json_pack("{s:[s], s:o, s:o}",
 	    "supportedVersions", MCP_STATELESS, "capabilities",
 	    mcp_capabilities(true), "instructions",
-	    mcp_instructions(a->opts))), true);
+	    mcp_instructions(a))), true);
 }
 
 /* ---- calls ---------------------------------------------------------- */
@@ -656,10 +669,34 @@ mcp_cancelled_answer(struct agent_io *a, const struct response *r,
 	free(msg);
 }
 
-/* A call's result: the answer, and what a cancelled call left to tell. */
-static json_t *
-mcp_answer(struct mcp *m, const struct response *r, json_t *warnings)
+/* --resume: the first result of a session's calls says how faithful
+ * the rebuilt state is, as text before the answer's (clients show a
+ * model the content, not always the instructions) and as "resumed" in
+ * structuredContent.  A stateless call (2026-07-28) has no first one:
+ * server/discover's instructions say it. */
+static void
+mcp_resume_tell(struct agent_io *a, json_t *result)
 {
+	json_t *resumed = session_resumed(a->s);
+	struct buf b;
+
+	a->resume_told = true;
+	buf_init(&b);
+	wording_resumed(resumed, &b);
+	json_array_insert_new(json_object_get(result, "content"), 0,
+	    json_pack("{s:s, s:s%}", "type", "text", "text", b.p, b.len));
+	json_object_set(json_object_get(result, "structuredContent"),
+	    "resumed", resumed);
+	buf_free(&b);
+}
+
+/* A call's result: the answer, and what a cancelled call left to tell
+ * (and a resume, to a session's first). */
+static json_t *
+mcp_answer(struct agent_io *a, const struct response *r, json_t *warnings,
+    bool stateless)
+{
+	struct mcp *m = a->proto;
 	json_t *all = json_array(), *result, *sc;
 
 	if (warnings != NULL)
@@ -674,6 +711,8 @@ mcp_answer(struct mcp *m, const struct response *r, json_t *warnings)
 	json_decref(m->restored);
 	json_decref(m->told);
 	m->restored = m->told = NULL;
+	if (!stateless && !a->resume_told && session_resumed(a->s) != NULL)
+		mcp_resume_tell(a, result);
 	return result;
 }
 
@@ -700,8 +739,8 @@ mcp_event(struct agent_io *a, const struct session_event *ev)
 		if (c->cancelled)
 			mcp_cancelled_answer(a, ev->resp, c->stateless);
 		else
-			mcp_result(a, c->id, mcp_answer(m, ev->resp,
-			    c->warnings), c->stateless);
+			mcp_result(a, c->id, mcp_answer(a, ev->resp,
+			    c->warnings, c->stateless), c->stateless);
 		mcp_call_free(pp);
 		break;
 	case EV_CANCELLED:

@@ -1,0 +1,196 @@
+#!/usr/bin/python3
+"""resume.py - coil --resume FILE rebuilds a session from its transcript
+and serves it live (TAP).
+
+A recorded agent session holds state (a number, a function), a cell
+that raised, a cell that wrote a file and a cell whose answer is new
+each run (a random number); its supervisor is killed with SIGKILL after
+the last answer.  --resume with --agent brings the state back: the
+first answer carries "resumed" (six cells, four the same, the random
+one differing with its first differing line, the one that wrote a file
+not run again with why), ping carries it too, live cells go on with the
+transcript's numbers, and they are appended to FILE after a header
+marked "resumed".  FILE then still replays: --replay --check runs every
+cell (the resumed ones too) and matches (the random number ignored).  Resuming the resumed file
+again works through MCP (initialize's instructions and the first tool
+result say it) and then the plain REPL (said on stderr before the
+first prompt).
+
+Bad input: a missing file, a notebook, a newer transcript format and
+--resume with --replay are refused (exit 2, nothing written); a last
+line cut short (a crash mid-write) is left out, said in a note, and
+cut off the file so that the resume's lines do not run into it.
+"""
+import atexit
+import json
+import os
+import shutil
+import subprocess
+import sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "lib"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "mcp"))
+from coiltest import (COIL, Coil, check, cleanup, dead, done,  # noqa
+                      wait_for, workdir)
+from mcplib import Mcp, text  # noqa: E402
+
+WORK = workdir("resume-")
+atexit.register(cleanup, WORK)
+FILE = os.path.join(WORK, "run.jsonl")
+NOISE = ["--ignore", "0\\.[0-9]{8,}"]      # the random number
+
+
+def lines(path):
+    with open(path, "rb") as f:
+        return f.read().split(b"\n")
+
+
+# ---- a session with state, killed -----------------------------------
+c = Coil("--record", FILE, "--workdir", WORK)
+c.run("x = 41")
+r = c.run("x += 1\nx")
+check(r.get("result") == "42", "the recording: x is 42", r)
+r = c.run("open('out.txt', 'w').write('hi')")
+check(any(e.get("kind") in ("create", "write")
+          for e in r.get("effects", [])), "the recording: cell 3 wrote "
+      "a file, its effects say so", r)
+c.run("import random\nrandom.random()")
+c.run("def f(n):\n    return n * 2")
+r = c.run("1 / 0")
+check(r.get("status") == "error", "the recording: cell 6 raised", r)
+pid = c.pid
+c.proc.kill()                       # SIGKILL the supervisor
+c.proc.wait()
+check(wait_for(lambda: dead(pid)), "the supervisor is gone")
+os.remove(os.path.join(WORK, "out.txt"))
+before = lines(FILE)
+check(before[-1] == b"", "the killed session's transcript ends whole")
+before = before[:-1]
+
+# ---- --resume with --agent ------------------------------------------
+with Coil("--resume", FILE, "--workdir", WORK) as c:
+    r = c.run("f(x)")
+    check(r.get("status") == "ok" and r.get("result") == "84",
+          "resumed: the state is back (f(x) is 84)", r)
+    check(r.get("cell") == 7, "the live cell goes on from the "
+          "transcript's numbers (7)", r)
+    res = r.get("resumed") or {}
+    check(res.get("cells") == 6 and res.get("same") == 4,
+          "the first answer's resumed: 6 cells, 4 the same", res)
+    d = res.get("differs") or [{}]
+    check(len(d) == 1 and d[0].get("cell") == 4 and
+          d[0].get("first", {}).get("field") == "result",
+          "resumed.differs: cell 4, its first differing line the result",
+          res)
+    n = res.get("not_rerun") or [{}]
+    check(len(n) == 1 and n[0].get("cell") == 3 and
+          "out.txt" in n[0].get("why", ""),
+          "resumed.not_rerun: cell 3, which wrote out.txt", res)
+    check(res.get("faithful") is False and res.get("errors") == [],
+          "resumed says the state is not wholly the recording's", res)
+    check(not os.path.exists(os.path.join(WORK, "out.txt")),
+          "the cell that wrote a file was not run again")
+    r = c.call({"op": "ping"})
+    check((r.get("resumed") or {}).get("cells") == 6, "ping carries "
+          "resumed too", r)
+    r = c.run("x")
+    check("resumed" not in r, "only the first answer carries it", r)
+    check(c.close() == 0, "the resumed session exits 0", c.stderr_text())
+    check("resumed from" in c.stderr_text() and "not run again" in
+          c.stderr_text(), "stderr says how faithful the rebuild is",
+          c.stderr_text())
+
+after = lines(FILE)
+check(after[:len(before)] == before, "the recording is kept as it was")
+new = [json.loads(b) for b in after[len(before):] if b]
+check(new and "resumed" in new[0] and "coil_transcript" in new[0],
+      "a header marked resumed follows it", new[:1])
+check(any(o.get("event") == "response" and
+          o["response"].get("result") == "84" for o in new),
+      "the live cells are appended after it", len(new))
+check(not any(o.get("origin") == "replay" for o in new),
+      "the cells run again are not recorded twice")
+
+p = subprocess.run([COIL, "--replay", FILE, "--check", "--workdir", WORK,
+                    *NOISE], capture_output=True, text=True, timeout=120)
+check(p.returncode == 0 and "8 cells replayed" in p.stdout,
+      "--replay --check reads the resumed file whole and matches",
+      p.stdout[-2000:] + p.stderr[-2000:])
+
+# ---- again, through MCP ---------------------------------------------
+with Mcp("--resume", FILE, "--workdir", WORK, *NOISE) as m:
+    r = m.rpc("initialize", {"protocolVersion": "2025-11-25",
+                             "capabilities": {}, "clientInfo": {
+                                 "name": "t", "version": "1"}})
+    ins = r.get("result", {}).get("instructions", "")
+    check("This session was resumed" in ins and "8 cells" in ins,
+          "MCP: initialize's instructions say the resume", ins[-600:])
+    m.note("notifications/initialized")
+    r = m.tool("run_python", {"code": "f(x) + 1"})
+    t = text(r)
+    sc = r.get("result", {}).get("structuredContent", {})
+    check(t.startswith("resumed from") and "Out[9]: 85" in t,
+          "MCP: the first tool result says it, then the answer", t)
+    check((sc.get("resumed") or {}).get("cells") == 8 and
+          sc["resumed"].get("same") == 7,
+          "MCP: structuredContent has resumed (7 of 8 the same)", sc)
+    r = m.tool("run_python", {"code": "x"})
+    check("resumed" not in text(r), "MCP: only the first result", r)
+    check(m.close() == 0, "MCP: exits 0", m.stderr_text())
+
+# ---- and the plain REPL ---------------------------------------------
+p = subprocess.run([COIL, "--plain", "--resume", FILE, "--workdir", WORK,
+                    *NOISE], input="print(f(x) + 2)\n", capture_output=True,
+                   text=True, timeout=120)
+check(p.returncode == 0 and "86" in p.stdout, "plain: the state is back",
+      p.stdout + p.stderr)
+check("resumed from" in p.stderr and "10 cells" in p.stderr,
+      "plain: the resume is said before the first prompt", p.stderr)
+
+# ---- bad input ------------------------------------------------------
+NB = os.path.join(WORK, "nb.ipynb")
+with open(NB, "w") as f:
+    json.dump({"nbformat": 4, "nbformat_minor": 5, "metadata": {},
+               "cells": [{"cell_type": "code", "source": "1",
+                          "metadata": {}, "outputs": [],
+                          "execution_count": 1}]}, f)
+NEWER = os.path.join(WORK, "newer.jsonl")
+with open(NEWER, "w") as f:
+    f.write('{"coil_transcript": 99, "coil": "9.0"}\n')
+for args, want, what in (
+        ([os.path.join(WORK, "none.jsonl")], "cannot read",
+         "a missing file"),
+        ([NB], "not a coil transcript", "a notebook"),
+        ([NEWER], "newer than this coil reads", "a newer format"),
+        ([FILE, "--replay", FILE], "neither --replay", "with --replay")):
+    p = subprocess.run([COIL, "--agent", "--resume", *args, "--workdir",
+                        WORK], input="", capture_output=True, text=True,
+                       timeout=60)
+    check(p.returncode == 2 and want in p.stderr,
+          "bad input: %s is refused, exit 2" % what, p.stderr)
+check(lines(NEWER) == [b'{"coil_transcript": 99, "coil": "9.0"}', b""],
+      "nothing is written to a file refused")
+
+CUT = os.path.join(WORK, "cut.jsonl")
+shutil.copy(FILE, CUT)
+with open(CUT, "ab") as f:
+    f.write(b'{"t":"2026-12-05T00:00:00.000Z","event":"queu')
+with Coil("--resume", CUT, "--workdir", WORK, *NOISE) as c:
+    r = c.run("x")
+    notes = (r.get("resumed") or {}).get("notes") or []
+    check(r.get("result") == "42" and any("cut short" in n for n in notes),
+          "a cut last line: the whole lines are used, a note says so", r)
+    check(c.close() == 0, "a cut last line: exits 0", c.stderr_text())
+bad = []
+for b in lines(CUT):
+    try:
+        if b:
+            json.loads(b)
+    except ValueError:
+        bad.append(b)
+check(bad == [], "the cut line is cut off: every line is JSON", bad)
+p = subprocess.run([COIL, "--replay", CUT, "--workdir", WORK],
+                   capture_output=True, text=True, timeout=120)
+check(p.returncode == 0, "--replay reads it after", p.stderr[-2000:])
+done()
