@@ -14,7 +14,8 @@ marked "resumed".  FILE then still replays: --replay --check runs every
 cell (the resumed ones too) and matches (the random number ignored).  Resuming the resumed file
 again works through MCP (initialize's instructions and the first tool
 result say it) and then the plain REPL (said on stderr before the
-first prompt).
+first prompt), and over MCP's Streamable HTTP (--http), whose first
+tool result says it too.
 
 Bad input: a missing file, a notebook, a newer transcript format and
 --resume with --replay are refused (exit 2, nothing written); a last
@@ -32,8 +33,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "mcp"))
 from coiltest import (COIL, Coil, check, cleanup, dead, done,  # noqa
-                      wait_for, workdir)
+                      skip, wait_for, workdir)
 from mcplib import Mcp, text  # noqa: E402
+import mcphttp  # noqa: E402
 
 WORK = workdir("resume-")
 atexit.register(cleanup, WORK)
@@ -138,6 +140,33 @@ with Mcp("--resume", FILE, "--workdir", WORK, *NOISE) as m:
     r = m.tool("run_python", {"code": "x"})
     check("resumed" not in text(r), "MCP: only the first result", r)
     check(m.close() == 0, "MCP: exits 0", m.stderr_text())
+
+# ---- over Streamable HTTP (--no-record: FILE is only read) ----------
+HTTP = os.path.join(WORK, "http.jsonl")
+shutil.copy(FILE, HTTP)
+h = mcphttp.HttpCoil("--resume", HTTP, "--workdir", WORK, *NOISE)
+if h.port is None:
+    h.close()
+    if "without libmicrohttpd" in h.stderr_text():
+        skip("HTTP: the resume served over HTTP", "coil was built "
+             "without libmicrohttpd")
+    else:
+        check(False, "HTTP: coil --http starts", h.stderr_text())
+else:
+    st, init = h.initialize()
+    check(st == 200 and "This session was resumed" in
+          init.get("result", {}).get("instructions", ""),
+          "HTTP: initialize's instructions say the resume", init)
+    st, r, sse = h.rpc("tools/call", {"name": "run_python",
+                                      "arguments": {"code": "f(x) + 3"}})
+    _, ans, _ = sse.until_answer()
+    check("resumed from" in text(ans) and "87" in text(ans) and
+          ans["result"]["structuredContent"]["resumed"]["cells"] == 10,
+          "HTTP: the state is back, the first result says the resume",
+          ans)
+    check(h.close() in (0, 143), "HTTP: ends on SIGTERM",
+          h.stderr_text())
+    check(lines(HTTP) == lines(FILE), "HTTP: --no-record adds nothing")
 
 # ---- and the plain REPL ---------------------------------------------
 p = subprocess.run([COIL, "--plain", "--resume", FILE, "--workdir", WORK,
