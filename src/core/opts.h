@@ -91,6 +91,8 @@ struct coil_opts {
 	const char *resume;		/* --resume FILE: its cells run again,
 					   then a front end serves the session
 					   live (replay.h), or NULL */
+	bool resume_all;		/* --resume-all: its cells with effects
+					   run again too */
 	const char **ignore;		/* --ignore REGEXes, NULL-ended */
 	size_t nignore;
 	const char *export;		/* --export FILE.ipynb, or NULL */

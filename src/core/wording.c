@@ -137,6 +137,12 @@ wording_resumed(json_t *resumed, struct buf *b)
 		buf_printf(b, " not run again: %s\n", json_string_value(
 		    json_object_get(v, "why")) ?: "?");
 	}
+	json_array_foreach(json_object_get(resumed, "rerun_anyway"), i, v) {
+		buf_addstr(b, "  ");
+		wording_where(b, v);
+		buf_printf(b, " run again all the same (--resume-all): %s\n",
+		    json_string_value(json_object_get(v, "why")) ?: "?");
+	}
 	json_array_foreach(errors, i, v) {
 		buf_addstr(b, "  ");
 		wording_where(b, v);

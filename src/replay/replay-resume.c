@@ -12,7 +12,10 @@
  * something outside the namespace its effects list (a file written or
  * deleted, a process started, a connection).  Such a cell is not run
  * again, and is reported with why; the cells after it still run, and
- * what they then answer differently is reported as well.  A
+ * what they then answer differently is reported as well (with
+ * --resume-all, for a session moved to a machine where its files must
+ * be made again, such cells run again all the same, listed in
+ * "rerun_anyway").  A
  * transcript holds every response's effects (effects appear in an
  * answer whenever there are any), so the rule needs nothing it lacks;
  * one written by another coil is said in a note.
@@ -41,6 +44,7 @@
 struct resume {
 	struct replay rp;
 	json_t *differs, *not_rerun, *errors, *notes;
+	json_t *anyway;		/* --resume-all: run again all the same */
 	int cells, same;
 };
 
@@ -105,7 +109,10 @@ resume_cell(struct resume *rs, const struct rcell *c)
 		if (why[0] != '\0') {
 			v = resume_where(c);
 			json_object_set_new(v, "why", json_string(why));
-			json_array_append_new(rs->not_rerun, v);
+			json_array_append_new(rs->rp.opts->resume_all ?
+			    rs->anyway : rs->not_rerun, v);
+		}
+		if (why[0] != '\0' && !rs->rp.opts->resume_all) {
 			if (on_main)
 				session_count_from(rs->rp.s, c->n);
 			return 0;
@@ -163,11 +170,15 @@ resume_report(struct resume *rs)
 	    json_array_size(rs->not_rerun) == 0 &&
 	    json_array_size(rs->errors) == 0;
 
-	return json_pack("{s:s, s:i, s:i, s:O, s:O, s:O, s:O, s:i, s:b}",
+	json_t *r = json_pack("{s:s, s:i, s:i, s:O, s:O, s:O, s:O, s:i, s:b}",
 	    "from", rs->rp.opts->resume, "cells", rs->cells, "same", rs->same,
 	    "differs", rs->differs, "not_rerun", rs->not_rerun, "errors",
 	    rs->errors, "notes", rs->notes, "cell", session_cell(rs->rp.s),
 	    "faithful", faithful);
+
+	if (rs->rp.opts->resume_all)
+		json_object_set(r, "rerun_anyway", rs->anyway);
+	return r;
 }
 
 /* Every cell of src through the session; 0, or -1 with why. */
@@ -214,6 +225,7 @@ replay_resume(const struct coil_opts *o, struct session *s, char *err,
 	rs.not_rerun = json_array();
 	rs.errors = json_array();
 	rs.notes = json_array();
+	rs.anyway = json_array();
 	if (check_noise_init(&rs.rp.noise, o->ignore, err, errlen) == -1) {
 		rs.rp.noise.n = 0;
 		goto out;
@@ -259,6 +271,7 @@ out:
 	json_decref(rs.not_rerun);
 	json_decref(rs.errors);
 	json_decref(rs.notes);
+	json_decref(rs.anyway);
 	rsrc_close(src);
 	return rc;
 }

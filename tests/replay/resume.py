@@ -17,6 +17,9 @@ result say it) and then the plain REPL (said on stderr before the
 first prompt), and over MCP's Streamable HTTP (--http), whose first
 tool result says it too.
 
+--resume-all runs the cell that wrote a file again too (its file is
+there again), listed in "rerun_anyway".
+
 Bad input: a missing file, a notebook, a newer transcript format and
 --resume with --replay are refused (exit 2, nothing written); a last
 line cut short (a crash mid-write) is left out, said in a note, and
@@ -176,6 +179,19 @@ check(p.returncode == 0 and "86" in p.stdout, "plain: the state is back",
       p.stdout + p.stderr)
 check("resumed from" in p.stderr and "10 cells" in p.stderr,
       "plain: the resume is said before the first prompt", p.stderr)
+
+# ---- --resume-all: the files made again (a moved machine) ------------
+if os.path.exists(os.path.join(WORK, "out.txt")):
+    os.remove(os.path.join(WORK, "out.txt"))     # --replay made it again
+with Coil("--resume", FILE, "--resume-all", "--no-record", "--workdir",
+          WORK, *NOISE) as c:
+    r = c.run("open('out.txt').read()")
+    res = r.get("resumed") or {}
+    check(r.get("result") == "'hi'" and res.get("not_rerun") == [] and
+          [a.get("cell") for a in res.get("rerun_anyway", [])] == [3],
+          "--resume-all: cell 3 ran again and wrote its file, listed in "
+          "rerun_anyway", r)
+    check(c.close() == 0, "--resume-all: exits 0", c.stderr_text())
 
 # ---- bad input ------------------------------------------------------
 NB = os.path.join(WORK, "nb.ipynb")
