@@ -29,7 +29,6 @@
 #include "response.h"
 #include "session.h"
 #include "tools.h"
-#include "wording.h"
 #include "util.h"
 #include "wire.h"
 
@@ -233,28 +232,11 @@ mcp_server_info(void)
 	    "coil: a persistent Python session", "version", PACKAGE_VERSION);
 }
 
-/* The system text for a model (tools.c), as coil --system-prompt
- * prints it; after --resume, with how faithful the rebuilt state is
- * (wording_resumed) at its end. */
+/* The system text for a model, after --resume with the report. */
 static json_t *
 mcp_instructions(struct agent_io *a)
 {
-	char *s = tools_system_text(a->opts);
-	json_t *v, *resumed = session_resumed(a->s);
-	struct buf b;
-
-	if (resumed == NULL) {
-		v = json_string(s);
-		free(s);
-		return v;
-	}
-	buf_init(&b);
-	buf_printf(&b, "%s\n\nThis session was resumed: ", s);
-	wording_resumed(resumed, &b);
-	v = json_stringn(b.p, b.len);
-	buf_free(&b);
-	free(s);
-	return v;
+	return mcp_tool_instructions(a->opts, session_resumed(a->s));
 }
 
 static json_t *
@@ -669,27 +651,6 @@ mcp_cancelled_answer(struct agent_io *a, const struct response *r,
 	free(msg);
 }
 
-/* --resume: the first result of a session's calls says how faithful
- * the rebuilt state is, as text before the answer's (clients show a
- * model the content, not always the instructions) and as "resumed" in
- * structuredContent.  A stateless call (2026-07-28) has no first one:
- * server/discover's instructions say it. */
-static void
-mcp_resume_tell(struct agent_io *a, json_t *result)
-{
-	json_t *resumed = session_resumed(a->s);
-	struct buf b;
-
-	a->resume_told = true;
-	buf_init(&b);
-	wording_resumed(resumed, &b);
-	json_array_insert_new(json_object_get(result, "content"), 0,
-	    json_pack("{s:s, s:s%}", "type", "text", "text", b.p, b.len));
-	json_object_set(json_object_get(result, "structuredContent"),
-	    "resumed", resumed);
-	buf_free(&b);
-}
-
 /* A call's result: the answer, and what a cancelled call left to tell
  * (and a resume, to a session's first). */
 static json_t *
@@ -711,8 +672,12 @@ mcp_answer(struct agent_io *a, const struct response *r, json_t *warnings,
 	json_decref(m->restored);
 	json_decref(m->told);
 	m->restored = m->told = NULL;
-	if (!stateless && !a->resume_told && session_resumed(a->s) != NULL)
-		mcp_resume_tell(a, result);
+	/* --resume: a session's first result says it (mcp-tools.c); a
+	 * stateless call has no first, server/discover's instructions do */
+	if (!stateless && !a->resume_told && session_resumed(a->s) != NULL) {
+		a->resume_told = true;
+		mcp_tool_resumed(result, session_resumed(a->s));
+	}
 	return result;
 }
 
