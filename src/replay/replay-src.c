@@ -308,6 +308,30 @@ rsrc_pinned_failure(struct rsrc *src, json_t *req, json_t *resp)
 	return true;
 }
 
+/*
+ * A header after the first: --record appends, so another session began
+ * here, in a fresh interpreter, and c is a reset (true).  What the last
+ * one left unanswered (it was killed) is not replayed.  A --resume's
+ * header ("resumed") is the same session going on, its numbers too: no
+ * reset (false).
+ */
+static bool
+rsrc_segment(struct rsrc *src, json_t *header, struct rcell *c)
+{
+	while (src->npending > 0) {
+		src->npending--;
+		json_decref(src->pending[src->npending].req);
+		json_decref(src->pending[src->npending].lines);
+	}
+	if (json_object_get(header, "resumed") != NULL)
+		return false;
+	c->n = 0;
+	c->line = src->lineno;
+	c->req = json_pack("{s:s}", "op", "reset");
+	src->segment++;
+	return true;
+}
+
 static int
 rsrc_next_transcript(struct rsrc *src, struct rcell *c, char *err,
     size_t errlen)
@@ -324,27 +348,13 @@ rsrc_next_transcript(struct rsrc *src, struct rcell *c, char *err,
 			json_decref(o);
 			return -1;
 		}
-		if (is) {
-			/* --record appends: another session began here, in
-			 * a fresh interpreter.  What the last one left
-			 * unanswered (it was killed) is not replayed.  A
-			 * --resume's header is the same session going on
-			 * (its numbers too): no reset. */
-			bool resumed = json_object_get(o, "resumed") != NULL;
-
+		if (is && rsrc_segment(src, o, c)) {
 			json_decref(o);
-			while (src->npending > 0) {
-				src->npending--;
-				json_decref(src->pending[src->npending].req);
-				json_decref(src->pending[src->npending].lines);
-			}
-			if (resumed)
-				continue;
-			c->n = 0;
-			c->line = src->lineno;
-			c->req = json_pack("{s:s}", "op", "reset");
-			src->segment++;
 			return 1;
+		}
+		if (is) {
+			json_decref(o);
+			continue;
 		}
 		if (ev != NULL && strcmp(ev, "queued") == 0)
 			rsrc_pend(src, o);
