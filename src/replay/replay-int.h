@@ -11,6 +11,9 @@
  *                   --then's cells on it, and the hand-over to the
  *                   front end (or, with --check, the continuations
  *                   compared)
+ *   replay-resume.c --resume: a transcript's session rebuilt on main,
+ *                   each cell run again or not by crash recovery's
+ *                   rule, then handed to the front end as it is
  *   ui-replay.c     the same cells stepped through in the curses UI
  *
  * Ownership: a struct rcell's members belong to it (rcell_clear frees

@@ -217,6 +217,19 @@ for args, want, what in (
 check(lines(NEWER) == [b'{"coil_transcript": 99, "coil": "9.0"}', b""],
       "nothing is written to a file refused")
 
+OTHER = os.path.join(WORK, "other.jsonl")
+with open(FILE) as f, open(OTHER, "w") as g:
+    head = json.loads(f.readline())
+    head.update(coil="0.0.9", venv="/nonexistent/venv")
+    g.write(json.dumps(head) + "\n" + f.read())
+with Coil("--resume", OTHER, "--no-record", "--workdir", WORK) as c:
+    notes = " ".join((c.run("x").get("resumed") or {}).get("notes", []))
+    check("written by coil 0.0.9" in notes and "/nonexistent/venv" in
+          notes, "another coil's, another venv's transcript: notes say "
+          "so", notes)
+    check(c.close() == 0, "another coil's transcript: exits 0",
+          c.stderr_text())
+
 CUT = os.path.join(WORK, "cut.jsonl")
 shutil.copy(FILE, CUT)
 with open(CUT, "ab") as f:
