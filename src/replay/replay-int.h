@@ -91,6 +91,10 @@ json_t *rsrc_first_header(const struct rsrc *src);
 /* Once rsrc_next said 0: where a last line cut short began (-1: none
  * was), and whether the last line is whole but lacks its newline. */
 void rsrc_end(const struct rsrc *src, long long *cut_at, bool *unended);
+/* Once rsrc_next said 0: the requests the transcript has no answer to
+ * (coil was killed before it answered), each {"op", "line"} appended
+ * to list. */
+void rsrc_unanswered(const struct rsrc *src, json_t *list);
 /* A remark on the file for the person (a cut last line), or NULL. */
 const char *rsrc_note(const struct rsrc *src);
 void rsrc_close(struct rsrc *src);

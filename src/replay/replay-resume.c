@@ -134,6 +134,27 @@ resume_cell(struct resume *rs, const struct rcell *c)
 	return 0;
 }
 
+/* The requests the file has no answer to: coil was killed before it
+ * answered, perhaps under the cell, which then stopped part way. */
+static void
+resume_unanswered(struct resume *rs, struct rsrc *src)
+{
+	json_t *list = json_array(), *v;
+	size_t i;
+
+	rsrc_unanswered(src, list);
+	json_array_foreach(list, i, v) {
+		if (strcmp(json_string_value(json_object_get(v, "op")),
+		    "exec") == 0)
+			rs->cells++;
+		json_object_set_new(v, "why", json_string("no answer was "
+		    "recorded: coil ended before it answered, perhaps part "
+		    "way through it"));
+		json_array_append(rs->not_rerun, v);
+	}
+	json_decref(list);
+}
+
 /* The notes on the file itself: another coil wrote it, or for another
  * venv, or its last line was cut short. */
 static void
@@ -241,6 +262,7 @@ replay_resume(const struct coil_opts *o, struct session *s, char *err,
 	replay_out_to(stderr);
 	if (resume_all(&rs, src, err, errlen) == -1)
 		goto out;
+	resume_unanswered(&rs, src);
 	resume_notes(&rs, src);
 	report = resume_report(&rs);
 	/* A cut last line is cut off the file the session goes on in,

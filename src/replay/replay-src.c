@@ -571,6 +571,17 @@ rsrc_end(const struct rsrc *src, long long *cut_at, bool *unended)
 	*unended = src->cut_at < 0 && src->unended;
 }
 
+void
+rsrc_unanswered(const struct rsrc *src, json_t *list)
+{
+	size_t i;
+
+	for (i = 0; i < src->npending; i++)
+		json_array_append_new(list, json_pack("{s:s, s:i}", "op",
+		    json_string_value(json_object_get(src->pending[i].req,
+		    "op")) ?: "exec", "line", src->pending[i].line));
+}
+
 const char *
 rsrc_note(const struct rsrc *src)
 {

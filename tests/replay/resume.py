@@ -222,11 +222,20 @@ with open(FILE) as f, open(OTHER, "w") as g:
     head = json.loads(f.readline())
     head.update(coil="0.0.9", venv="/nonexistent/venv")
     g.write(json.dumps(head) + "\n" + f.read())
+    # a request queued, never answered: coil was killed under it
+    g.write(json.dumps({"t": "2026-12-05T00:00:00.000Z", "event": "queued",
+                        "id": 99, "seq": 99, "origin": "agent",
+                        "request": {"id": 99, "op": "exec",
+                                    "code": "z = 1"}}) + "\n")
 with Coil("--resume", OTHER, "--no-record", "--workdir", WORK) as c:
-    notes = " ".join((c.run("x").get("resumed") or {}).get("notes", []))
+    res = c.run("x").get("resumed") or {}
+    notes = " ".join(res.get("notes", []))
     check("written by coil 0.0.9" in notes and "/nonexistent/venv" in
           notes, "another coil's, another venv's transcript: notes say "
           "so", notes)
+    last = (res.get("not_rerun") or [{}])[-1]
+    check(last.get("op") == "exec" and "no answer" in last.get("why", ""),
+          "a request never answered is reported, not run", res)
     check(c.close() == 0, "another coil's transcript: exits 0",
           c.stderr_text())
 
