@@ -204,7 +204,13 @@ record_open_branch(const struct record *parent, const struct coil_opts *opts,
 	json_object_set_new(h, "branch", json_pack("{s:s, s:s, s:i, s:s}",
 	    "session", session, "parent", from, "cell", cell,
 	    "parent_transcript", parent->path));
-	record_write(r, h, true);
+	/* a branch the resume's cells make again: held with its parent,
+	 * its cells in its file already */
+	r->held = parent->held;
+	if (r->held)
+		r->header = h;
+	else
+		record_write(r, h, true);
 	return r;
 }
 

@@ -57,7 +57,8 @@ struct record *record_open(const struct coil_opts *opts, char *err,
  * replay reads as the same session going on, not a new one.  Before
  * it, a last line cut short (a crash mid-write) is cut off at cut_at,
  * the end of the last whole line (-1: none was cut), or (newline) a
- * last line that is whole but lacks its newline gets one. */
+ * last line that is whole but lacks its newline gets one.  A branch's
+ * transcript opened while its parent's is held is held with it. */
 void record_resumed(struct record *r, json_t *resumed, long long cut_at,
     bool newline);
 /* The transcript of branch session, forked from session from at cell:

@@ -218,10 +218,14 @@ void
 session_set_resumed(struct session *s, json_t *resumed, long long cut_at,
     bool newline)
 {
+	int i;
+
 	json_decref(s->resumed);
 	s->resumed = resumed;
 	if (s->rec != NULL)
 		record_resumed(s->rec, resumed, cut_at, newline);
+	for (i = 0; i < s->nbrecs; i++)
+		record_resumed(s->brecs[i], resumed, -1, false);
 }
 
 json_t *

@@ -17,7 +17,7 @@ result say it) and then the plain REPL (said on stderr before the
 first prompt), and over MCP's Streamable HTTP (--http), whose first
 tool result says it too.
 
---resume-all runs the cell that wrote a file again too (its file is
+A branch's transcript goes on the same way.  --resume-all runs the cell that wrote a file again too (its file is
 there again), listed in "rerun_anyway".
 
 Bad input: a missing file, a notebook, a newer transcript format and
@@ -192,6 +192,28 @@ with Coil("--resume", FILE, "--resume-all", "--no-record", "--workdir",
           "--resume-all: cell 3 ran again and wrote its file, listed in "
           "rerun_anyway", r)
     check(c.close() == 0, "--resume-all: exits 0", c.stderr_text())
+
+# ---- a branch made again goes on in its own transcript --------------
+BR = os.path.join(WORK, "br.jsonl")
+with Coil("--record", BR, "--workdir", WORK) as c:
+    c.run("a = 1")
+    r = c.call({"op": "fork", "name": "tri"})
+    check(r.get("status") == "ok", "branches: the recording forks", r)
+    c.run("a = 5", session="tri")
+    check(c.close() == 0, "branches: the recording exits 0")
+BRT = os.path.join(WORK, "br.tri.jsonl")
+was = lines(BRT)
+with Coil("--resume", BR, "--workdir", WORK) as c:
+    r = c.run("a * 10", session="tri")
+    check(r.get("result") == "50" and r.get("cell") == 3,
+          "branches: the branch is back, its numbers too", r)
+    check(c.close() == 0, "branches: the resumed session exits 0")
+new = [json.loads(b) for b in lines(BRT)[len(was) - 1:] if b]
+check(new and "resumed" in new[0] and not any(
+      o.get("origin") == "replay" for o in new) and any(
+      (o.get("response") or {}).get("result") == "50" for o in new),
+      "branches: the branch's transcript goes on after its own mark, "
+      "its cells not recorded twice", new)
 
 # ---- bad input ------------------------------------------------------
 NB = os.path.join(WORK, "nb.ipynb")
