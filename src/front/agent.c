@@ -48,13 +48,15 @@ struct agent {
  * reads that answer first.  The response itself is shared with the
  * session's other clients and is not changed. */
 static void
-agent_resume_tell(struct agent_io *a, const char *text, size_t len)
+agent_resume_tell(struct agent_io *a, enum op op, const char *text,
+    size_t len)
 {
 	char *r = json_dumps(session_resumed(a->s), JSON_COMPACT);
 	struct buf b;
 
 	a->resume_told = true;
-	if (r == NULL || len < 3 || text[len - 2] != '}') {
+	/* a ping's answer has it already */
+	if (r == NULL || op == OP_PING || len < 3 || text[len - 2] != '}') {
 		free(r);
 		wire_send_text(&a->io, text, len);
 		return;
@@ -86,7 +88,7 @@ agent_json_event(struct agent_io *a, const struct session_event *ev)
 		text = response_text(ev->resp, a->opts->brief ?
 		    RESPONSE_BRIEF : 0, &len);
 		if (!a->resume_told && session_resumed(a->s) != NULL)
-			agent_resume_tell(a, text, len);
+			agent_resume_tell(a, ev->resp->op, text, len);
 		else
 			wire_send_text(&a->io, text, len);
 		break;

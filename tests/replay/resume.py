@@ -144,6 +144,14 @@ with Mcp("--resume", FILE, "--workdir", WORK, *NOISE) as m:
     check("resumed" not in text(r), "MCP: only the first result", r)
     check(m.close() == 0, "MCP: exits 0", m.stderr_text())
 
+# ---- a ping first: its answer has resumed once -----------------------
+p = subprocess.run([COIL, "--agent", "--resume", FILE, "--no-record",
+                    "--workdir", WORK, *NOISE], input='{"id": 1, "op": '
+                   '"ping"}\n', capture_output=True, text=True, timeout=120)
+check(p.returncode == 0 and p.stdout.count('"resumed"') == 1 and
+      "cells" in json.loads(p.stdout)["resumed"],
+      "a ping first: its answer carries resumed, once", p.stdout[-500:])
+
 # ---- over Streamable HTTP (--no-record: FILE is only read) ----------
 HTTP = os.path.join(WORK, "http.jsonl")
 shutil.copy(FILE, HTTP)
