@@ -17,7 +17,8 @@ result say it) and then the plain REPL (said on stderr before the
 first prompt), and over MCP's Streamable HTTP (--http), whose first
 tool result says it too.
 
-A branch's transcript goes on the same way.  --resume-all runs the cell that wrote a file again too (its file is
+A branch's transcript goes on the same way; a cell stopped by its
+timeout is not run again.  --resume-all runs the cell that wrote a file again too (its file is
 there again), listed in "rerun_anyway".
 
 Bad input: a missing file, a notebook, a newer transcript format and
@@ -208,6 +209,10 @@ with Coil("--record", BR, "--workdir", WORK) as c:
     r = c.call({"op": "fork", "name": "tri"})
     check(r.get("status") == "ok", "branches: the recording forks", r)
     c.run("a = 5", session="tri")
+    r = c.call({"code": "import time\nwhile True: time.sleep(0.01)",
+                "timeout": 0.3})
+    check(r.get("status") == "timeout", "the recording: a cell past its "
+          "timeout", r)
     check(c.close() == 0, "branches: the recording exits 0")
 BRT = os.path.join(WORK, "br.tri.jsonl")
 was = lines(BRT)
@@ -215,6 +220,9 @@ with Coil("--resume", BR, "--workdir", WORK) as c:
     r = c.run("a * 10", session="tri")
     check(r.get("result") == "50" and r.get("cell") == 3,
           "branches: the branch is back, its numbers too", r)
+    n = (r.get("resumed") or {}).get("not_rerun") or [{}]
+    check(n[0].get("cell") == 2 and "timeout" in n[0].get("why", ""),
+          "a cell stopped by its timeout is not run again", r)
     check(c.close() == 0, "branches: the resumed session exits 0")
 new = [json.loads(b) for b in lines(BRT)[len(was) - 1:] if b]
 check(new and "resumed" in new[0] and not any(
