@@ -8,23 +8,27 @@ each run (a random number); its supervisor is killed with SIGKILL after
 the last answer.  --resume with --agent brings the state back: the
 first answer carries "resumed" (six cells, four the same, the random
 one differing with its first differing line, the one that wrote a file
-not run again with why), ping carries it too, live cells go on with the
-transcript's numbers, and they are appended to FILE after a header
-marked "resumed".  FILE then still replays: --replay --check runs every
-cell (the resumed ones too) and matches (the random number ignored).  Resuming the resumed file
+not run again with why), ping carries it too (once, when it is the
+first answer), live cells go on with the transcript's numbers, and
+they are appended to FILE after a header marked "resumed".  FILE then
+still replays: --replay --check runs every cell (the resumed ones too)
+and matches (the random number ignored).  Resuming the resumed file
 again works through MCP (initialize's instructions and the first tool
-result say it) and then the plain REPL (said on stderr before the
-first prompt), and over MCP's Streamable HTTP (--http), whose first
-tool result says it too.
+result say it), over MCP's Streamable HTTP (--http), and then in the
+plain REPL (said on stderr before the first prompt).
 
 A branch's transcript goes on the same way; a cell stopped by its
-timeout is not run again.  --resume-all runs the cell that wrote a file again too (its file is
-there again), listed in "rerun_anyway".
+timeout is not run again.  --resume-all runs the cell that wrote a file
+again too (its file is there again), listed in "rerun_anyway".
 
 Bad input: a missing file, a notebook, a newer transcript format and
---resume with --replay are refused (exit 2, nothing written); a last
-line cut short (a crash mid-write) is left out, said in a note, and
-cut off the file so that the resume's lines do not run into it.
+--resume with --replay are refused (exit 2, nothing written); a line
+that is not JSON in the middle ends coil (exit 1, nothing written); a
+last line cut short (a crash mid-write) is left out, said in a note,
+and cut off the file so that the resume's lines do not run into it; a
+transcript another coil wrote, or in another venv, is resumed with a
+note saying so, and a request it holds no answer to is reported as not
+run again.
 """
 import atexit
 import json
@@ -254,6 +258,18 @@ for args, want, what in (
           "bad input: %s is refused, exit 2" % what, p.stderr)
 check(lines(NEWER) == [b'{"coil_transcript": 99, "coil": "9.0"}', b""],
       "nothing is written to a file refused")
+MID = os.path.join(WORK, "mid.jsonl")
+with open(FILE, "rb") as f:
+    rows = f.read().split(b"\n")
+with open(MID, "wb") as f:
+    f.write(b"\n".join(rows[:5] + [b"not json"] + rows[5:]))
+p = subprocess.run([COIL, "--agent", "--resume", MID, "--workdir", WORK],
+                   input="", capture_output=True, text=True, timeout=120)
+check(p.returncode == 1 and "line 6 is not a JSON object" in p.stderr and
+      "nothing was added" in p.stderr, "a line that is not JSON in the "
+      "middle: exit 1, the line named", p.stderr)
+check(lines(MID) == rows[:5] + [b"not json"] + rows[5:],
+      "nothing is added to it")
 
 OTHER = os.path.join(WORK, "other.jsonl")
 with open(FILE) as f, open(OTHER, "w") as g:
