@@ -12,13 +12,15 @@
  * something outside the namespace its effects list (a file written or
  * deleted, a process started, a connection).  Such a cell is not run
  * again, and is reported with why; the cells after it still run, and
- * what they then answer differently is reported as well (with
- * --resume-all, for a session moved to a machine where its files must
- * be made again, such cells run again all the same, listed in
- * "rerun_anyway").  A
- * transcript holds every response's effects (effects appear in an
- * answer whenever there are any), so the rule needs nothing it lacks;
- * one written by another coil is said in a note.
+ * what they then answer differently is reported as well.  With
+ * --resume-all (a session moved to a machine where its files must be
+ * made again) such cells run again all the same, listed in
+ * "rerun_anyway".  A transcript holds every response's effects (they
+ * appear in an answer whenever there are any) and the lines a cell's
+ * input() was given, so the rule needs nothing it lacks; a request it
+ * holds no answer to (coil was killed first) is not run again either,
+ * and one written by another coil or in another venv is said in a
+ * note.
  *
  * Main's cells keep the transcript's numbers (session_count_from), so
  * the cells after a resume go on from the last recorded one, and the
