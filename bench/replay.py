@@ -11,7 +11,15 @@
    (measured first, on a quiet machine).
    Target: under 5 %.
 
+3. Resume (key "resume", run alone): `coil --resume FILE --agent` of a
+   1,000-cell transcript of trivial cells, until the rebuilt session is
+   served (it ends at once: stdin is empty), beside `coil --replay
+   FILE` and `--replay --check` of the same file (resume compares
+   every cell as --check does), rounds interleaved, medians.  Target:
+   resume at replay's speed (thousands of cells a second).
+
     COIL=build/src/coil /usr/bin/python3 bench/replay.py
+    COIL=build/src/coil /usr/bin/python3 bench/replay.py resume
     BENCH_QUICK=1 ...   (1,000 cells, fewer rounds)
 """
 import os
@@ -23,6 +31,9 @@ import tempfile
 import time
 
 sys.dont_write_bytecode = True                  # no __pycache__ in bench/
+# COIL=build/src/coil works too: the runs are made in a temp dir
+if os.sep in os.environ.get("COIL", ""):
+    os.environ["COIL"] = os.path.abspath(os.environ["COIL"])
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "tests", "lib"))
 from coiltest import COIL, Coil  # noqa: E402
@@ -44,12 +55,14 @@ def record(path, n):
             c.run(code)
 
 
-def replay(path, *args):
-    """(seconds, peak RSS in MB of coil itself) of one replay."""
+def replay(path, *args, how="--replay"):
+    """(seconds, peak RSS in MB of coil itself) of one replay (how
+    "--resume": one resume, served to an agent that has nothing to
+    ask)."""
     t = time.perf_counter()
-    p = subprocess.Popen([COIL, "--replay", path, "--no-record", *args],
+    p = subprocess.Popen([COIL, how, path, "--no-record", *args],
                          cwd=WORK, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE)
+                         stdin=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, ru = os.wait4(p.pid, 0)[1:]
     took = time.perf_counter() - t
     p.returncode = 0
@@ -143,8 +156,42 @@ def main():
           % ((b - a) / a * 100))
 
 
+def resume():
+    """--resume against --replay and --replay --check, side by side."""
+    n, rounds = 1000, 3 if QUICK else 7
+    path = os.path.join(WORK, "t.jsonl")
+    record(path, n)
+    kinds = (("coil --replay", ()), ("coil --replay --check", ("--check",)),
+             ("coil --resume --agent", ("--agent",)))
+    took = {k: [] for k, _ in kinds}
+    rss = {k: [] for k, _ in kinds}
+    for i in range(rounds):
+        order = kinds if i % 2 == 0 else tuple(reversed(kinds))
+        for k, args in order:
+            t, r = replay(path, *args, how="--resume" if "--agent" in args
+                          else "--replay")
+            took[k].append(t)
+            rss[k].append(r)
+    with open("/proc/loadavg") as f:
+        load = f.read().split()[:3]
+    print("| %d trivial cells, median of %d rounds (load %s) | seconds | "
+          "cells/s | peak RSS of coil |" % (n, rounds, " ".join(load)))
+    print("| --- | ---: | ---: | ---: |")
+    for k, _ in kinds:
+        t = statistics.median(took[k])
+        print("| %s | %.2f | %.0f | %.0f MB |" % (k, t, n / t,
+                                                 statistics.median(rss[k])))
+    a = statistics.median(took["coil --replay --check"])
+    b = statistics.median(took["coil --resume --agent"])
+    print("\nresume / replay --check: %.2fx the time (target: about 1x)"
+          % (b / a))
+
+
 if __name__ == "__main__":
     try:
-        main()
+        if sys.argv[1:] == ["resume"]:
+            resume()
+        else:
+            main()
     finally:
         shutil.rmtree(WORK, ignore_errors=True)

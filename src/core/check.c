@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "outbuf.h"
 #include "response.h"
 #include "wording.h"
 
@@ -699,4 +700,90 @@ check_diff(const char *ta, const char *tb, const char *label_a,
 	lines_free(&a);
 	lines_free(&b);
 	return true;
+}
+
+/* ---- what a cell did, and whether it may run again ------------------ */
+
+/* What check_first_diff shows of a line that differs. */
+#define CHECK_LINE_MAX 160
+
+/* A line of a view as check_first_diff shows it: without its indent,
+ * cut at a character's end. */
+static json_t *
+check_line(const char *p, size_t n)
+{
+	if (n >= 2 && p[0] == ' ' && p[1] == ' ') {
+		p += 2;
+		n -= 2;
+	}
+	if (n > CHECK_LINE_MAX)
+		n = utf8_complete_prefix(p, CHECK_LINE_MAX);
+	return json_stringn(p, n);
+}
+
+json_t *
+check_first_diff(const char *was, const char *now)
+{
+	const char *a = was, *b = now, *field = "";
+	size_t fl = 0, la, lb;
+
+	for (;;) {
+		la = strcspn(a, "\n");
+		lb = strcspn(b, "\n");
+		if (la > 0 && *a != ' ') {
+			field = a;
+			fl = strcspn(a, ":");
+		}
+		if (la != lb || memcmp(a, b, la) != 0 || a[la] == '\0' ||
+		    b[lb] == '\0')
+			break;
+		a += la + 1;
+		b += lb + 1;
+	}
+	return json_pack("{s:s%, s:o, s:o}", "field", field, fl, "was",
+	    check_line(a, la), "now", check_line(b, lb));
+}
+
+void
+check_once(const char *status, json_t *effects, unsigned long long more,
+    bool read_input, char *why, size_t len)
+{
+	const char *kind, *path;
+	json_t *e;
+	size_t i;
+
+	*why = '\0';
+	if (read_input) {
+		snprintf(why, len, "it read input");
+		return;
+	}
+	if (status != NULL && (strcmp(status, "timeout") == 0 ||
+	    strcmp(status, "interrupted") == 0 ||
+	    strcmp(status, "crashed") == 0)) {
+		snprintf(why, len, "%s", strcmp(status, "timeout") == 0 ?
+		    "it ran past its timeout" : strcmp(status, "crashed") ==
+		    0 ? "it crashed part way" : "it was interrupted");
+		return;
+	}
+	json_array_foreach(effects, i, e) {
+		kind = json_string_value(json_object_get(e, "kind"));
+		path = json_string_value(json_object_get(e, "path"));
+		if (json_is_true(json_object_get(e, "denied")) || kind == NULL)
+			continue;	/* refused: it did nothing */
+		if (strcmp(kind, "process") == 0)
+			snprintf(why, len, "it started a process (%.80s)",
+			    json_string_value(json_object_get(e, "cmd")));
+		else if (strcmp(kind, "connect") == 0)
+			snprintf(why, len, "it connected to %.80s",
+			    json_string_value(json_object_get(e, "to")));
+		else
+			snprintf(why, len, "it %s '%.80s'", strcmp(kind,
+			    "delete") == 0 ? "deleted" : strcmp(kind, "rename")
+			    == 0 ? "renamed" : "wrote", path != NULL ? path :
+			    "?");
+		return;
+	}
+	if (more > 0)
+		snprintf(why, len, "it did %llu things outside the namespace "
+		    "that coil did not list", more);
 }

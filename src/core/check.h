@@ -48,4 +48,22 @@ void check_view(const struct check_noise *nz, json_t *fields, json_t *got,
 bool check_diff(const char *a, const char *b, const char *label_a,
     const char *label_b, struct buf *out);
 
+/* The first line of two views (check_view's) that differs, as
+ * {"field", "was", "now"}: the field is the heading above it ("output",
+ * "result", ...), each line without its indent and cut to a readable
+ * length.  A new object. */
+json_t *check_first_diff(const char *was, const char *now);
+
+/*
+ * Why a cell may not be run twice, into why ("" when it may): it read
+ * input (read_input), was stopped part way (status "timeout",
+ * "interrupted" or "crashed"), or did something outside the namespace
+ * that its effects list (a file written, deleted or renamed, a process
+ * started, a connection; a refused one did nothing) or count beyond the
+ * list (more).  The one rule of crash recovery's redo (session-redo.c)
+ * and of --resume (replay-resume.c).  effects: an array or NULL.
+ */
+void check_once(const char *status, json_t *effects,
+    unsigned long long more, bool read_input, char *why, size_t len);
+
 #endif

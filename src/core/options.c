@@ -122,6 +122,10 @@ const struct options_entry options_table[] = {
 	  "list the default transcripts and exit", 0 },
 	{ "replay", 0, "FILE", opt_path, FIELD(replay), 0, 0,
 	  "run the cells of a transcript, notebook, ...", 0 },
+	{ "resume", 0, "FILE", opt_path, FIELD(resume), 0, 0,
+	  "rebuild FILE's session, then serve it live", 0 },
+	{ "resume-all", 0, NULL, opt_flag, FIELD(resume_all), 0, 0,
+	  "with --resume: rerun cells with effects too", 0 },
 	{ "from", 0, "N", opt_count, FIELD(replay_from), 0, 10000000,
 	  "with --replay: N cells, then live on a branch", 0 },
 	{ "then", 0, "FILE2", opt_path, FIELD(replay_then), 0, 0,
@@ -635,10 +639,18 @@ options_settle(struct coil_opts *o, char *err, size_t errlen)
 		    "without libmicrohttpd; install libmicrohttpd-dev and "
 		    "build coil again");
 #endif
-	if (o->replay == NULL && (o->check || o->nignore > 0 ||
-	    o->code_key != NULL || o->tool != NULL))
+	if (o->resume_all && o->resume == NULL)
+		return err_set(err, errlen, "--resume-all runs every cell of "
+		    "a resumed transcript again: use it with --resume FILE");
+	if (o->resume != NULL && (o->replay != NULL || o->attach != NULL))
+		return err_set(err, errlen, "--resume FILE rebuilds a session "
+		    "and serves it live: it goes with neither --replay nor "
+		    "--attach");
+	if (o->replay == NULL && (o->check || (o->nignore > 0 &&
+	    o->resume == NULL) || o->code_key != NULL || o->tool != NULL))
 		return err_set(err, errlen, "--check, --ignore, --code-key and "
-		    "--tool shape a replay: use them with --replay FILE");
+		    "--tool shape a replay: use them with --replay FILE "
+		    "(--ignore with --resume FILE too)");
 	if (o->replay != NULL && o->attach != NULL)
 		return err_set(err, errlen, "--replay runs a fresh session: it "
 		    "does not go with --attach");
@@ -744,6 +756,7 @@ options_free(struct coil_opts *o)
 	free((char *)o->record);
 	free((char *)o->replay);
 	free((char *)o->replay_then);
+	free((char *)o->resume);
 	free((char *)o->export);
 	free((char *)o->code_key);
 	free((char *)o->tool);

@@ -88,6 +88,11 @@ struct coil_opts {
 					   cell and go on live; 0: none */
 	const char *replay_then;	/* --then FILE2: its cells run on the
 					   branch, or NULL */
+	const char *resume;		/* --resume FILE: its cells run again,
+					   then a front end serves the session
+					   live (replay.h), or NULL */
+	bool resume_all;		/* --resume-all: its cells with effects
+					   run again too */
 	const char **ignore;		/* --ignore REGEXes, NULL-ended */
 	size_t nignore;
 	const char *export;		/* --export FILE.ipynb, or NULL */

@@ -88,3 +88,67 @@ wording_exec(const struct response *r, struct buf *b)
 		buf_printf(b, "Out[%d]: %s\n", r->cell, r->result);
 	wording_display_texts(r, b);
 }
+
+/* One entry of a report's list: "cell N" or "line L (OP)". */
+static void
+wording_where(struct buf *b, json_t *v)
+{
+	json_t *cell = json_object_get(v, "cell");
+
+	if (json_is_integer(cell))
+		buf_printf(b, "cell %lld", (long long)json_integer_value(cell));
+	else
+		buf_printf(b, "line %lld (%s)", (long long)json_integer_value(
+		    json_object_get(v, "line")), json_string_value(
+		    json_object_get(v, "op")) ?: "request");
+}
+
+void
+wording_resumed(json_t *resumed, struct buf *b)
+{
+	json_t *differs = json_object_get(resumed, "differs"),
+	    *not_rerun = json_object_get(resumed, "not_rerun"),
+	    *errors = json_object_get(resumed, "errors"),
+	    *notes = json_object_get(resumed, "notes"), *v, *first;
+	long long cells = json_integer_value(json_object_get(resumed,
+	    "cells")), same = json_integer_value(json_object_get(resumed,
+	    "same"));
+	size_t i;
+
+	buf_printf(b, "resumed from '%s': %lld cell%s; %lld ran again as "
+	    "recorded, %zu answered differently, %zu not run again%s\n",
+	    json_string_value(json_object_get(resumed, "from")) ?: "?",
+	    cells, cells == 1 ? "" : "s", same, json_array_size(differs),
+	    json_array_size(not_rerun), json_is_true(json_object_get(resumed,
+	    "faithful")) ? ": the state is the recording's" :
+	    ": the state may not be the recording's");
+	json_array_foreach(differs, i, v) {
+		first = json_object_get(v, "first");
+		buf_addstr(b, "  ");
+		wording_where(b, v);
+		buf_printf(b, " differs: %s was \"%s\", now \"%s\"\n",
+		    json_string_value(json_object_get(first, "field")) ?: "",
+		    json_string_value(json_object_get(first, "was")) ?: "",
+		    json_string_value(json_object_get(first, "now")) ?: "");
+	}
+	json_array_foreach(not_rerun, i, v) {
+		buf_addstr(b, "  ");
+		wording_where(b, v);
+		buf_printf(b, " not run again: %s\n", json_string_value(
+		    json_object_get(v, "why")) ?: "?");
+	}
+	json_array_foreach(json_object_get(resumed, "rerun_anyway"), i, v) {
+		buf_addstr(b, "  ");
+		wording_where(b, v);
+		buf_printf(b, " run again all the same (--resume-all): %s\n",
+		    json_string_value(json_object_get(v, "why")) ?: "?");
+	}
+	json_array_foreach(errors, i, v) {
+		buf_addstr(b, "  ");
+		wording_where(b, v);
+		buf_printf(b, ": %s\n", json_string_value(json_object_get(v,
+		    "message")) ?: "?");
+	}
+	json_array_foreach(notes, i, v)
+		buf_printf(b, "  note: %s\n", json_string_value(v) ?: "");
+}

@@ -27,4 +27,11 @@ void wording_error(struct buf *b, const struct response_error *e);
 /* An exec answer's text, all but its figures. */
 void wording_exec(const struct response *r, struct buf *b);
 
+/* coil --resume's report (the "resumed" object, borrowed) as lines for
+ * a person or a model: what was run again, what answered differently
+ * (the first line that differs), what was not run again and why, the
+ * errors and notes.  The plain REPL, the UI, stderr and MCP's
+ * instructions and first tool result all say it so. */
+void wording_resumed(json_t *resumed, struct buf *b);
+
 #endif

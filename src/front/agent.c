@@ -42,6 +42,33 @@ struct agent {
 	size_t npfd;
 };
 
+/* --resume: the first answer (text, len, its newline last) goes out
+ * with "resumed", how faithful the rebuilt state is, as its last
+ * field: agent mode writes nothing before a request, and the model
+ * reads that answer first.  The response itself is shared with the
+ * session's other clients and is not changed. */
+static void
+agent_resume_tell(struct agent_io *a, enum op op, const char *text,
+    size_t len)
+{
+	char *r = json_dumps(session_resumed(a->s), JSON_COMPACT);
+	struct buf b;
+
+	a->resume_told = true;
+	/* a ping's answer has it already */
+	if (r == NULL || op == OP_PING || len < 3 || text[len - 2] != '}') {
+		free(r);
+		wire_send_text(&a->io, text, len);
+		return;
+	}
+	buf_init(&b);
+	buf_add(&b, text, len - 2);
+	buf_printf(&b, ",\"resumed\":%s}\n", r);
+	wire_send_text(&a->io, b.p, b.len);
+	buf_free(&b);
+	free(r);
+}
+
 /* The session's events for our requests: a response, and the output of
  * a cell that asked for it ("stream"), already capped and escaped. */
 static void
@@ -60,7 +87,10 @@ agent_json_event(struct agent_io *a, const struct session_event *ev)
 	case EV_RESPONSE:
 		text = response_text(ev->resp, a->opts->brief ?
 		    RESPONSE_BRIEF : 0, &len);
-		wire_send_text(&a->io, text, len);
+		if (!a->resume_told && session_resumed(a->s) != NULL)
+			agent_resume_tell(a, ev->resp->op, text, len);
+		else
+			wire_send_text(&a->io, text, len);
 		break;
 	default:
 		break;

@@ -24,6 +24,8 @@ struct agent_io {
 	int client;		/* its tag in the session */
 	struct conn io;		/* stdin and stdout */
 	void *proto;		/* the protocol's own state */
+	bool resume_told;	/* --resume's report went out already (on
+				   the first answer, and in each ping) */
 };
 
 struct agent_proto {

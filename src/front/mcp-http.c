@@ -35,6 +35,7 @@
 #include "mcp-http.h"
 #include "mcp-http-int.h"
 #include "mcp-int.h"
+#include "replay.h"
 #include "session.h"
 #include "util.h"
 
@@ -765,7 +766,12 @@ mcp_http_main(const struct coil_opts *opts)
 	if (http_edge_addr(&h.edge, opts->http, err, sizeof err) == 0 &&
 	    http_edge_token(&h.edge, opts, err, sizeof err) == 0)
 		h.s = session_new(opts, err, sizeof err);
-	if (h.s == NULL || http_start(&h, err, sizeof err) == -1) {
+	/* --resume: the session rebuilt before any client can reach it */
+	if (h.s != NULL && opts->resume != NULL && replay_resume(opts, h.s,
+	    err, sizeof err) == -1) {
+		coil_error("%s", err);
+		rc = 1;
+	} else if (h.s == NULL || http_start(&h, err, sizeof err) == -1) {
 		coil_error("%s", err);
 		rc = 1;
 	}

@@ -74,6 +74,18 @@ json_t *mcp_tool_request(const struct mcp_tool *t, json_t *args,
  * NULL) are the call's own, said before the answer's.  New reference. */
 json_t *mcp_tool_result(const struct response *r, json_t *warnings);
 
+/* The system text for a model (tools.c), as coil --system-prompt
+ * prints it; after --resume (resumed, borrowed, not NULL) with how
+ * faithful the rebuilt state is (wording_resumed) at its end: MCP's
+ * instructions.  New reference. */
+json_t *mcp_tool_instructions(const struct coil_opts *opts,
+    json_t *resumed);
+/* --resume: the report (borrowed) said in a CallToolResult, a
+ * session's first: as text before the answer's (clients show a model
+ * the content, not always the instructions) and as "resumed" in
+ * structuredContent. */
+void mcp_tool_resumed(json_t *result, json_t *resumed);
+
 /* A call of t refused before it reached the session, as a result the
  * model can read and mend (MCP: argument errors are the tool's), with
  * the structuredContent an "invalid" answer has.  New reference. */

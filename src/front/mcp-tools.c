@@ -609,3 +609,36 @@ mcp_tool_refusal(const struct mcp_tool *t, const char *msg,
 	response_free(r);
 	return result;
 }
+
+json_t *
+mcp_tool_instructions(const struct coil_opts *opts, json_t *resumed)
+{
+	char *s = tools_system_text(opts);
+	struct buf b;
+	json_t *v;
+
+	buf_init(&b);
+	buf_addstr(&b, s);
+	if (resumed != NULL) {
+		buf_addstr(&b, "\n\nThis session was resumed: ");
+		wording_resumed(resumed, &b);
+	}
+	v = json_stringn(b.p, b.len);
+	buf_free(&b);
+	free(s);
+	return v;
+}
+
+void
+mcp_tool_resumed(json_t *result, json_t *resumed)
+{
+	struct buf b;
+
+	buf_init(&b);
+	wording_resumed(resumed, &b);
+	json_array_insert_new(json_object_get(result, "content"), 0,
+	    json_pack("{s:s, s:s%}", "type", "text", "text", b.p, b.len));
+	json_object_set(json_object_get(result, "structuredContent"),
+	    "resumed", resumed);
+	buf_free(&b);
+}

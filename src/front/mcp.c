@@ -232,16 +232,11 @@ mcp_server_info(void)
 	    "coil: a persistent Python session", "version", PACKAGE_VERSION);
 }
 
-/* The system text for a model (tools.c), as coil --system-prompt
- * prints it. */
+/* The system text for a model, after --resume with the report. */
 static json_t *
-mcp_instructions(const struct coil_opts *opts)
+mcp_instructions(struct agent_io *a)
 {
-	char *s = tools_system_text(opts);
-	json_t *v = json_string(s);
-
-	free(s);
-	return v;
+	return mcp_tool_instructions(a->opts, session_resumed(a->s));
 }
 
 static json_t *
@@ -273,7 +268,7 @@ mcp_initialize(struct agent_io *a, json_t *id, json_t *params,
 	((struct mcp *)a->proto)->old = strcmp(v, "2025-06-18") < 0;
 	mcp_result(a, id, json_pack("{s:s, s:o, s:o, s:o}", "protocolVersion",
 	    v, "capabilities", mcp_capabilities(false), "serverInfo",
-	    mcp_server_info(), "instructions", mcp_instructions(a->opts)),
+	    mcp_server_info(), "instructions", mcp_instructions(a)),
 	    false);
 }
 
@@ -286,7 +281,7 @@ mcp_discover(struct agent_io *a, json_t *id, json_t *params, bool stateless)
 	mcp_result(a, id, mcp_cacheable(json_pack("{s:[s], s:o, s:o}",
 	    "supportedVersions", MCP_STATELESS, "capabilities",
 	    mcp_capabilities(true), "instructions",
-	    mcp_instructions(a->opts))), true);
+	    mcp_instructions(a))), true);
 }
 
 /* ---- calls ---------------------------------------------------------- */
@@ -656,10 +651,13 @@ mcp_cancelled_answer(struct agent_io *a, const struct response *r,
 	free(msg);
 }
 
-/* A call's result: the answer, and what a cancelled call left to tell. */
+/* A call's result: the answer, and what a cancelled call left to tell
+ * (and a resume, to a session's first). */
 static json_t *
-mcp_answer(struct mcp *m, const struct response *r, json_t *warnings)
+mcp_answer(struct agent_io *a, const struct response *r, json_t *warnings,
+    bool stateless)
 {
+	struct mcp *m = a->proto;
 	json_t *all = json_array(), *result, *sc;
 
 	if (warnings != NULL)
@@ -674,6 +672,12 @@ mcp_answer(struct mcp *m, const struct response *r, json_t *warnings)
 	json_decref(m->restored);
 	json_decref(m->told);
 	m->restored = m->told = NULL;
+	/* --resume: a session's first result says it (mcp-tools.c); a
+	 * stateless call has no first, server/discover's instructions do */
+	if (!stateless && !a->resume_told && session_resumed(a->s) != NULL) {
+		a->resume_told = true;
+		mcp_tool_resumed(result, session_resumed(a->s));
+	}
 	return result;
 }
 
@@ -700,8 +704,8 @@ mcp_event(struct agent_io *a, const struct session_event *ev)
 		if (c->cancelled)
 			mcp_cancelled_answer(a, ev->resp, c->stateless);
 		else
-			mcp_result(a, c->id, mcp_answer(m, ev->resp,
-			    c->warnings), c->stateless);
+			mcp_result(a, c->id, mcp_answer(a, ev->resp,
+			    c->warnings, c->stateless), c->stateless);
 		mcp_call_free(pp);
 		break;
 	case EV_CANCELLED:

@@ -338,6 +338,8 @@ replay_handover(const struct coil_opts *o, struct session *s, int client,
 
 	if (blen > 0)
 		bname[0] = '\0';
+	if (o->resume != NULL)
+		return replay_resume(o, s, err, errlen);
 	if (o->replay_from == 0)
 		return 0;
 	src = replay_take();

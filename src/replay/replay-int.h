@@ -11,6 +11,9 @@
  *                   --then's cells on it, and the hand-over to the
  *                   front end (or, with --check, the continuations
  *                   compared)
+ *   replay-resume.c --resume: a transcript's session rebuilt on main,
+ *                   each cell run again or not by crash recovery's
+ *                   rule, then handed to the front end as it is
  *   ui-replay.c     the same cells stepped through in the curses UI
  *
  * Ownership: a struct rcell's members belong to it (rcell_clear frees
@@ -55,6 +58,9 @@ struct rcell {
 	char *pin;		/* once it ran, pin the state as this
 				   snapshot: a rollback later in the file
 				   goes back to it; NULL: none */
+	json_t *effects;	/* a transcript's: what it did outside the
+				   namespace (check_once), or NULL */
+	json_int_t effects_more;
 };
 
 void rcell_clear(struct rcell *c);
@@ -80,6 +86,15 @@ json_t *rsrc_options(const struct rsrc *src);
  * where); a cut last line of a transcript is the end, and rsrc_note
  * says so. */
 int rsrc_next(struct rsrc *src, struct rcell *c, char *err, size_t errlen);
+/* A transcript's first header (borrowed), or NULL. */
+json_t *rsrc_first_header(const struct rsrc *src);
+/* Once rsrc_next said 0: where a last line cut short began (-1: none
+ * was), and whether the last line is whole but lacks its newline. */
+void rsrc_end(const struct rsrc *src, long long *cut_at, bool *unended);
+/* Once rsrc_next said 0: the requests the transcript has no answer to
+ * (coil was killed before it answered), each {"op", "line"} appended
+ * to list. */
+void rsrc_unanswered(const struct rsrc *src, json_t *list);
 /* A remark on the file for the person (a cut last line), or NULL. */
 const char *rsrc_note(const struct rsrc *src);
 void rsrc_close(struct rsrc *src);

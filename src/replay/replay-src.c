@@ -46,6 +46,10 @@ struct rsrc {
 	struct rpending *pending;
 	size_t npending;
 	char note[256];
+	long long bytes;	/* read so far: where the next line begins */
+	long long cut_at;	/* where a last line cut short began; -1 */
+	bool unended;		/* the last line is whole, without newline */
+	json_t *first;		/* the first header */
 	int segment;		/* sessions --record appended, from 0 */
 	json_t *pins;		/* "SEGMENT:CELL" a recorded rollback to a
 				   cell number went back to: true */
@@ -98,6 +102,7 @@ rcell_clear(struct rcell *c)
 	json_decref(c->req);
 	json_decref(c->expect);
 	json_decref(c->lines);
+	json_decref(c->effects);
 	free(c->pin);
 	memset(c, 0, sizeof *c);
 }
@@ -140,6 +145,8 @@ rsrc_header(struct rsrc *src, json_t *obj, bool *is, char *err,
 		    (long long)json_integer_value(v), RECORD_FORMAT,
 		    json_string_value(json_object_get(obj, "coil")) ?
 		    json_string_value(json_object_get(obj, "coil")) : "?");
+	if (src->first == NULL)
+		src->first = json_incref(obj);
 	if (src->options == NULL && json_is_object(json_object_get(obj,
 	    "options")))
 		src->options = json_incref(json_object_get(obj, "options"));
@@ -162,12 +169,16 @@ rsrc_line(struct rsrc *src, json_t **obj, char *err, size_t errlen)
 		return 0;
 	}
 	src->lineno++;
+	src->bytes += n;
 	*obj = json_loadb(src->line, (size_t)n, JSON_ALLOW_NUL, &je);
-	if (*obj != NULL && json_is_object(*obj))
+	if (*obj != NULL && json_is_object(*obj)) {
+		src->unended = src->line[n - 1] != '\n';
 		return 1;
+	}
 	json_decref(*obj);
 	*obj = NULL;
 	if (src->line[n - 1] != '\n') {
+		src->cut_at = src->bytes - n;
 		snprintf(src->note, sizeof src->note, "line %d of '%s' was cut "
 		    "short (the recording ended mid-line): replayed up to line "
 		    "%d", src->lineno, src->path, src->lineno - 1);
@@ -297,6 +308,30 @@ rsrc_pinned_failure(struct rsrc *src, json_t *req, json_t *resp)
 	return true;
 }
 
+/*
+ * A header after the first: --record appends, so another session began
+ * here, in a fresh interpreter, and c is a reset (true).  What the last
+ * one left unanswered (it was killed) is not replayed.  A --resume's
+ * header ("resumed") is the same session going on, its numbers too: no
+ * reset (false).
+ */
+static bool
+rsrc_segment(struct rsrc *src, json_t *header, struct rcell *c)
+{
+	while (src->npending > 0) {
+		src->npending--;
+		json_decref(src->pending[src->npending].req);
+		json_decref(src->pending[src->npending].lines);
+	}
+	if (json_object_get(header, "resumed") != NULL)
+		return false;
+	c->n = 0;
+	c->line = src->lineno;
+	c->req = json_pack("{s:s}", "op", "reset");
+	src->segment++;
+	return true;
+}
+
 static int
 rsrc_next_transcript(struct rsrc *src, struct rcell *c, char *err,
     size_t errlen)
@@ -313,21 +348,13 @@ rsrc_next_transcript(struct rsrc *src, struct rcell *c, char *err,
 			json_decref(o);
 			return -1;
 		}
-		if (is) {
-			/* --record appends: another session began here, in
-			 * a fresh interpreter.  What the last one left
-			 * unanswered (it was killed) is not replayed. */
+		if (is && rsrc_segment(src, o, c)) {
 			json_decref(o);
-			while (src->npending > 0) {
-				src->npending--;
-				json_decref(src->pending[src->npending].req);
-				json_decref(src->pending[src->npending].lines);
-			}
-			c->n = 0;
-			c->line = src->lineno;
-			c->req = json_pack("{s:s}", "op", "reset");
-			src->segment++;
 			return 1;
+		}
+		if (is) {
+			json_decref(o);
+			continue;
 		}
 		if (ev != NULL && strcmp(ev, "queued") == 0)
 			rsrc_pend(src, o);
@@ -364,6 +391,10 @@ rsrc_next_transcript(struct rsrc *src, struct rcell *c, char *err,
 			c->interrupt_ms = rsrc_interrupted(resp);
 			c->interrupted = c->interrupt_ms >= 0;
 			c->lines = p.lines;
+			c->effects = json_incref(json_object_get(resp,
+			    "effects"));
+			c->effects_more = json_integer_value(json_object_get(
+			    resp, "effects_more"));
 			json_decref(o);
 			return 1;
 		}
@@ -410,7 +441,8 @@ rsrc_scan_pins(struct rsrc *src)
 		    strstr(line, "\"rolled_back\"") == NULL)
 			continue;
 		o = json_loadb(line, (size_t)n, JSON_ALLOW_NUL, NULL);
-		if (header && json_object_get(o, "coil_transcript") != NULL)
+		if (header && json_object_get(o, "coil_transcript") != NULL &&
+		    json_object_get(o, "resumed") == NULL)
 			segment++;
 		ev = json_string_value(json_object_get(o, "event")) ?: "";
 		req = json_object_get(o, "request");
@@ -460,6 +492,7 @@ rsrc_try_transcript(struct rsrc *src, char *err, size_t errlen)
 	int rc;
 
 	src->lineno = 1;
+	src->bytes = n > 0 ? n : 0;
 	rc = json_is_object(o) ? rsrc_header(src, o, &is, err, errlen) : 0;
 	json_decref(o);
 	if (rc == -1)
@@ -486,6 +519,7 @@ rsrc_open(const char *path, const char *code_key, const char *tool,
 	int rc, fd;
 
 	src->path = xstrdup(path);
+	src->cut_at = -1;
 	/* A file a cell may have written: its cells run again, so no link
 	 * planted where cells write may make them read a host file
 	 * (hostfs.h), and a FIFO does not hold us up. */
@@ -522,6 +556,30 @@ json_t *
 rsrc_options(const struct rsrc *src)
 {
 	return src->options;
+}
+
+json_t *
+rsrc_first_header(const struct rsrc *src)
+{
+	return src->first;
+}
+
+void
+rsrc_end(const struct rsrc *src, long long *cut_at, bool *unended)
+{
+	*cut_at = src->cut_at;
+	*unended = src->cut_at < 0 && src->unended;
+}
+
+void
+rsrc_unanswered(const struct rsrc *src, json_t *list)
+{
+	size_t i;
+
+	for (i = 0; i < src->npending; i++)
+		json_array_append_new(list, json_pack("{s:s, s:i}", "op",
+		    json_string_value(json_object_get(src->pending[i].req,
+		    "op")) ?: "exec", "line", src->pending[i].line));
 }
 
 const char *
@@ -568,6 +626,7 @@ rsrc_close(struct rsrc *src)
 	free(src->line);
 	free(src->path);
 	json_decref(src->options);
+	json_decref(src->first);
 	json_decref(src->pins);
 	json_decref(src->cells);
 	free(src);

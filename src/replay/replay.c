@@ -85,20 +85,42 @@ replay_out(const char *fmt, ...)
 /* The file replay_prepare opened, for replay_main. */
 static struct rsrc *replay_src;
 
+/* --resume's file: a transcript, which the session goes on in.  0, or
+ * the exit status 2 with a message. */
+static int
+replay_prepare_resume(struct coil_opts *o)
+{
+	if (rsrc_kind(replay_src) != RS_TRANSCRIPT) {
+		coil_error("--resume: '%s' is a %s, not a coil transcript: "
+		    "--resume rebuilds a session from what --record (or an "
+		    "agent or MCP session) wrote; run its cells with coil "
+		    "--replay '%s'", o->resume,
+		    rsrc_kind_names[rsrc_kind(replay_src)], o->resume);
+		rsrc_close(replay_src);
+		replay_src = NULL;
+		return 2;
+	}
+	if (o->record == NULL && !o->no_record)
+		o->record = xstrdup(o->resume);
+	return 0;
+}
+
 int
 replay_prepare(struct coil_opts *o)
 {
+	const char *path = o->resume != NULL ? o->resume : o->replay;
 	char err[1024];
 	struct buf warn;
 
-	if (o->replay == NULL)
+	if (path == NULL)
 		return 0;
-	replay_src = rsrc_open(o->replay, o->code_key, o->tool, err,
-	    sizeof err);
+	replay_src = rsrc_open(path, o->code_key, o->tool, err, sizeof err);
 	if (replay_src == NULL) {
-		coil_error("%s", err);
+		coil_error("%s%s", o->resume != NULL ? "--resume: " : "", err);
 		return 2;
 	}
+	if (o->resume != NULL && replay_prepare_resume(o) != 0)
+		return 2;
 	if (rsrc_options(replay_src) != NULL) {
 		buf_init(&warn);
 		buf_addstr(&warn, "");

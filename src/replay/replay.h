@@ -20,6 +20,11 @@
  * the branch and makes the branch the client's default; main keeps the
  * state after cell N.  With --check as well, replay_main compares the
  * two continuations instead (replay-fork.c).
+ *
+ * With --resume FILE the same call rebuilds the session instead: every
+ * cell of the transcript that may be run twice runs again on main,
+ * compared with its recording, and the client stays on main
+ * (replay-resume.c).
  */
 #ifndef COIL_REPLAY_H
 #define COIL_REPLAY_H
@@ -30,9 +35,11 @@
 
 struct session;
 
-/* With --replay: open the file, and take its recorded options into o.
- * 0, or the exit status (2) of a file that cannot be read; a message
- * on stderr says why. */
+/* With --replay or --resume: open the file, and take its recorded
+ * options into o (with --resume, the file is also the transcript the
+ * session goes on in, unless --record or --no-record says otherwise).
+ * 0, or the exit status (2) of a file that cannot be read or, for
+ * --resume, is no coil transcript; a message on stderr says why. */
 int replay_prepare(struct coil_opts *o);
 
 /* Run the prepared replay: 0 when it ran (with --check: and every cell
@@ -49,5 +56,14 @@ int replay_main(const struct coil_opts *o);
  * it and ends, exit 1. */
 int replay_handover(const struct coil_opts *o, struct session *s,
     int client, char *branch, size_t blen, char *err, size_t errlen);
+
+/* With --resume FILE: rebuild s from the file (see above), its report
+ * kept by the session (session_resumed) and said on stderr.  0, or -1
+ * with why in err (the file went bad on the way, a signal, the session
+ * failed): the front end says it and ends, exit 1, and nothing was
+ * added to the file.  replay_handover calls it; mcp-http.c, which
+ * serves no single client, calls it itself. */
+int replay_resume(const struct coil_opts *o, struct session *s, char *err,
+    size_t errlen);
 
 #endif

@@ -26,6 +26,9 @@ struct record {
 	bool broken;		/* a write failed: nothing more is written */
 	bool fleeting;		/* a default transcript no request has
 				   reached yet: removed if none does */
+	bool held;		/* --resume: nothing written until
+				   record_resumed */
+	json_t *header;		/* the header it will write then */
 };
 
 void
@@ -142,7 +145,10 @@ record_open(const struct coil_opts *opts, char *err, size_t errlen)
 	setvbuf(r->f, NULL, _IOFBF, 1 << 16);
 	r->path = xstrdup(opts->record);
 	r->fleeting = opts->record_default;
-	record_write(r, record_header(opts), true);
+	r->held = opts->resume != NULL;
+	r->header = r->held ? record_header(opts) : NULL;
+	if (!r->held)
+		record_write(r, record_header(opts), true);
 	return r;
 }
 
@@ -198,7 +204,13 @@ record_open_branch(const struct record *parent, const struct coil_opts *opts,
 	json_object_set_new(h, "branch", json_pack("{s:s, s:s, s:i, s:s}",
 	    "session", session, "parent", from, "cell", cell,
 	    "parent_transcript", parent->path));
-	record_write(r, h, true);
+	/* a branch the resume's cells make again: held with its parent,
+	 * its cells in its file already */
+	r->held = parent->held;
+	if (r->held)
+		r->header = h;
+	else
+		record_write(r, h, true);
 	return r;
 }
 
@@ -283,7 +295,7 @@ record_event(void *ctx, const struct session_event *ev)
 	char now[32];
 	json_t *o, *e;
 
-	if (!record_keeps(ev->kind) || r->broken)
+	if (!record_keeps(ev->kind) || r->broken || r->held)
 		return;
 	if (ev->kind == EV_QUEUED)
 		r->fleeting = false;
@@ -303,10 +315,34 @@ record_event(void *ctx, const struct session_event *ev)
 }
 
 void
+record_resumed(struct record *r, json_t *resumed, long long cut_at,
+    bool newline)
+{
+	int fd = fileno(r->f);
+	struct stat st;
+
+	if (!r->held)
+		return;
+	r->held = false;
+	/* fs(walked): the transcript's descriptor, opened through hostfs's
+	 * walk before any cell ran; what follows a cut line is ours */
+	if (cut_at >= 0 && fstat(fd, &st) == 0 && st.st_size > cut_at &&
+	    ftruncate(fd, (off_t)cut_at) == -1)
+		coil_warn("transcript '%s': cannot cut its last line off: %s",
+		    r->path, strerror(errno));
+	else if (newline && putc('\n', r->f) == EOF)
+		record_broke(r);
+	json_object_set(r->header, "resumed", resumed);
+	record_write(r, r->header, true);
+	r->header = NULL;
+}
+
+void
 record_close(struct record *r)
 {
 	if (r == NULL)
 		return;
+	json_decref(r->header);
 	if (r->f != NULL && fclose(r->f) != 0 && !r->broken)
 		coil_warn("transcript '%s': %s", r->path, strerror(errno));
 	/* A session asked nothing (an MCP client's probe of the server,

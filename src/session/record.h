@@ -50,6 +50,17 @@ struct record;
  * message when it cannot be opened. */
 struct record *record_open(const struct coil_opts *opts, char *err,
     size_t errlen);
+/* With --resume (opts->resume) the transcript opens held: nothing is
+ * written, not even the header, while the transcript's cells run again
+ * (they are in the file already), until record_resumed writes the
+ * header, with "resumed" (the report, borrowed) in it: the mark a
+ * replay reads as the same session going on, not a new one.  Before
+ * it, a last line cut short (a crash mid-write) is cut off at cut_at,
+ * the end of the last whole line (-1: none was cut), or (newline) a
+ * last line that is whole but lacks its newline gets one.  A branch's
+ * transcript opened while its parent's is held is held with it. */
+void record_resumed(struct record *r, json_t *resumed, long long cut_at,
+    bool newline);
 /* The transcript of branch session, forked from session from at cell:
  * beside parent's, its name parent's with ".SESSION" before the
  * extension, made in the directory parent walked before any cell ran;

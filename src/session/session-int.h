@@ -207,6 +207,8 @@ struct session {
 	int raw_observers;	/* and SESSION_RAW */
 	int ns_observers;	/* and not SESSION_NO_NS */
 	struct record *rec;	/* --record's writer, an observer; or NULL */
+	json_t *resumed;	/* --resume's report (session_set_resumed),
+				   or NULL */
 	struct export *export;	/* the notebook so far: --export's observer,
 				   or a keeper (export_fed) */
 	bool export_fed;	/* the keeper: each answer is handed to it */

@@ -248,6 +248,9 @@ session_ping(struct session *s)
 	response_set(resp, "venv", s->opts->sbx.venv != NULL ?
 	    json_string(s->opts->sbx.venv) : json_null());
 	response_set(resp, "cell", json_integer(s->cells));
+	/* --resume: how faithful the rebuilt state is, to any client */
+	if (s->hub->resumed != NULL)
+		response_set(resp, "resumed", json_incref(s->hub->resumed));
 	response_set(resp, "running", json_boolean(s->run != NULL &&
 	    s->run->op == OP_EXEC));
 	response_set(resp, "totals", session_totals(s));

@@ -52,51 +52,17 @@
 /* Redos in a row, no cell of anyone's between, before the next is
  * refused. */
 #define REDO_STREAK_MAX 2
-/* What "differs" shows of a line that differs. */
-#define REDO_LINE_MAX 160
 
 /* ---- what a cell first answered ------------------------------------- */
 
-/* Why r, answered resp, may not be run twice, into why; "" when it may. */
+/* Why r, answered resp, may not be run twice, into why; "" when it may:
+ * check.h's rule, which --resume keeps too. */
 static void
 redo_why_not(const struct sreq *r, const struct response *resp, char *why,
     size_t len)
 {
-	const char *kind, *path;
-	json_t *e;
-	size_t i;
-
-	*why = '\0';
-	if (r->asked_input) {
-		snprintf(why, len, "it read input");
-		return;
-	}
-	if (resp->status == ST_TIMEOUT || resp->status == ST_INTERRUPTED) {
-		snprintf(why, len, "%s", resp->status == ST_TIMEOUT ? "it ran "
-		    "past its timeout" : "it was interrupted");
-		return;
-	}
-	json_array_foreach(resp->effects, i, e) {
-		kind = json_string_value(json_object_get(e, "kind"));
-		path = json_string_value(json_object_get(e, "path"));
-		if (json_is_true(json_object_get(e, "denied")) || kind == NULL)
-			continue;	/* refused: it did nothing */
-		if (strcmp(kind, "process") == 0)
-			snprintf(why, len, "it started a process (%.80s)",
-			    json_string_value(json_object_get(e, "cmd")));
-		else if (strcmp(kind, "connect") == 0)
-			snprintf(why, len, "it connected to %.80s",
-			    json_string_value(json_object_get(e, "to")));
-		else
-			snprintf(why, len, "it %s '%.80s'", strcmp(kind,
-			    "delete") == 0 ? "deleted" : strcmp(kind, "rename")
-			    == 0 ? "renamed" : "wrote", path != NULL ? path :
-			    "?");
-		return;
-	}
-	if (resp->effects_more > 0)
-		snprintf(why, len, "it did %llu things outside the namespace "
-		    "that coil did not list", resp->effects_more);
+	check_once(status_names[resp->status], resp->effects,
+	    resp->effects_more, r->asked_input, why, len);
 }
 
 /* Keep what cell r first answered, should a restore lose it, in the
@@ -318,45 +284,6 @@ session_redo_begin(struct session *s, struct sreq *held, json_t *restored)
 	return true;
 }
 
-/* A line of a view as "differs" shows it: without its indent, cut at
- * a character's end. */
-static json_t *
-redo_line(const char *p, size_t n)
-{
-	if (n >= 2 && p[0] == ' ' && p[1] == ' ') {
-		p += 2;
-		n -= 2;
-	}
-	if (n > REDO_LINE_MAX)
-		n = utf8_complete_prefix(p, REDO_LINE_MAX);
-	return json_stringn(p, n);
-}
-
-/* The first line of two views that differs, as {"field", "was", "now"}:
- * the field is the heading above it ("output", "result", ...). */
-static json_t *
-redo_first_diff(const char *was, const char *now)
-{
-	const char *a = was, *b = now, *field = "";
-	size_t fl = 0, la, lb;
-
-	for (;;) {
-		la = strcspn(a, "\n");
-		lb = strcspn(b, "\n");
-		if (la > 0 && *a != ' ') {
-			field = a;
-			fl = strcspn(a, ":");
-		}
-		if (la != lb || memcmp(a, b, la) != 0 || a[la] == '\0' ||
-		    b[lb] == '\0')
-			break;
-		a += la + 1;
-		b += lb + 1;
-	}
-	return json_pack("{s:s%, s:o, s:o}", "field", field, fl, "was",
-	    redo_line(a, la), "now", redo_line(b, lb));
-}
-
 /* Compare the redone cell r's answer with its first, on the fields
  * --replay --check compares: status, the texts, the error's type and
  * message. */
@@ -386,7 +313,7 @@ redo_compare(struct session *s, struct redo_cell *c, struct response *resp)
 	json_decref(fields);
 	c->state = strcmp(was.p, got.p) == 0 ? REDO_SAME : REDO_DIFFERS;
 	if (c->state == REDO_DIFFERS)
-		c->diff = redo_first_diff(was.p, got.p);
+		c->diff = check_first_diff(was.p, got.p);
 	buf_free(&was);
 	buf_free(&got);
 	json_decref(now);

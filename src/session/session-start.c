@@ -164,6 +164,7 @@ session_free(struct session *s)
 	json_decref(s->history);
 	json_decref(s->history_figs);
 	record_close(s->rec);
+	json_decref(s->resumed);
 	for (i = 0; i < s->nbrecs; i++)
 		record_close(s->brecs[i]);
 	free(s->brecs);
@@ -204,4 +205,31 @@ int
 session_cell(const struct session *s)
 {
 	return s->cells;
+}
+
+void
+session_count_from(struct session *s, int cell)
+{
+	if (s->cells < cell)
+		s->cells = cell;
+}
+
+void
+session_set_resumed(struct session *s, json_t *resumed, long long cut_at,
+    bool newline)
+{
+	int i;
+
+	json_decref(s->resumed);
+	s->resumed = resumed;
+	if (s->rec != NULL)
+		record_resumed(s->rec, resumed, cut_at, newline);
+	for (i = 0; i < s->nbrecs; i++)
+		record_resumed(s->brecs[i], resumed, -1, false);
+}
+
+json_t *
+session_resumed(const struct session *s)
+{
+	return s->hub->resumed;
 }

@@ -206,6 +206,20 @@ bool session_done(const struct session *s);
 const char *session_failure(const struct session *s);
 /* The number of the last cell run. */
 int session_cell(const struct session *s);
+/* --resume: main's next cell is numbered cell + 1 or more, so that the
+ * cells rebuilt from a transcript, and those after them, keep the
+ * transcript's numbers (a cell not run again leaves its number
+ * unused). */
+void session_count_from(struct session *s, int cell);
+/* --resume: how faithful the rebuilt state is (replay-resume.c's
+ * "resumed" object, stolen), kept for ping and the front ends; the
+ * transcript, held while the cells ran again, now marks the resume
+ * with it and goes on recording (record.h: record_resumed; cut_at and
+ * newline as there). */
+void session_set_resumed(struct session *s, json_t *resumed,
+    long long cut_at, bool newline);
+/* That object (borrowed), or NULL: the session was not resumed. */
+json_t *session_resumed(const struct session *s);
 
 /* With --listen the hub keeps the cells that finished (the newest
  * SESSION_HISTORY_CELLS, at most SESSION_HISTORY_BYTES of lines), so a

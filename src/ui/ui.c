@@ -47,6 +47,7 @@
 #include "ui-image.h"
 #include "ui-int.h"
 #include "replay.h"
+#include "wording.h"
 #include "wire.h"
 
 #define UI_FRAME_MS	40	/* at most 25 redraws a second */
@@ -499,6 +500,21 @@ ui_on_session(struct ui *u, const char *name, char *err, size_t len)
 	return rc;
 }
 
+/* --resume's report (wording_resumed), a note line each. */
+static void
+ui_resumed(struct ui *u)
+{
+	struct buf b;
+	char *p, *nl;
+
+	buf_init(&b);
+	wording_resumed(session_resumed(u->s), &b);
+	for (p = b.p; p != NULL && (nl = strchr(p, '\n')) != NULL;
+	    p = nl + 1)
+		ui_note_line(u, UL_NOTE, "%.*s", (int)(nl - p), p);
+	buf_free(&b);
+}
+
 static int
 ui_open(struct ui *u, char *err, size_t len)
 {
@@ -511,6 +527,15 @@ ui_open(struct ui *u, char *err, size_t len)
 		return -1;
 	u->client = session_attach(u->s, ORIGIN_PERSON, SESSION_OBSERVE |
 	    SESSION_RAW | SESSION_LIVE_BG | SESSION_INPUT, ui_local_event, u);
+	/* --resume FILE: the session rebuilt, and the person told how
+	 * faithfully in the output pane (stderr goes under the screen) */
+	if (u->opts->resume != NULL) {
+		if (replay_handover(u->opts, u->s, u->client, branch,
+		    sizeof branch, err, len) == -1)
+			return -1;
+		ui_resumed(u);
+		return 0;
+	}
 	/* --replay FILE --from N: the session picked up there, live
 	 * (replay.h); without --from, the file stepped through */
 	if (u->opts->replay != NULL && u->opts->replay_from > 0) {

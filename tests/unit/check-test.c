@@ -228,6 +228,45 @@ test_long_diff(void)
 	buf_free(&out);
 }
 
+/* Crash recovery's rule, which --resume keeps: what may run twice. */
+static void
+test_once(void)
+{
+	json_t *wrote = json_loads("[{\"kind\": \"create\", \"path\": "
+	    "\"out.txt\"}]", 0, NULL), *refused = json_loads("[{\"kind\": "
+	    "\"connect\", \"to\": \"1.2.3.4:80\", \"denied\": true}]", 0,
+	    NULL), *d;
+	char why[256];
+
+	check_once("ok", NULL, 0, false, why, sizeof why);
+	tap_ok(why[0] == '\0', "once: a cell that did nothing outside may "
+	    "run twice");
+	check_once("error", refused, 0, false, why, sizeof why);
+	tap_ok(why[0] == '\0', "once: a refused connection did nothing");
+	check_once("ok", wrote, 0, false, why, sizeof why);
+	tap_ok(strcmp(why, "it wrote 'out.txt'") == 0, "once: a file "
+	    "written: '%s'", why);
+	check_once("ok", NULL, 3, false, why, sizeof why);
+	tap_ok(strstr(why, "3 things") != NULL, "once: effects beyond the "
+	    "list: '%s'", why);
+	check_once("ok", NULL, 0, true, why, sizeof why);
+	tap_ok(strcmp(why, "it read input") == 0, "once: input read");
+	check_once("crashed", NULL, 0, false, why, sizeof why);
+	tap_ok(strcmp(why, "it crashed part way") == 0, "once: a crash");
+	check_once("timeout", NULL, 0, false, why, sizeof why);
+	tap_ok(strcmp(why, "it ran past its timeout") == 0, "once: a "
+	    "timeout");
+	d = check_first_diff("status: ok\noutput:\n  a\n  b\n",
+	    "status: ok\noutput:\n  a\n  c\n");
+	tap_ok(strcmp(json_string_value(json_object_get(d, "field")),
+	    "output") == 0 && strcmp(json_string_value(json_object_get(d,
+	    "was")), "b") == 0 && strcmp(json_string_value(json_object_get(
+	    d, "now")), "c") == 0, "first diff: the field and the line");
+	json_decref(d);
+	json_decref(wrote);
+	json_decref(refused);
+}
+
 int
 main(void)
 {
@@ -259,6 +298,7 @@ main(void)
 	diff("from nothing", "", "x\n", "--- a\n+++ b\n@@ -0,0 +1,1 @@\n+x\n");
 	test_view();
 	test_forms();
+	test_once();
 	check_noise_free(&nz);
 	return tap_done();
 }
