@@ -41,7 +41,7 @@ sys.dont_write_bytecode = True                  # no __pycache__ in bench/
 COIL = os.environ.get("COIL", "build/src/coil")
 K = int(os.environ.get("SCALE_K", "10"))
 BATCH = int(os.environ.get("SCALE_BATCH", "25"))
-RATE = float(os.environ.get("SCALE_RATE", "200"))
+RATE = float(os.environ.get("SCALE_RATE", "50"))
 RESERVE_MB = int(os.environ.get("SCALE_RESERVE_MB", "4096"))
 CELL = {"name": "run_python", "arguments": {"code": "x = 1"}}
 VERSION = "2025-11-25"
@@ -267,7 +267,8 @@ def lat(name, xs):
 async def costs():
     print("per-session costs, %d sessions one after another (load %s):"
           % (K, loadavg()), flush=True)
-    start, serve, idle, loaded, cpu, nproc = [], [], [], [], [], []
+    start, serve, idle, loaded, cpu, nproc, paced = [], [], [], [], [], \
+        [], []
     for _ in range(K):
         s = Session()
         try:
@@ -286,6 +287,14 @@ async def costs():
             pids = s.pids()
             cpu.append((cpu_ms(pids) - c0) / 200)
             loaded.append(memory(pids))
+            # With time to think between cells, as a model takes: each
+            # answer is followed by its idle checkpoint (a fork).
+            c0 = cpu_ms(pids)
+            for _ in range(20):
+                await s.cell()
+                await asyncio.sleep(0.15)
+            await s.settle()
+            paced.append((cpu_ms(s.pids()) - c0) / 20)
         finally:
             await s.close()
     med = statistics.median
@@ -299,8 +308,9 @@ async def costs():
                              med([x[1] for x in m]) / 1024,
                              med([x[2] for x in m]) / 1024))
     print("  processes a session       median %d (idle)" % med(nproc))
-    print("  CPU per trivial cell      median %.3f ms (the session's "
-          "processes)" % med(cpu))
+    print("  CPU per trivial cell      median %.3f ms back to back, %.3f "
+          "ms 150 ms apart (with its checkpoint; the session's processes)"
+          % (med(cpu), med(paced)))
     total = meminfo("MemTotal")
     for name, m in (("idle", idle), ("after 200 cells", loaded)):
         per = med([x[0] for x in m]) / 1024
@@ -345,10 +355,22 @@ async def hold(n):
                   len(allpids), pss / 1024, pss / 1024 / len(ss),
                   priv / 1024, avail0 - avail, (avail0 - avail) / len(ss)),
               flush=True)
+        c0, t = cpu_ms(allpids), time.perf_counter()
+        await asyncio.sleep(10)
+        print("  idle: the %d sessions' processes used %.1f ms of CPU a "
+              "second in all" % (len(ss), (cpu_ms(allpids) - c0) /
+                                  (time.perf_counter() - t)), flush=True)
         p99 = []
         for rnd in range(2):
+            c0, u0 = fleet_cpu(ss), os.times()
             xs = [await s.cell() for s in ss]
             p99.append(lat("in turn, round %d" % (rnd + 1), xs))
+            u1 = os.times()
+            await asyncio.gather(*(s.settle() for s in ss[-20:]))
+            print("    CPU a cell: sessions %.2f ms, this client %.2f ms"
+                  % ((fleet_cpu(ss) - c0) / len(ss),
+                     (u1.user + u1.system - u0.user - u0.system) * 1000 /
+                     len(ss)), flush=True)
         p99.append(lat("steady %g/s" % RATE, await steady(ss)))
         for rnd in range(2):
             xs = await asyncio.gather(*(s.cell() for s in ss))
@@ -364,6 +386,10 @@ async def hold(n):
                              return_exceptions=True)
         print("  %d sessions ended in %.1f s" % (len(ss),
                                                  time.perf_counter() - t))
+
+
+def fleet_cpu(ss):
+    return cpu_ms([p for s in ss for p in s.pids()])
 
 
 async def steady(ss):
