@@ -120,6 +120,10 @@ def cpu_ms(pids):
 
 # ---- a session: one coil, one connection --------------------------------
 
+class Closed(Exception):
+    """The connection ended before an answer began."""
+
+
 class Session:
     async def start(self):
         self.t0 = time.perf_counter()
@@ -172,7 +176,7 @@ class Session:
 
     reconnects = 0
 
-    async def post(self, msg):
+    async def post(self, msg, retry=True):
         body = json.dumps(msg).encode()
         head = ("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
                 "Content-Type: application/json\r\n"
@@ -182,13 +186,25 @@ class Session:
             head += ("Mcp-Session-Id: %s\r\nMCP-Protocol-Version: %s\r\n"
                      % (self.sid, VERSION))
         self.w.write(head.encode() + b"\r\n" + body)
-        return await self.response()
+        try:
+            return await self.response()
+        except (Closed, ConnectionResetError):
+            if not retry:
+                raise
+        # coil closed the idle connection as the request went out
+        # (unread: libmicrohttpd ends a connection only between
+        # requests): once more on a new one, as HTTP clients do.
+        self.w.close()
+        self.w = None
+        self.reconnects += 1
+        await self.ready()
+        return await self.post(msg, False)
 
     async def response(self):
         line = await self.r.readline()
         if not line:
-            raise RuntimeError("coil on port %d closed the connection"
-                               % self.port)
+            raise Closed("coil on port %d closed the connection"
+                         % self.port)
         status = int(line.split()[1])
         hdr = {}
         while True:
