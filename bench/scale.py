@@ -43,6 +43,8 @@ K = int(os.environ.get("SCALE_K", "10"))
 BATCH = int(os.environ.get("SCALE_BATCH", "25"))
 RATE = float(os.environ.get("SCALE_RATE", "50"))
 RESERVE_MB = int(os.environ.get("SCALE_RESERVE_MB", "4096"))
+# More options for every coil (a comparison: SCALE_ARGS="--checkpoints 0").
+ARGS = os.environ.get("SCALE_ARGS", "").split()
 CELL = {"name": "run_python", "arguments": {"code": "x = 1"}}
 VERSION = "2025-11-25"
 PAGE = os.sysconf("SC_PAGE_SIZE")
@@ -129,7 +131,7 @@ class Session:
         self.t0 = time.perf_counter()
         self.proc = await asyncio.create_subprocess_exec(
             COIL, "--mcp", "--http", "127.0.0.1:0", "--no-record",
-            "--workdir", WORK, stdin=asyncio.subprocess.DEVNULL,
+            "--workdir", WORK, *ARGS, stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.PIPE, preexec_fn=die_with_parent,
             start_new_session=True)
@@ -442,8 +444,9 @@ async def main(argv):
     asyncio.set_child_watcher(watcher)
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         loop.add_signal_handler(sig, lambda: sys.exit(130))
-    print("coil %s, %d CPUs, %d MiB (load %s)" % (
-        COIL, os.cpu_count(), meminfo("MemTotal"), loadavg()), flush=True)
+    print("coil %s%s, %d CPUs, %d MiB (load %s)" % (
+        COIL, "".join(" " + a for a in ARGS), os.cpu_count(),
+        meminfo("MemTotal"), loadavg()), flush=True)
     if what in ("costs", "all"):
         await costs()
     if what in ("hold", "all"):
