@@ -21,6 +21,10 @@ due), and all at once (a burst, reported apart).  Target (issue 28): p99
 under 20 ms.  It stops starting sessions while MemAvailable is under
 SCALE_RESERVE_MB (4096) and says how many it held.
 
+Knobs: SCALE_K (10), SCALE_BATCH (25 started at once), SCALE_RATE (50),
+SCALE_RESERVE_MB (4096), SCALE_ARGS (more options for every coil, for a
+comparison: SCALE_ARGS="--checkpoints 0").
+
 Every coil started here dies with this script (PR_SET_PDEATHSIG, and
 SIGTERM then SIGKILL at its end however it ends).  /proc/loadavg is
 printed beside each figure: the machine may be shared.
