@@ -25,7 +25,8 @@ for the session.
 - The pod's conditions, made here (root only): coil as the manifests'
   uid, without capabilities, with no_new_privs, in a mount namespace of
   the test's own: with /proc as procMount: Unmasked leaves it, a cell
-  runs and the sandbox's namespaces hold; with a file of /proc covered
+  runs and the sandbox's namespaces hold, also with / read-only
+  (readOnlyRootFilesystem) but the work dir; with a file of /proc covered
   as a runtime's default (Masked) does, coil refuses to start, naming
   the /proc mount.  Nothing outside that namespace changes.
 """
@@ -295,9 +296,11 @@ MASKED = ("/proc/kcore", "/proc/timer_list", "/proc/keys",
           "/proc/latency_stats", "/proc/sched_debug")
 
 
-def in_pod(uid, args, mask, code):
+def in_pod(uid, args, mask, code, ro_root=False):
     """coil --plain with the pod's options, as uid without capabilities,
-    in a mount namespace of its own where mask (or nothing) is covered."""
+    in a mount namespace of its own where mask (or nothing) is covered,
+    and with ro_root, / read-only but the test's dir.  Exit 77: the
+    namespace could not be made so."""
     top = tempfile.mkdtemp(prefix="coil-k8s-")
     try:
         os.chmod(top, 0o755)
@@ -307,7 +310,10 @@ def in_pod(uid, args, mask, code):
         work = os.path.join(top, "work")
         os.mkdir(work)
         os.chown(work, uid, uid)
-        inner = ("mount --bind /dev/null %s && " % mask if mask else "") + \
+        inner = ("mount --bind /dev/null %s || exit 77; " % mask
+                 if mask else "") + \
+            ("mount --bind %s %s && mount -o remount,bind,ro / || exit 77; "
+             % (top, top) if ro_root else "") + \
             ('h=$1; shift; exec setpriv --reuid %d --regid %d '
              '--clear-groups --inh-caps=-all --bounding-set=-all '
              '--no-new-privs env -i PATH=/usr/bin:/bin HOME="$h" "$@"'
@@ -345,11 +351,21 @@ def check_in_pod(c, spec):
                  "network namespace"):
         check(re.search(r"^\s*on\s+%s" % what, r.stdout, re.M),
               "there the %s holds" % what, r.stdout + r.stderr)
+    r = in_pod(uid, keep, None, "print(6 * 7)\n", ro_root=True)
+    if r.returncode == 77:
+        skip("a read-only root", "/ cannot be remounted read-only here")
+    else:
+        check(r.returncode == 0 and "42" in r.stdout, "with / read-only "
+              "but the work dir (readOnlyRootFilesystem), a cell runs",
+              r.stdout + r.stderr)
     mask = next((p for p in MASKED if os.path.isfile(p)), None)
     if mask is None:
         skip("coil under a masked /proc", "none of %s here" % (MASKED,))
         return
     r = in_pod(uid, keep, mask, "print(6 * 7)\n")
+    if r.returncode == 77:
+        skip("coil under a masked /proc", "%s cannot be covered" % mask)
+        return
     check(r.returncode != 0 and "42" not in r.stdout and
           "mounting the session's /proc" in r.stderr,
           "with %s masked (procMount: Default), coil refuses to start, "
