@@ -334,6 +334,18 @@ def check_in_pod(c, spec):
         why = "not root: cannot make the pod's mount namespace and uid"
     elif not shutil.which("unshare") or not shutil.which("setpriv"):
         why = "no unshare or setpriv (util-linux)"
+    else:
+        top = tempfile.mkdtemp(prefix="coil-k8s-")
+        try:
+            shutil.copy(COIL, os.path.join(top, "coil"))
+            r = subprocess.run([os.path.join(top, "coil"), "--version"],
+                               capture_output=True, timeout=60)
+            if r.returncode != 0:
+                why = "a copy of coil in %s does not run (noexec?)" % top
+        except OSError as e:
+            why = "a copy of coil in %s does not run: %s" % (top, e)
+        finally:
+            shutil.rmtree(top, ignore_errors=True)
     if why:
         skip("coil under the pod's conditions", why)
         return
