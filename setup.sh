@@ -30,6 +30,9 @@ done
 # nodejs has npm in it, and conflicts with Debian's npm).
 command -v node >/dev/null 2>&1 || missing="$missing nodejs"
 command -v npm >/dev/null 2>&1 || missing="$missing npm"
+# kubectl, for tests/pkg/kubernetes.py: Debian's kubernetes-client, unless
+# one is here already (Google's kubectl package has the same file).
+command -v kubectl >/dev/null 2>&1 || missing="$missing kubernetes-client"
 if [ -n "$missing" ]; then
 	echo "setup: installing$missing" >&2
 	sudo=""
