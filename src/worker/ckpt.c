@@ -643,21 +643,65 @@ ckpt_restored(const struct ckpt *ck)
  * PR_SET_PDEATHSIG cannot do this job: its parent is the worker that
  * forked it, and the worker dying is exactly when this copy is needed.
  */
+/* The copy (see below): 0 in it; here its pid, or -errno.  p is a pipe
+ * the vfork()ed child tells its pid through. */
+static pid_t
+ckpt_fork_copy(const int p[2])
+{
+	pid_t child, copy;
+
+	child = vfork();
+	if (child == -1 && errno == EPERM)
+		child = fork();
+	if (child == 0) {
+		copy = _Fork();
+		if (copy == 0)
+			return 0;
+		if (copy == -1)
+			copy = -errno;
+		(void)!write(p[1], &copy, sizeof copy);
+		_exit(0);
+	}
+	if (child == -1)
+		return -errno;
+	while (waitpid(child, NULL, 0) == -1 && errno == EINTR)
+		;
+	if (read(p[0], &copy, sizeof copy) != sizeof copy || copy == 0)
+		copy = -EIO;
+	return copy;
+}
+
 /*
  * {"t":"clone"}: a copy of this checkpoint for a new branch.  A fork of
  * ours would be our child, and we never reap: so the copy is forked by
  * a child that exits at once, and init (the subreaper) adopts it, as it
- * adopts every checkpoint whose worker died.  The copy leads a process
- * group of its own, as every checkpoint does, and sleeps on a socket of
- * its own, whose other end goes to the supervisor with a pidfd of it:
- * {"t":"cloned","pid"} (pid in our namespace), or {"t":"clone_failed",
- * "error"}.  Returns the copy's socket in the copy, -1 here.
+ * adopts every checkpoint whose worker died.  The copy must be a child
+ * of init before the supervisor hears of it (session_copy_known): the
+ * waitpid here returns once the child is a zombie, after its children
+ * went to init.
+ *
+ * The child is vfork()ed: it shares our memory, so making it and its
+ * exit copy and tear down no page tables, and the one fork of the whole
+ * process is the copy's.  (Two fork()s copied the page tables of the
+ * checkpoint twice, 150 MB of them for a pandas session, and tore one
+ * copy down again: a third of a branch's cost.)  The child only calls
+ * _Fork (no at-fork handlers, which a C library a cell loaded may have
+ * registered), writes the pid into the pipe and exits; the copy, in
+ * memory of its own, returns from here.  Under strict the gate lets no
+ * vfork through (a process sharing the memory of one it let fork): a
+ * fork()ed child does the same there.
+ *
+ * The copy leads a process group of its own, as every checkpoint does,
+ * and sleeps on a socket of its own, whose other end goes to the
+ * supervisor with a pidfd of it: {"t":"cloned","pid"} (pid in our
+ * namespace), or {"t":"clone_failed", "error"}.  Returns the copy's
+ * socket in the copy, -1 here.
  */
 static int
 ckpt_clone_here(int sock)
 {
 	int sp[2], p[2], fds[2], pidfd;
-	pid_t child, copy = -1;
+	pid_t copy;
 	json_t *m;
 	const char *what = NULL;
 	int e = 0;
@@ -674,36 +718,20 @@ ckpt_clone_here(int sock)
 		close(sp[1]);
 		goto fail;
 	}
-	child = fork();
-	if (child == 0) {
-		copy = fork();
-		if (copy == 0) {
-			close(p[0]);
-			close(p[1]);
-			close(sp[0]);
-			close(sock);
-			setpgid(0, 0);
-			return sp[1];
-		}
-		if (copy == -1)
-			copy = -errno;
-		(void)!write(p[1], &copy, sizeof copy);
-		_exit(0);
+	copy = ckpt_fork_copy(p);
+	if (copy == 0) {
+		close(p[0]);
+		close(p[1]);
+		close(sp[0]);
+		close(sock);
+		setpgid(0, 0);
+		return sp[1];
 	}
 	close(p[1]);
 	close(sp[1]);
-	if (child == -1) {
+	if (copy < 0) {
 		what = "fork";
-		e = errno;
-	} else {
-		while (waitpid(child, NULL, 0) == -1 && errno == EINTR)
-			;
-		if (read(p[0], &copy, sizeof copy) != sizeof copy)
-			copy = -EIO;
-		if (copy <= 0) {
-			what = "fork";
-			e = -copy;
-		}
+		e = (int)-copy;
 	}
 	close(p[0]);
 	if (what != NULL) {
