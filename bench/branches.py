@@ -22,6 +22,9 @@ imported and 10 frames of 125,000 × 10 floats (about 100 MB).
               after its `1+1`; and what the sessions op says they own.
   br_bare     the same from a bare interpreter: what the fork costs
               beyond the state's size.
+  br_forks    8 bare fork()s of a plain Python process holding the same
+              state, each child exiting at once, reaped: the floor under
+              br_coil on this machine (not in the table).
   br_jupyter  the same state in 8 new Jupyter kernels (jupyter_client's
               KernelManager, ipykernel): start 8, wait for them, run the
               cell that built the state in each, then `1+1` in each; all
@@ -479,8 +482,42 @@ def br_python():
     return ms(statistics.median(times)), len(times)
 
 
+FORKS = """
+import os, sys, time
+exec(sys.argv[1])
+times = []
+for _ in range(int(sys.argv[2])):
+    t0 = time.perf_counter_ns()
+    pids = []
+    for _ in range(int(sys.argv[3])):
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        pids.append(pid)
+    for pid in pids:
+        os.waitpid(pid, 0)
+    times.append(time.perf_counter_ns() - t0)
+print(" ".join(str(t) for t in times))
+"""
+
+
+def br_forks():
+    """ms for 8 bare fork()s of a plain Python process holding the data
+    session, each child exiting at once, reaped: the floor under br_coil
+    on this machine, whatever coil does around its forks."""
+    setup = DATA_SETUP.rsplit("\n", 1)[0]
+    out = subprocess.run([sys.executable, "-c", FORKS, setup,
+                          str(n("rounds")), str(BRANCHES)],
+                         capture_output=True, text=True, timeout=600)
+    if out.returncode != 0:
+        raise NA(f"forks: {out.stderr.strip()[-120:]}")
+    times = [int(t) for t in out.stdout.split()]
+    return ms(statistics.median(times)), len(times), {
+        "max_ms": ms(max(times))}
+
+
 MEASURES = {
-    "br_coil": br_coil, "br_bare": lambda: br_coil(data=False),
+    "br_coil": br_coil, "br_forks": br_forks, "br_bare": lambda: br_coil(data=False),
     "br_jupyter": br_jupyter, "br_python": br_python,
     "br_hold": br_hold, "br_load": br_load,
     "br_load_sessions": br_load_sessions,

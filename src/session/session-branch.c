@@ -7,7 +7,7 @@
  * A branch is a copy of a checkpoint: the source session's checkpoint
  * of the state asked for (the state after its last cell by default:
  * one is ordered first when none is kept) copies itself once for each
- * branch (ckpt_clone: a process adopted by init, as every checkpoint
+ * branch (ckpt_clone_ask: a process adopted by init, as every checkpoint
  * whose worker died), and the copy is resumed as the branch's worker,
  * in a Landlock domain of its own nested in its source's
  * (sandbox_scope_self), so that no branch's cells can signal, trace or
@@ -276,6 +276,8 @@ session_branch_free(struct session *b)
 	free(b);
 }
 
+static char *session_fork_name(struct session *hub, struct sreq *r);
+
 /* A strict sandbox's fork gates, watched while a checkpoint copies
  * itself: its forks wait for our answer (session_gate_fd). */
 static void
@@ -314,27 +316,35 @@ session_copy_known(struct session *hub, const struct ckpt_copy *copy,
 	return false;
 }
 
-/* One branch of src from ck, called name: made and resuming, or NULL
- * with why. */
+/* The gates watched while the checkpoint copies itself (a strict
+ * sandbox's: its forks wait for our answer). */
+static void
+session_clone_watch(struct session *hub, struct ckpt_watch *w)
+{
+	int i;
+
+	*w = (struct ckpt_watch){ .n = 0, .fn = session_gate_watch,
+	    .ctx = hub };
+	for (i = 0; i < hub->nall && w->n < CKPT_WATCH_MAX; i++)
+		if (hub->all[i]->gate_fd >= 0)
+			w->fd[w->n++] = hub->all[i]->gate_fd;
+	for (i = hub->ngates - 1; i >= 0 && w->n < CKPT_WATCH_MAX; i--)
+		w->fd[w->n++] = hub->gates[i];	/* the newest first */
+}
+
+/* One branch of src from the next copy cl gives, called name: made and
+ * resuming, or NULL with why. */
 static struct session *
-session_branch_make(struct session *src, struct ckpt *ck, const char *name,
-    char *why, size_t len)
+session_branch_make(struct session *src, struct ckpt_cloning *cl,
+    const char *name, char *why, size_t len)
 {
 	struct session *hub = src->hub, *b;
-	struct ckpt_watch w = { .n = 0, .fn = session_gate_watch,
-	    .ctx = hub };
+	struct ckpt *ck = cl->ck, *bck;
+	struct ckpt_watch w;
 	struct ckpt_copy copy;
-	struct ckpt *bck;
 	uint64_t t0 = now_ns();
-	int i, rc;
 
-	for (i = 0; i < hub->nall && w.n < CKPT_WATCH_MAX; i++)
-		if (hub->all[i]->gate_fd >= 0)
-			w.fd[w.n++] = hub->all[i]->gate_fd;
-	for (i = hub->ngates - 1; i >= 0 && w.n < CKPT_WATCH_MAX; i--)
-		w.fd[w.n++] = hub->gates[i];	/* the newest first */
-	hub->cloning = ck->pidfd >= 0 ? ckpt_pid_of(ck->pidfd) : 0;
-	hub->cloning_passes = 2;	/* its child, and the copy */
+	session_clone_watch(hub, &w);
 #ifdef COIL_TEST_HOOKS
 	/* tests/agent/branch-many.py: a fork slow enough that the first
 	 * branches say hello while the loop is held */
@@ -342,9 +352,7 @@ session_branch_make(struct session *src, struct ckpt *ck, const char *name,
 		usleep((useconds_t)atoi(getenv("COIL_TEST_SLOW_CLONE_MS")) *
 		    1000);
 #endif
-	rc = ckpt_clone(ck, &w, BRANCH_CLONE_MS, &copy, why, len);
-	hub->cloning = 0;
-	if (rc == -1)
+	if (ckpt_clone_next(cl, &w, BRANCH_CLONE_MS, &copy, why, len) == -1)
 		return NULL;
 	if (session_copy_known(hub, &copy, why, len)) {
 		/* never signalled: its pidfd may be of another's process */
@@ -363,6 +371,43 @@ session_branch_make(struct session *src, struct ckpt *ck, const char *name,
 	}
 	b->fork_ms = (double)(now_ns() - t0) / 1e6;
 	return b;
+}
+
+/*
+ * n branches of src from ck, each named by the fork's request r; their
+ * names into made.  The copies are all ordered at once: the checkpoint
+ * forks them one after the other while each is resumed as it comes, so
+ * that the branches' workers start (their Landlock domains, their
+ * hellos, their re-arms) on the other CPUs meanwhile.  Returns how many
+ * were made; why says what stopped the rest.
+ */
+static int
+session_branches_make(struct session *src, struct ckpt *ck, struct sreq *r,
+    int n, json_t *made, char *why, size_t len)
+{
+	struct session *hub = src->hub, *b;
+	struct ckpt_cloning cl;
+	struct ckpt_watch w;
+	char *name;
+	int i = 0;
+
+	hub->cloning = ck->pidfd >= 0 ? ckpt_pid_of(ck->pidfd) : 0;
+	hub->cloning_passes = 2 * n;	/* each copy's, and its child's */
+	if (ckpt_clone_ask(ck, n, &cl, why, len) == 0) {
+		for (i = 0; i < n; i++) {
+			name = session_fork_name(hub, r);
+			b = session_branch_make(src, &cl, name, why, len);
+			free(name);
+			if (b == NULL)
+				break;
+			json_array_append_new(made, json_string(b->name));
+		}
+		session_clone_watch(hub, &w);
+		ckpt_clone_end(&cl, &w, BRANCH_CLONE_MS);
+	}
+	hub->cloning = 0;
+	hub->cloning_passes = 0;
+	return i;
 }
 
 /* fork's checkpoint of the source's state: "from"'s, or one of the
@@ -475,23 +520,15 @@ session_fork(struct session *s, struct sreq *r)
 	json_t *jn = json_object_get(r->req, "n"), *made;
 	int n = json_is_integer(jn) ? (int)json_integer_value(jn) : 1, i;
 	struct response *resp;
-	struct session *b;
 	struct ckpt *ck;
 	uint64_t t0 = now_ns();
-	char *name, why[300] = "";
+	char why[300] = "";
 
 	if (session_fork_check(s, r, n) == -1 ||
 	    (ck = session_fork_source(s, r)) == NULL)
 		return;
 	made = json_array();
-	for (i = 0; i < n; i++) {
-		name = session_fork_name(s->hub, r);
-		b = session_branch_make(s, ck, name, why, sizeof why);
-		free(name);
-		if (b == NULL)
-			break;
-		json_array_append_new(made, json_string(b->name));
-	}
+	i = session_branches_make(s, ck, r, n, made, why, sizeof why);
 	if (json_array_size(made) == 0) {
 		json_decref(made);
 		session_answer(r, response_invalid("no branch could be made: "

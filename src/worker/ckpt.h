@@ -51,6 +51,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "chan.h"
+
 /* ---- lineage ------------------------------------------------------- */
 
 struct ckpt_node {
@@ -154,14 +156,14 @@ int ckpt_limit(struct ckpt_set *set, struct ckpt *keep, int worker_pidfd);
 int ckpt_resume(struct ckpt *ck, int ctl, int out, int errfd, bool rearm,
     bool isolate);
 
-/* A copy of a checkpoint (ckpt_clone): its private socket, its pidfd,
+/* A copy of a checkpoint (ckpt_clone_next): its private socket, its pidfd,
  * and its pid in the worker's namespace (a label). */
 struct ckpt_copy {
 	int sock, pidfd;
 	pid_t pid;
 };
 
-/* Descriptors ckpt_clone watches while it waits: fn(ctx, fd) is called
+/* Descriptors ckpt_clone_next watches while it waits: fn(ctx, fd) is called
  * for each that is readable (a strict sandbox's fork gate, which must
  * let the copy's forks through). */
 #define CKPT_WATCH_MAX 8
@@ -172,12 +174,31 @@ struct ckpt_watch {
 	void *ctx;
 };
 
-/* Ask ck's process for a copy of itself: a new checkpoint of the same
- * state, adopted by init (not ck's child), for a branch.  Waits at most
- * timeout_ms for the answer, watching w (may be NULL).  0 with *out
- * filled (the caller owns its descriptors), or -1 with err. */
-int ckpt_clone(struct ckpt *ck, const struct ckpt_watch *w, int timeout_ms,
-    struct ckpt_copy *out, char *err, size_t len);
+/*
+ * Copies of ck's process for branches: each a new checkpoint of the same
+ * state, adopted by init (not ck's child).  ckpt_clone_ask orders n at
+ * once, and ck makes them one after the other while the caller takes
+ * each as it comes (ckpt_clone_next), so that the first can be resumed
+ * while the next is forked.  ckpt_clone_end lets go of those not taken,
+ * and kills ck when it did not answer all it was asked (a later answer
+ * would be taken for the copy of another order).
+ */
+struct ckpt_cloning {
+	struct ckpt *ck;
+	struct chan c;		/* on ck's socket, not owned */
+	int left;		/* copies ordered and not yet answered */
+	bool broken;		/* an answer failed: no more are read */
+};
+/* 0, or -1 with err (then nothing is owed). */
+int ckpt_clone_ask(struct ckpt *ck, int n, struct ckpt_cloning *cl,
+    char *err, size_t len);
+/* The next copy: waits at most timeout_ms for it, watching w (may be
+ * NULL).  0 with *out filled (the caller owns its descriptors), or -1
+ * with err. */
+int ckpt_clone_next(struct ckpt_cloning *cl, const struct ckpt_watch *w,
+    int timeout_ms, struct ckpt_copy *out, char *err, size_t len);
+void ckpt_clone_end(struct ckpt_cloning *cl, const struct ckpt_watch *w,
+    int timeout_ms);
 
 /* Memory of a process from /proc/PID/smaps_rollup, in bytes. */
 struct ckpt_mem {

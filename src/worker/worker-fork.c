@@ -47,8 +47,8 @@
 static PyObject *wf_lock;		/* _imp.acquire_lock */
 static PyObject *wf_unlock;		/* _imp.release_lock */
 static PyObject *wf_freeze;		/* gc.freeze */
-static PyObject *wf_fcount;		/* gc.get_freeze_count */
 static PyObject *wf_blocks;		/* sys.getallocatedblocks */
+static PyObject *wf_stats;		/* gc.get_stats */
 static PyObject *wf_rnd_type;		/* _random.Random */
 static PyObject *wf_rnd_get;		/* _random.Random.getstate */
 static PyObject *wf_state;		/* worker.py's _ckpt dict */
@@ -95,8 +95,8 @@ worker_fork_bind(struct _object *dict)
 	if ((wf_lock = wf_bind("_imp", "acquire_lock")) == NULL ||
 	    (wf_unlock = wf_bind("_imp", "release_lock")) == NULL ||
 	    (wf_freeze = wf_bind("gc", "freeze")) == NULL ||
-	    (wf_fcount = wf_bind("gc", "get_freeze_count")) == NULL ||
 	    (wf_blocks = wf_bind("sys", "getallocatedblocks")) == NULL ||
+	    (wf_stats = wf_bind("gc", "get_stats")) == NULL ||
 	    (wf_rnd_type = wf_bind("_random", "Random")) == NULL ||
 	    (wf_rnd_get = PyObject_GetAttrString(wf_rnd_type,
 	    "getstate")) == NULL)
@@ -170,6 +170,23 @@ wf_random_state(void)
 	return g;
 }
 
+/*
+ * Whether the objects are frozen since a checkpoint (worker.py's thaw
+ * clears _ckpt["frozen"]), so that the heap's size at the freezing is
+ * kept.  Not gc.get_freeze_count(): that walks the whole frozen list,
+ * a read of every object's header, 10 to 20 ms for a pandas session and
+ * 60 to 90 ms in a copy just forked, whose every first touch of a page
+ * costs a fault on a VM: each branch's first checkpoint paid that.  A
+ * cell's gc.unfreeze() leaves the flag set and the old size kept: the
+ * thaw then comes sooner, which is all it changes.  A pointer compare:
+ * no code of the value's runs.
+ */
+static bool
+wf_frozen(void)
+{
+	return wf_find(wf_state, "frozen") == Py_True;
+}
+
 /* A C function of the interpreter's returning an int: its value, or -1. */
 static long long
 wf_call_int(PyObject *fn)
@@ -216,7 +233,7 @@ worker_fork_prepare(void)
 	 * namespace that the checkpoint shares with the worker.  The heap's
 	 * size when the freezing began tells worker.py when to thaw (and
 	 * its gc.unfreeze empties the frozen generation). */
-	if (wf_call_int(wf_fcount) <= 0)
+	if (!wf_frozen())
 		wf_nblocks = wf_call_int(wf_blocks);
 	r = PyObject_CallNoArgs(wf_freeze);
 	if (r == NULL)
@@ -235,9 +252,29 @@ wf_set(const char *key, PyObject *v)
 	Py_XDECREF(v);
 }
 
+/* gen0's collections so far (gc.get_stats()[0]["collections"]; the
+ * list and dicts are new, no cell's), or -1. */
+static PyObject *
+wf_gen0(void)
+{
+	PyObject *st = PyObject_CallNoArgs(wf_stats), *g0, *n = NULL;
+
+	if (st != NULL && PyList_CheckExact(st) && PyList_GET_SIZE(st) > 0 &&
+	    PyDict_CheckExact(g0 = PyList_GET_ITEM(st, 0)))
+		n = PyDict_GetItemString(g0, "collections");	/* borrowed */
+	n = n != NULL && PyLong_CheckExact(n) ? Py_NewRef(n) :
+	    PyLong_FromLong(-1);
+	Py_XDECREF(st);
+	PyErr_Clear();
+	return n;
+}
+
 void
 worker_fork_publish(void)
 {
+	/* worker.py's thaw weighs the heap only once gen0 has been
+	 * collected since the freezing (_gc_thaw says why) */
+	wf_set("gen0", wf_gen0());
 	wf_set("threads", PyLong_FromLong(wf_threads));
 	wf_set("random", Py_NewRef(wf_rnd != NULL ? wf_rnd : Py_None));
 	wf_set("blocks", PyLong_FromLongLong(wf_nblocks > 0 ? wf_nblocks :

@@ -37,8 +37,10 @@ _effects = None        # effects.py's Effects: what a cell touched (worker.c)
 # know about itself lives here: worker-fork.c keeps it in C across the
 # fork and stores it here after (in the copy before ckpt_resumed), as
 # storing may run a cell's __del__ (the threads the copy lacks, random's
-# state and gauss_next, the heap's size when it was first frozen).
-_ckpt = {"threads": 0, "random": None, "frozen": False, "blocks": 0}
+# state and gauss_next, the heap's size when it was first frozen, gen0's
+# collections at the fork).
+_ckpt = {"threads": 0, "random": None, "frozen": False, "blocks": 0,
+         "gen0": -1}
 _orphans = []          # streams a lost thread may have held locked
 
 
@@ -72,9 +74,22 @@ def _gc_thaw():
     """Frozen garbage is never collected.  Once the heap has grown by half
     since the freezing began, let the collector see everything again
     (once: the next checkpoint freezes anew).  It runs in a cell's time,
-    as any full collection would."""
-    if _ckpt["frozen"] and \
-            sys.getallocatedblocks() > _ckpt["blocks"] * 3 // 2 + 50000:
+    as any full collection would.
+
+    sys.getallocatedblocks reads a header in every pool of the heap: in
+    a copy just forked (a branch, a rollback) each of those pages is a
+    fault on a VM, 3 to 12 ms for a pandas session, more than the cell.
+    Garbage in cycles needs new containers, and gen0 is collected each
+    time they outnumber the dead by its threshold: so the heap is only
+    weighed when gen0 has been collected since it last was, or since the
+    freezing (_ckpt["gen0"], set at each checkpoint's fork)."""
+    if not _ckpt["frozen"]:
+        return
+    n = gc.get_stats()[0]["collections"]
+    if n == _ckpt["gen0"]:
+        return
+    _ckpt["gen0"] = n
+    if sys.getallocatedblocks() > _ckpt["blocks"] * 3 // 2 + 50000:
         gc.unfreeze()
         _ckpt["frozen"] = False
         gc.collect()
