@@ -21,6 +21,7 @@
 #include "chan.h"
 #include "options-int.h"
 #include "request.h"
+#include "sdfd.h"
 #include "util.h"
 
 #define FIELD(m) offsetof(struct coil_opts, m), \
@@ -29,7 +30,7 @@
 #define MAX_SIZE (1LL << 40)	/* of any SIZE: a terabyte */
 #define MAX_SECONDS 10000000	/* of any SECS: four months */
 
-static options_set_fn opt_mode, opt_dir, opt_string, opt_path,
+static options_set_fn opt_mode, opt_dir, opt_string, opt_path, opt_listen,
     opt_request_schema, opt_help, opt_version, opt_ignore;
 
 const char *const ckpt_policy_names[CKPT_NPOLICY] = {
@@ -41,12 +42,14 @@ const struct options_entry options_table[] = {
 	  "serve JSON requests, one a line, on stdio", 0 },
 	{ "mcp", 0, NULL, opt_mode, FIELD(mode), 0, MODE_MCP,
 	  "serve the session as an MCP server on stdio", 0 },
-	{ "listen", 0, "PATH", opt_path, FIELD(listen), 0, 0,
+	{ "listen", 0, "PATH", opt_listen, FIELD(listen), 0, 0,
 	  "serve it on a socket too (--agent, --mcp)", 0 },
 	{ "http", 0, "ADDR:PORT", opt_string, FIELD(http), 0, 0,
 	  "with --mcp: serve MCP over HTTP at /mcp instead", 0 },
 	{ "http-token-file", 0, "FILE", opt_path, FIELD(http_token_file), 0,
 	  0, "--http's bearer token (or COIL_HTTP_TOKEN)", 0 },
+	{ "http-idle", 0, "SECS", opt_seconds, FIELD(http_idle), -1,
+	  MAX_SECONDS, "end MCP sessions idle for SECS (1800; 0: never)", 0 },
 	{ "brief", 0, NULL, opt_flag, FIELD(brief), 0, 0,
 	  "with --agent: answers leave out empty fields", 0 },
 	{ "plain", 0, NULL, opt_mode, FIELD(mode), 0, MODE_PLAIN,
@@ -330,6 +333,19 @@ opt_path(struct coil_opts *o, const struct options_entry *e,
 	}
 	free((char *)*AT(o, e, const char *));
 	*AT(o, e, const char *) = abs;
+	return 0;
+}
+
+/* --listen PATH, or "systemd[:NAME]": the socket systemd passed
+ * (sdfd.h), which main takes; a file of that name is ./systemd. */
+static int
+opt_listen(struct coil_opts *o, const struct options_entry *e,
+    const char *arg, char *err, size_t errlen)
+{
+	if (!sdfd_spec(arg))
+		return opt_path(o, e, arg, err, errlen);
+	free((char *)o->listen);
+	o->listen = xstrdup(arg);
 	return 0;
 }
 
@@ -673,6 +689,7 @@ options_parse(int argc, char **argv, struct coil_opts *o, int *status)
 		.mode = MODE_AUTO, .timeout = -1, .grace = 2,
 		.max_output = 64 << 10, .max_request = 16 << 20,
 		.checkpoints = 8, .scrollback = 10000,
+		.http_idle = 1800, .listen_fd = -1, .http_fd = -1,
 	};
 	sandbox_conf_init(&o->sbx);
 	options_getopt(lopts, sopts);
