@@ -43,7 +43,7 @@ const struct options_entry options_table[] = {
 	{ "mcp", 0, NULL, opt_mode, FIELD(mode), 0, MODE_MCP,
 	  "serve the session as an MCP server on stdio", 0 },
 	{ "listen", 0, "PATH", opt_listen, FIELD(listen), 0, 0,
-	  "serve it on a socket too (--agent, --mcp)", 0 },
+	  "serve it on a socket too, or on systemd's", 0 },
 	{ "http", 0, "ADDR:PORT", opt_string, FIELD(http), 0, 0,
 	  "with --mcp: serve MCP over HTTP at /mcp instead", 0 },
 	{ "http-token-file", 0, "FILE", opt_path, FIELD(http_token_file), 0,
@@ -548,7 +548,9 @@ opt_help(struct coil_opts *o, const struct options_entry *e,
 	}
 	buf_init(&req);
 	request_help(&req);
-	printf("\nSIZE takes a suffix K, M or G.\n\n%s\nReport bugs to: %s\n",
+	printf("\nSIZE takes a suffix K, M or G.  --listen systemd and --http "
+	    "systemd (or\nsystemd:NAME) take the socket systemd passed "
+	    "(coil(1), SYSTEMD).\n\n%s\nReport bugs to: %s\n",
 	    req.p, PACKAGE_BUGREPORT);
 	buf_free(&req);
 	return OPTIONS_DONE;
