@@ -236,9 +236,10 @@ listen_passed(struct listener *l, int fd, char *err, size_t len)
 	    sa.sun_path[0] != '/' || memchr(sa.sun_path, '\0',
 	    sizeof sa.sun_path) == NULL) {
 		close(fd);
-		return err_set(err, len, "the socket systemd passed has no "
-		    "path (an abstract or unnamed one): coil --attach is given "
-		    "a path: set ListenStream=/PATH in the .socket unit");
+		return err_set(err, len, "the socket systemd passed is not "
+		    "bound to an absolute path (it is abstract, unnamed or "
+		    "relative), and coil --attach is given one: set "
+		    "ListenStream=/PATH in the .socket unit");
 	}
 	l->fd = fd;
 	free(l->path);

@@ -5,12 +5,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "sdfd.h"
@@ -57,6 +59,10 @@ sdfd_init(void)
 		/* For another process (a parent's, inherited): not ours to
 		 * touch, as sd_listen_fds(3) says. */
 		sdfd.pid = pid != NULL ? strtol(pid, NULL, 10) : 0;
+		if (pid == NULL)
+			snprintf(sdfd.bad, sizeof sdfd.bad, "LISTEN_FDS is set "
+			    "but LISTEN_PID is not: the sockets' process is "
+			    "unknown");
 		n = -1;
 	}
 	for (fd = SDFD_START; n > 0 && fd < SDFD_START + n; fd++)
@@ -153,6 +159,19 @@ sdfd_describe(int domain, int type, bool listening, char *out, size_t len)
 	    type != SOCK_STREAM ? "" : " that does not listen");
 }
 
+/* Whether the unix socket fd is bound to an absolute path. */
+static bool
+sdfd_has_path(int fd)
+{
+	struct sockaddr_un sa;
+	socklen_t len = sizeof sa;
+
+	memset(&sa, 0, sizeof sa);
+	return getsockname(fd, (struct sockaddr *)&sa, &len) == 0 &&
+	    len > offsetof(struct sockaddr_un, sun_path) &&
+	    sa.sun_path[0] == '/';
+}
+
 int
 sdfd_take(const char *spec, enum sdfd_kind kind, const char *opt,
     char *err, size_t len)
@@ -187,6 +206,11 @@ sdfd_take(const char *spec, enum sdfd_kind kind, const char *opt,
 		    type == SOCK_STREAM ? "; a connection (Accept=yes) is "
 		    "served as stdin: coil --mcp with StandardInput=socket" :
 		    "");
+	if (kind == SDFD_UNIX && !sdfd_has_path(fd))
+		return err_set(err, len, "%s %s: the socket passed (fd %d) is "
+		    "not bound to an absolute path (it is abstract, unnamed "
+		    "or relative), and coil --attach is given one: set "
+		    "ListenStream=/PATH in the .socket unit", opt, spec, fd);
 	if (set_nonblock(fd, true) == -1)
 		return err_set(err, len, "%s %s: fd %d: %s", opt, spec, fd,
 		    strerror(errno));

@@ -405,8 +405,9 @@ def test_refusals(w):
             check(rc == 2 and want in err, what + ": refused, exit 2",
                   (rc, err))
         rc, err = passed([abstract], listen)
-        check(rc != 0 and "has no path" in err, "an abstract unix socket "
-              "given to --listen is refused", (rc, err))
+        check(rc == 2 and "not bound to an absolute path" in err,
+              "an abstract unix socket given to --listen: refused, exit 2",
+              (rc, err))
         rc, err = passed([anyaddr], http)
         check(rc == 1 and "is not a loopback address: give a bearer token"
               in err, "a socket on 0.0.0.0 needs a token, as --http "
