@@ -644,6 +644,11 @@ options_settle(struct coil_opts *o, char *err, size_t errlen)
 	    o->mode != MODE_MCP)
 		return err_set(err, errlen, "--http and --http-token-file "
 		    "serve MCP over HTTP: use them with --mcp");
+	if (o->http_idle >= 0 && o->http == NULL)
+		return err_set(err, errlen, "--http-idle ends idle MCP sessions "
+		    "over HTTP: use it with --mcp --http");
+	if (o->http_idle < 0)
+		o->http_idle = OPTS_HTTP_IDLE;
 	if (o->http != NULL && (o->listen != NULL || o->replay != NULL))
 		return err_set(err, errlen, "--http serves the session on its "
 		    "own: it goes with neither --listen nor --replay");
@@ -691,7 +696,7 @@ options_parse(int argc, char **argv, struct coil_opts *o, int *status)
 		.mode = MODE_AUTO, .timeout = -1, .grace = 2,
 		.max_output = 64 << 10, .max_request = 16 << 20,
 		.checkpoints = 8, .scrollback = 10000,
-		.http_idle = 1800, .listen_fd = -1, .http_fd = -1,
+		.http_idle = -1, .listen_fd = -1, .http_fd = -1,
 	};
 	sandbox_conf_init(&o->sbx);
 	options_getopt(lopts, sopts);
