@@ -128,7 +128,6 @@ http_sess_free(struct http *h, struct hsess *hs, bool detach)
 	free(hs);
 }
 
-
 /*
  * Idle expiry (--http-idle): a session is busy while a connection reads
  * one of its streams or a call of its waits for its answer; otherwise
