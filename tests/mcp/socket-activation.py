@@ -3,9 +3,10 @@
 tool for it: coil --mcp --http systemd serves MCP over HTTP on the
 socket passed (a raw client and the official SDK's client answered);
 --inetd --accept gives one stdio MCP session per connection, each its
-own; coil --agent --listen systemd serves the attach socket systemd
-bound (a script and coil --attach on it; the socket is left in place);
-no cell sees LISTEN_* or the socket.  And the refusals, exit 2 naming
+own, ended when its client goes (mid-cell too); coil --agent --listen
+systemd serves the attach socket systemd bound (a script and coil
+--attach on it; the socket is left in place); no cell sees LISTEN_* or
+the socket.  And the refusals, exit 2 naming
 what was passed: no LISTEN_FDS, another process's LISTEN_PID, a UDP
 socket, a TCP socket that does not listen, a unix socket given to
 --http, a TCP one given to --listen, an abstract unix socket, two
@@ -266,9 +267,19 @@ def test_inetd(w):
         check(one.end() == b"", "shutting the connection's writing half "
               "ends its session, nothing more said")
         check(two.end() == b"", "and the other's")
-        check(wait_for(lambda: a.text().count("died with code 0") == 2,
-                       60),
-              "each connection's coil exits 0", a.text()[-3000:])
+        three = Line(port)
+        three.ask("initialize", {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "coil-tests", "version": "1"}})
+        three.s.sendall(json.dumps({
+            "jsonrpc": "2.0", "id": 9, "method": "tools/call",
+            "params": {"name": "run_python", "arguments": {
+                "code": "import time\ntime.sleep(1)"}}}).encode() + b"\n")
+        three.s.close()
+        check(wait_for(lambda: a.text().count("died with code 0") == 3,
+                       120),
+              "each connection's coil exits 0, one whose client closed "
+              "the connection while its cell ran too", a.text()[-3000:])
     finally:
         a.close()
 
