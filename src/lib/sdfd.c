@@ -63,6 +63,9 @@ sdfd_init(void)
 			snprintf(sdfd.bad, sizeof sdfd.bad, "LISTEN_FDS is set "
 			    "but LISTEN_PID is not: the sockets' process is "
 			    "unknown");
+		else if (sdfd.pid <= 0)
+			snprintf(sdfd.bad, sizeof sdfd.bad, "LISTEN_PID is "
+			    "'%.40s', not a process id", pid);
 		n = -1;
 	}
 	for (fd = SDFD_START; n > 0 && fd < SDFD_START + n; fd++)
