@@ -18,7 +18,7 @@ python3-ipykernel python3-jupyter-client python3-numpy python3-matplotlib
 python3-pandas python3-nbformat python3-ipython
 python3-sympy python-sympy-doc jupyter-nbconvert
 python3-jsonschema python3-venv libmicrohttpd-dev curl
-debhelper fakeroot lintian bash-completion"
+debhelper fakeroot lintian bash-completion systemd"
 
 missing=""
 for p in $PKGS; do

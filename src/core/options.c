@@ -21,6 +21,7 @@
 #include "chan.h"
 #include "options-int.h"
 #include "request.h"
+#include "sdfd.h"
 #include "util.h"
 
 #define FIELD(m) offsetof(struct coil_opts, m), \
@@ -29,7 +30,7 @@
 #define MAX_SIZE (1LL << 40)	/* of any SIZE: a terabyte */
 #define MAX_SECONDS 10000000	/* of any SECS: four months */
 
-static options_set_fn opt_mode, opt_dir, opt_string, opt_path,
+static options_set_fn opt_mode, opt_dir, opt_string, opt_path, opt_listen,
     opt_request_schema, opt_help, opt_version, opt_ignore;
 
 const char *const ckpt_policy_names[CKPT_NPOLICY] = {
@@ -41,12 +42,14 @@ const struct options_entry options_table[] = {
 	  "serve JSON requests, one a line, on stdio", 0 },
 	{ "mcp", 0, NULL, opt_mode, FIELD(mode), 0, MODE_MCP,
 	  "serve the session as an MCP server on stdio", 0 },
-	{ "listen", 0, "PATH", opt_path, FIELD(listen), 0, 0,
-	  "serve it on a socket too (--agent, --mcp)", 0 },
+	{ "listen", 0, "PATH", opt_listen, FIELD(listen), 0, 0,
+	  "serve it on a socket too, or on systemd's", 0 },
 	{ "http", 0, "ADDR:PORT", opt_string, FIELD(http), 0, 0,
 	  "with --mcp: serve MCP over HTTP at /mcp instead", 0 },
 	{ "http-token-file", 0, "FILE", opt_path, FIELD(http_token_file), 0,
 	  0, "--http's bearer token (or COIL_HTTP_TOKEN)", 0 },
+	{ "http-idle", 0, "SECS", opt_seconds, FIELD(http_idle), -1,
+	  MAX_SECONDS, "end MCP sessions idle for SECS (1800; 0: never)", 0 },
 	{ "brief", 0, NULL, opt_flag, FIELD(brief), 0, 0,
 	  "with --agent: answers leave out empty fields", 0 },
 	{ "plain", 0, NULL, opt_mode, FIELD(mode), 0, MODE_PLAIN,
@@ -337,6 +340,19 @@ opt_path(struct coil_opts *o, const struct options_entry *e,
 	return 0;
 }
 
+/* --listen PATH, or "systemd[:NAME]": the socket systemd passed
+ * (sdfd.h), which main takes; a file of that name is ./systemd. */
+static int
+opt_listen(struct coil_opts *o, const struct options_entry *e,
+    const char *arg, char *err, size_t errlen)
+{
+	if (!sdfd_spec(arg))
+		return opt_path(o, e, arg, err, errlen);
+	free((char *)o->listen);
+	o->listen = xstrdup(arg);
+	return 0;
+}
+
 /* Add the comma-separated names in arg to a NULL-ended list; 0, or -1
  * when one is not a dotted Python name. */
 static int
@@ -536,7 +552,9 @@ opt_help(struct coil_opts *o, const struct options_entry *e,
 	}
 	buf_init(&req);
 	request_help(&req);
-	printf("\nSIZE takes a suffix K, M or G.\n\n%s\nReport bugs to: %s\n",
+	printf("\nSIZE takes a suffix K, M or G.  --listen systemd and --http "
+	    "systemd (or\nsystemd:NAME) take the socket systemd passed "
+	    "(coil(1), SYSTEMD).\n\n%s\nReport bugs to: %s\n",
 	    req.p, PACKAGE_BUGREPORT);
 	buf_free(&req);
 	return OPTIONS_DONE;
@@ -630,6 +648,11 @@ options_settle(struct coil_opts *o, char *err, size_t errlen)
 	    o->mode != MODE_MCP)
 		return err_set(err, errlen, "--http and --http-token-file "
 		    "serve MCP over HTTP: use them with --mcp");
+	if (o->http_idle >= 0 && o->http == NULL)
+		return err_set(err, errlen, "--http-idle ends idle MCP sessions "
+		    "over HTTP: use it with --mcp --http");
+	if (o->http_idle < 0)
+		o->http_idle = OPTS_HTTP_IDLE;
 	if (o->http != NULL && (o->listen != NULL || o->replay != NULL))
 		return err_set(err, errlen, "--http serves the session on its "
 		    "own: it goes with neither --listen nor --replay");
@@ -685,6 +708,7 @@ options_parse(int argc, char **argv, struct coil_opts *o, int *status)
 		.mode = MODE_AUTO, .timeout = -1, .grace = 2,
 		.max_output = 64 << 10, .max_request = 16 << 20,
 		.checkpoints = 8, .scrollback = 10000,
+		.http_idle = -1, .listen_fd = -1, .http_fd = -1,
 	};
 	sandbox_conf_init(&o->sbx);
 	options_getopt(lopts, sopts);

@@ -68,6 +68,11 @@ struct coil_opts {
 	const char *http;		/* --http ADDR:PORT: MCP over HTTP
 					   (mcp-http.h), or NULL */
 	const char *http_token_file;	/* --http-token-file, or NULL */
+	double http_idle;		/* --http-idle: seconds an idle MCP
+					   session is kept; 0: for ever */
+#define OPTS_HTTP_IDLE 1800		/* its default */
+	int listen_fd, http_fd;		/* "systemd": the socket passed
+					   (sdfd.h), taken in main; else -1 */
 	const char *attach;		/* --attach: the UI on that socket's
 					   session, or NULL */
 	int scrollback;			/* the UI's output lines kept */

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,6 +212,66 @@ listen_bind(struct listener *l, char *err, size_t len)
 	return 0;
 }
 
+/*
+ * --listen systemd: the socket systemd bound and passed (sdfd.h), used
+ * where it is.  It must have a path, which coil --attach is given; its
+ * directory is walked and held as listen_dir's is (no link followed)
+ * and must be one no other user can write (or replace the socket in).
+ * Its key is made as listen_bind's (peer.h), but after the socket
+ * appeared: an attach in between is refused, never misled.  The socket
+ * and its directory are systemd's: neither is removed at the end.
+ */
+static int
+listen_passed(struct listener *l, int fd, char *err, size_t len)
+{
+	struct sockaddr_un sa;
+	socklen_t salen = sizeof sa;
+	char *name = NULL, why[256];
+	struct stat st;
+	int rc = -1;
+
+	memset(&sa, 0, sizeof sa);
+	if (getsockname(fd, (struct sockaddr *)&sa, &salen) == -1 ||
+	    salen <= offsetof(struct sockaddr_un, sun_path) ||
+	    sa.sun_path[0] != '/' || memchr(sa.sun_path, '\0',
+	    sizeof sa.sun_path) == NULL) {
+		close(fd);
+		return err_set(err, len, "the socket systemd passed is not "
+		    "bound to an absolute path (it is abstract, unnamed or "
+		    "relative), and coil --attach is given one: set "
+		    "ListenStream=/PATH in the .socket unit");
+	}
+	l->fd = fd;
+	free(l->path);
+	l->path = xstrdup(sa.sun_path);
+	l->base = strrchr(l->path, '/') + 1;
+	/* fs(walked): the passed socket's directory, and its name there */
+	if (hostfs_walk(l->path, HOSTFS_PARENT, &l->parent, &name, why,
+	    sizeof why) == -1) {
+		err_set(err, len, "cannot use the socket systemd passed, %s: "
+		    "%s", l->path, why);
+		goto out;
+	}
+	l->dirfd = fcntl(l->parent.fd, F_DUPFD_CLOEXEC, 0);
+	if (l->dirfd == -1 || fstat(l->dirfd, &st) == -1) {
+		err_set(err, len, "%s: %s", l->path, strerror(errno));
+		goto out;
+	}
+	if ((st.st_uid != geteuid() && st.st_uid != 0) ||
+	    (st.st_mode & 022) != 0) {
+		err_set(err, len, "the directory of the socket systemd passed, "
+		    "%s, is mode %04o, owned by uid %ld: others can replace "
+		    "the socket there; put it in a directory only you (or "
+		    "root) can write, such as %%t/coil.sock", l->path,
+		    (unsigned)(st.st_mode & 07777), (long)st.st_uid);
+		goto out;
+	}
+	rc = peer_key_make(&l->key, l->dirfd, l->base, err, len);
+out:
+	free(name);
+	return rc;
+}
+
 /* ---- what cells reach ----------------------------------------------- */
 
 /* The canonical path real is dir or lies in it. */
@@ -332,7 +393,9 @@ listener_open(const char *path, struct session *s,
 	l->dirfd = l->parent.fd = -1;
 	l->fd = -1;
 	peer_key_init(&l->key);
-	if (listen_dir(l, err, len) == -1 || listen_key_dir(l, err, len) == -1 ||
+	if (opts->listen_fd >= 0 ? listen_key_dir(l, err, len) == -1 ||
+	    listen_passed(l, opts->listen_fd, err, len) == -1 :
+	    listen_dir(l, err, len) == -1 || listen_key_dir(l, err, len) == -1 ||
 	    listen_bind(l, err, len) == -1) {
 		if (l->fd >= 0)
 			close(l->fd);

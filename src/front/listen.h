@@ -8,6 +8,10 @@
  * can enter: the directory is made (mode 0700) when it does not exist,
  * and refused when it is another user's or open to others.  A stale
  * socket (nobody answers on it) is replaced; a live one is refused.
+ * With --listen systemd the socket is the one systemd bound and passed
+ * (sdfd.h): used at its path (which --attach is given), in a directory
+ * no other user may write, its key made as below, and neither it nor
+ * its directory removed at the end.
  *
  * Who is at either end (peer.h).  Before the socket appears at PATH its
  * key is written where no cell reads (--listen is refused when that

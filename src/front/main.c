@@ -21,6 +21,7 @@
 #include "ui.h"
 #include "record.h"
 #include "replay.h"
+#include "sdfd.h"
 #include "tools.h"
 #include "util.h"
 
@@ -195,6 +196,23 @@ main_enter(struct coil_opts *o)
 	return 0;
 }
 
+/* --listen systemd and --http systemd: the sockets systemd passed
+ * (sdfd.h), checked before anything starts.  0, or the exit status of
+ * a usage error: what was passed is not what the option serves. */
+static int
+main_sockets(struct coil_opts *o)
+{
+	char err[512];
+
+	if (sdfd_spec(o->listen) && (o->listen_fd = sdfd_take(o->listen,
+	    SDFD_UNIX, "--listen", err, sizeof err)) == -1)
+		return options_bad("%s", err);
+	if (sdfd_spec(o->http) && (o->http_fd = sdfd_take(o->http,
+	    SDFD_INET, "--http", err, sizeof err)) == -1)
+		return options_bad("%s", err);
+	return 0;
+}
+
 /* Without a mode option, a person at a terminal gets the curses UI. */
 static bool
 main_ui(const struct coil_opts *o)
@@ -301,6 +319,9 @@ main(int argc, char **argv)
 	struct coil_opts o;
 	int rc;
 
+	/* First: no process coil starts may take systemd's sockets, or
+	 * their variables, for its own. */
+	sdfd_init();
 	if (!options_parse(argc, argv, &o, &rc)) {
 		options_free(&o);
 		return rc;
@@ -312,8 +333,8 @@ main(int argc, char **argv)
 		rc = record_list(stdout);
 	else if (o.tool_schema != NULL || o.system_prompt)
 		rc = tools_main(&o);
-	else if ((rc = replay_prepare(&o)) == 0 &&
-	    (rc = main_enter(&o)) == 0) {
+	else if ((rc = main_sockets(&o)) == 0 &&
+	    (rc = replay_prepare(&o)) == 0 && (rc = main_enter(&o)) == 0) {
 		main_record(&o);
 		main_state_note(&o);
 		rc = main_run(&o);

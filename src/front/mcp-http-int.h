@@ -30,11 +30,15 @@ struct http_edge {
 	char host[64];			/* numeric, a v6 one bracketed */
 	unsigned port;
 	char *token;			/* required bearer token, or NULL */
+	int passed;			/* systemd's socket (sdfd.h), or -1 */
 };
 
 /* Parse ADDR:PORT, [V6]:PORT or PORT (loopback) into e.  0, or -1. */
 int http_edge_addr(struct http_edge *e, const char *spec, char *err,
     size_t len);
+/* --http systemd: e from the socket fd passed (main took and checked
+ * it); http_edge_listen then gives fd.  0, or -1. */
+int http_edge_passed(struct http_edge *e, int fd, char *err, size_t len);
 /* Bind and listen; the socket, e->port set (PORT 0 picks one); -1. */
 int http_edge_listen(struct http_edge *e, char *err, size_t len);
 /* The token, from COIL_HTTP_TOKEN (then unset, so no cell inherits it)
@@ -47,6 +51,12 @@ void http_edge_free(struct http_edge *e);
  * the HTTP status to refuse it with, *why saying why. */
 unsigned http_edge_check(const struct http_edge *e,
     struct MHD_Connection *c, const char *method, const char **why);
+/* Before the body: the guards, the types, the size announced (over
+ * max_request: 413).  0 when the request goes on, else -1, the refusal
+ * queued (*rc). */
+int http_edge_headers(const struct http_edge *e, size_t max_request,
+    struct MHD_Connection *c, const char *url, const char *method,
+    enum MHD_Result *rc);
 /* Whether an Accept header takes type ("text/event-stream"). */
 bool http_accepts(const char *accept, const char *type);
 
@@ -81,8 +91,11 @@ struct hreader {
 	bool suspended;
 };
 
+struct hsess;
+
 struct hstream {
 	struct hstream *next;
+	struct hsess *hs;	/* its session */
 	unsigned no;		/* S of its event ids */
 	json_t *id;		/* the request it answers; NULL: GET's */
 	char **ev;		/* its events, whole */
@@ -101,7 +114,8 @@ struct hsess {
 	struct hstream *streams;
 	unsigned nstreams;
 	struct buf *cur;	/* the POST being served: its answer */
-	int64_t used;		/* when it was last used (now_ms) */
+	int64_t used;		/* when it was last used (now_ms): a
+				   request, a message, a reader's end */
 	bool transient;		/* one 2026-07-28 call's alone */
 };
 

@@ -18,11 +18,14 @@
 #include <unistd.h>
 
 #include "mcp-http-int.h"
+#include "mcp-int.h"
 #include "util.h"
 
 #define HTTP_TOKEN_MAX 4096
 
 /* ---- the address ---------------------------------------------------- */
+
+static void http_edge_of_sa(struct http_edge *e);
 
 int
 http_edge_addr(struct http_edge *e, const char *spec, char *err, size_t len)
@@ -59,31 +62,61 @@ http_edge_addr(struct http_edge *e, const char *spec, char *err, size_t len)
 	memcpy(&e->sa, ai->ai_addr, ai->ai_addrlen);
 	e->salen = ai->ai_addrlen;
 	freeaddrinfo(ai);
+	http_edge_of_sa(e);
+	return 0;
+}
+
+/* What e->sa is: loopback, any, its host and port as text. */
+static void
+http_edge_of_sa(struct http_edge *e)
+{
+	char host[INET6_ADDRSTRLEN];
+
 	if (e->sa.ss_family == AF_INET) {
 		struct sockaddr_in *in = (struct sockaddr_in *)&e->sa;
 		uint32_t a = ntohl(in->sin_addr.s_addr);
 
 		e->loopback = (a >> 24) == 127;
 		e->any = a == 0;
+		inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
 		snprintf(e->host, sizeof e->host, "%s", host);
+		e->port = ntohs(in->sin_port);
 	} else {
 		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&e->sa;
 
 		e->loopback = IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
 		e->any = IN6_IS_ADDR_UNSPECIFIED(&in6->sin6_addr);
+		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
 		snprintf(e->host, sizeof e->host, "[%s]", host);
+		e->port = ntohs(in6->sin6_port);
 	}
+}
+
+/* The socket systemd passed (sdfd.h, taken and checked in main): its
+ * address decides, as a bound one's, whether a token is required. */
+int
+http_edge_passed(struct http_edge *e, int fd, char *err, size_t len)
+{
+	e->salen = sizeof e->sa;
+	if (getsockname(fd, (struct sockaddr *)&e->sa, &e->salen) == -1)
+		return err_set(err, len, "--http systemd: getsockname: %s",
+		    strerror(errno));
+	http_edge_of_sa(e);
+	e->passed = fd;
 	return 0;
 }
 
 int
 http_edge_listen(struct http_edge *e, char *err, size_t len)
 {
-	int fd = socket(e->sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC |
-	    SOCK_NONBLOCK, 0), one = 1;
 	struct sockaddr_storage got;
 	socklen_t glen = sizeof got;
+	int fd, one = 1;
 
+	if (e->passed >= 0)
+		return e->passed;
+	fd = socket(e->sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC |
+	    SOCK_NONBLOCK, 0);
 	if (fd == -1)
 		return err_set(err, len, "--http: socket: %s",
 		    strerror(errno));
@@ -285,6 +318,48 @@ http_edge_check(const struct http_edge *e, struct MHD_Connection *c,
 		return MHD_HTTP_METHOD_NOT_ALLOWED;
 	}
 	return 0;
+}
+
+/* Before the body: the guards, the types, the size announced.  0 when
+ * the request goes on, else the refusal is queued (*rc). */
+int
+http_edge_headers(const struct http_edge *e, size_t max_request,
+    struct MHD_Connection *c, const char *url, const char *method,
+    enum MHD_Result *rc)
+{
+#define HDR(name) MHD_lookup_connection_value(c, MHD_HEADER_KIND, name)
+	const char *why, *type = HDR("Content-Type"), *accept = HDR("Accept"),
+	    *clen = HDR("Content-Length"), *ver = HDR("MCP-Protocol-Version");
+#undef HDR
+	unsigned status;
+
+	if (strcmp(url, "/mcp") != 0)
+		status = MHD_HTTP_NOT_FOUND, why = "not found: coil serves "
+		    "MCP at /mcp";
+	else if ((status = http_edge_check(e, c, method, &why)) != 0)
+		;
+	else if (ver != NULL && !mcp_version_known(ver))
+		status = MHD_HTTP_BAD_REQUEST, why = "bad request: "
+		    "MCP-Protocol-Version names a revision coil does not "
+		    "speak (2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05, "
+		    "2026-07-28)";
+	else if (strcmp(method, "POST") != 0)
+		return 0;
+	else if (type == NULL || strncasecmp(type, "application/json", 16)
+	    != 0 || (type[16] != '\0' && type[16] != ';' && type[16] != ' '))
+		status = MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, why = "unsupported "
+		    "media type: POST a JSON-RPC message as application/json";
+	else if (accept == NULL || !http_accepts(accept, "application/json")
+	    || !http_accepts(accept, "text/event-stream"))
+		status = MHD_HTTP_NOT_ACCEPTABLE, why = "not acceptable: "
+		    "Accept must take application/json and text/event-stream";
+	else if (clen != NULL && strtoull(clen, NULL, 10) > max_request)
+		status = MHD_HTTP_CONTENT_TOO_LARGE, why = "content too large: "
+		    "the body is over --max-request";
+	else
+		return 0;
+	*rc = http_refuse(c, status, why);
+	return -1;
 }
 
 /* Whether a media range of accept ("a/b;q=.5", "c/ *") covers type. */

@@ -19,6 +19,7 @@ http_stream_new(struct hsess *hs, json_t *id)
 	char prime[64];
 
 	st->no = ++hs->nstreams;
+	st->hs = hs;
 	st->id = id != NULL ? json_deep_copy(id) : NULL;
 	st->next = hs->streams;
 	hs->streams = st;
@@ -164,6 +165,9 @@ http_sse_free(void *cls)
 {
 	struct hreader *r = cls;
 
+	/* Its session's idle time starts now (mcp-http.c, --http-idle). */
+	if (r->st != NULL)
+		r->st->hs->used = now_ms();
 	if (r->st != NULL && r->st->r == r)
 		r->st->r = NULL;
 	if (r->q != NULL)

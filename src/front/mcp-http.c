@@ -54,6 +54,8 @@ struct http {
 	struct hsess *sessions, *stateless;
 	struct hsess *transients;	/* 2026-07-28 calls', in flight */
 	int nsess, ntrans;
+	char full[256];		/* the 503 when HTTP_SESSIONS are taken */
+	int64_t next_expiry;	/* of an idle session (now_ms), or -1 */
 	struct pollfd *pfd;
 	size_t npfd;
 };
@@ -69,6 +71,7 @@ http_out(void *ctx, json_t *id, const char *line, size_t len)
 	struct hsess *hs = ctx;
 	struct hstream *st;
 
+	hs->used = now_ms();
 	if (hs->cur != NULL) {
 		buf_add(hs->cur, line, len);
 		return;
@@ -126,45 +129,69 @@ http_sess_free(struct http *h, struct hsess *hs, bool detach)
 	free(hs);
 }
 
+/*
+ * Idle expiry (--http-idle): a session is busy while a connection reads
+ * one of its streams or a call of its waits for its answer; otherwise
+ * it is idle since hs->used, the last request, message or reader's end.
+ * One idle for --http-idle ends, as DELETE would end it: its client
+ * leaves the hub, its streams go, and its id gets 404 after (the client
+ * initializes anew).  A client that vanished holds no slot for ever.
+ */
+static bool
+http_sess_busy(const struct hsess *hs)
+{
+	const struct hstream *st;
+
+	for (st = hs->streams; st != NULL; st = st->next)
+		if (st->r != NULL || (st->id != NULL && !st->done))
+			return true;
+	return false;
+}
+
+/* When hs expires (now_ms's clock), or -1: never, or busy now. */
+static int64_t
+http_sess_expiry(const struct http *h, const struct hsess *hs)
+{
+	if (h->opts->http_idle <= 0 || http_sess_busy(hs))
+		return -1;
+	return hs->used + (int64_t)(h->opts->http_idle * 1000);
+}
+
+/* End the sessions idle for --http-idle; the next expiry, or -1. */
+static int64_t
+http_expire(struct http *h)
+{
+	struct hsess **pp = &h->sessions, *hs;
+	int64_t now = now_ms(), when, next = -1;
+
+	while ((hs = *pp) != NULL) {
+		when = http_sess_expiry(h, hs);
+		if (when >= 0 && when <= now) {
+			*pp = hs->next;
+			h->nsess--;
+			http_sess_free(h, hs, true);
+			continue;
+		}
+		if (when >= 0 && (next < 0 || when < next))
+			next = when;
+		pp = &hs->next;
+	}
+	return next;
+}
+
+/* The session of id sid, or NULL: one past its expiry is ended first,
+ * whether or not the loop came to it yet, so that a client idle for
+ * --http-idle always hears 404. */
 static struct hsess **
 http_sess_find(struct http *h, const char *sid)
 {
 	struct hsess **pp;
 
+	http_expire(h);
 	for (pp = &h->sessions; *pp != NULL; pp = &(*pp)->next)
 		if (strcmp((*pp)->sid, sid) == 0)
 			return pp;
 	return NULL;
-}
-
-/* Room for one more: the session least recently used that no
- * connection reads goes (its client, asking again, gets 404 and
- * initializes anew).  False when every one is being read. */
-static bool
-http_sess_room(struct http *h)
-{
-	struct hsess **pp, **old = NULL;
-	struct hstream *st;
-
-	if (h->nsess < HTTP_SESSIONS)
-		return true;
-	for (pp = &h->sessions; *pp != NULL; pp = &(*pp)->next) {
-		for (st = (*pp)->streams; st != NULL; st = st->next)
-			if (st->r != NULL)
-				break;
-		if (st == NULL && (old == NULL || (*pp)->used < (*old)->used))
-			old = pp;
-	}
-	if (old == NULL)
-		return false;
-	{
-		struct hsess *hs = *old;
-
-		*old = hs->next;
-		h->nsess--;
-		http_sess_free(h, hs, true);
-	}
-	return true;
 }
 
 /*
@@ -290,10 +317,10 @@ http_sess_of(struct http *h, struct MHD_Connection *c, json_t *msg,
 	}
 	if (method != NULL && strcmp(method, "initialize") == 0 &&
 	    json_object_get(msg, "id") != NULL) {
-		if (!http_sess_room(h)) {
+		http_expire(h);
+		if (h->nsess >= HTTP_SESSIONS) {
 			*rc = http_refuse(c, MHD_HTTP_SERVICE_UNAVAILABLE,
-			    "too many MCP sessions are being read at once; "
-			    "end one (DELETE) and try again");
+			    h->full);
 			return false;
 		}
 		*hs = http_sess_new(h, true);
@@ -466,48 +493,6 @@ http_sess_named(struct http *h, struct MHD_Connection *c,
 	return true;
 }
 
-/* Before the body: the guards, the types, the size announced.  0 when
- * the request goes on, else the refusal is queued (*rc). */
-static int
-http_headers(struct http *h, struct MHD_Connection *c, const char *url,
-    const char *method, enum MHD_Result *rc)
-{
-	const char *why, *type = http_header(c, "Content-Type"),
-	    *accept = http_header(c, "Accept"),
-	    *clen = http_header(c, "Content-Length"),
-	    *ver = http_header(c, "MCP-Protocol-Version");
-	unsigned status;
-
-	if (strcmp(url, "/mcp") != 0)
-		status = MHD_HTTP_NOT_FOUND, why = "not found: coil serves "
-		    "MCP at /mcp";
-	else if ((status = http_edge_check(&h->edge, c, method, &why)) != 0)
-		;
-	else if (ver != NULL && !mcp_version_known(ver))
-		status = MHD_HTTP_BAD_REQUEST, why = "bad request: "
-		    "MCP-Protocol-Version names a revision coil does not "
-		    "speak (2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05, "
-		    "2026-07-28)";
-	else if (strcmp(method, "POST") != 0)
-		return 0;
-	else if (type == NULL || strncasecmp(type, "application/json", 16)
-	    != 0 || (type[16] != '\0' && type[16] != ';' && type[16] != ' '))
-		status = MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, why = "unsupported "
-		    "media type: POST a JSON-RPC message as application/json";
-	else if (accept == NULL || !http_accepts(accept, "application/json")
-	    || !http_accepts(accept, "text/event-stream"))
-		status = MHD_HTTP_NOT_ACCEPTABLE, why = "not acceptable: "
-		    "Accept must take application/json and text/event-stream";
-	else if (clen != NULL && strtoull(clen, NULL, 10) >
-	    h->opts->max_request)
-		status = MHD_HTTP_CONTENT_TOO_LARGE, why = "content too large: "
-		    "the body is over --max-request";
-	else
-		return 0;
-	*rc = http_refuse(c, status, why);
-	return -1;
-}
-
 static enum MHD_Result
 http_method(struct http *h, struct hreq *q, struct MHD_Connection *c,
     const char *method)
@@ -548,7 +533,8 @@ http_access(void *cls, struct MHD_Connection *c, const char *url,
 		q = xcalloc(1, sizeof *q);
 		buf_init(&q->body);
 		*con_cls = q;
-		if (http_headers(h, c, url, method, &rc) == -1) {
+		if (http_edge_headers(&h->edge, h->opts->max_request, c, url,
+		    method, &rc) == -1) {
 			q->seen = true;
 			return rc;
 		}
@@ -596,6 +582,7 @@ http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		if (hs == NULL)
 			hs = h->stateless;
 		if (hs != NULL) {
+			hs->used = now_ms();
 			http_stream_free(hs, r->st);
 			http_trans_done(h, hs);
 		}
@@ -613,9 +600,12 @@ http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 static int
 http_wait_ms(const struct http *h)
 {
-	int64_t when = session_next_deadline(h->s), now = now_ms(), ms;
+	int64_t when = session_next_deadline(h->s), now = now_ms(), ms,
+	    idle = h->next_expiry;
 	MHD_UNSIGNED_LONG_LONG t;
 
+	if (idle >= 0 && (when < 0 || idle < when))
+		when = idle;
 	ms = when < 0 ? -1 : when <= now ? 0 : when - now;
 	if (MHD_get_timeout(h->d, &t) == MHD_YES && (ms < 0 ||
 	    (int64_t)t < ms))
@@ -668,6 +658,7 @@ http_turn(struct http *h)
 	/* The answers the hub just gave resumed their connections: they
 	 * are written now, not a turn later. */
 	http_run(h);
+	h->next_expiry = http_expire(h);
 	return rc;
 }
 
@@ -697,9 +688,9 @@ http_start(struct http *h, char *err, size_t len)
 		return err_set(err, len, "--http: libmicrohttpd gave no "
 		    "epoll descriptor");
 	h->epfd = di->epoll_fd;
-	coil_note("serving MCP on http://%s:%u/mcp%s", h->edge.host,
-	    h->edge.port, h->edge.token != NULL ? " (bearer token "
-	    "required)" : "");
+	coil_note("serving MCP on http://%s:%u/mcp%s%s", h->edge.host,
+	    h->edge.port, h->edge.passed >= 0 ? " (systemd's socket)" : "",
+	    h->edge.token != NULL ? " (bearer token required)" : "");
 	return 0;
 }
 
@@ -753,17 +744,29 @@ http_stop(struct http *h)
 int
 mcp_http_main(const struct coil_opts *opts)
 {
-	struct http h = { .opts = opts, .epfd = -1 };
+	struct http h = { .opts = opts, .epfd = -1, .edge.passed = -1,
+	    .next_expiry = -1 };
 	char err[512];
 	int rc = 0;
 
+	if (opts->http_idle > 0)
+		snprintf(h.full, sizeof h.full, "service unavailable: all %d "
+		    "MCP sessions coil keeps are in use; end one (DELETE), or "
+		    "wait: one idle for %g s (--http-idle) ends",
+		    HTTP_SESSIONS, opts->http_idle);
+	else
+		snprintf(h.full, sizeof h.full, "service unavailable: all %d "
+		    "MCP sessions coil keeps are in use, and --http-idle 0 "
+		    "keeps them: end one (DELETE)", HTTP_SESSIONS);
 	if ((h.sfd = agent_signals()) == -1) {
 		coil_error("signalfd: %s", strerror(errno));
 		return 1;
 	}
 	/* The token is taken out of the environment before the worker
 	 * starts: no cell inherits it. */
-	if (http_edge_addr(&h.edge, opts->http, err, sizeof err) == 0 &&
+	if ((opts->http_fd >= 0 ? http_edge_passed(&h.edge, opts->http_fd,
+	    err, sizeof err) : http_edge_addr(&h.edge, opts->http, err,
+	    sizeof err)) == 0 &&
 	    http_edge_token(&h.edge, opts, err, sizeof err) == 0)
 		h.s = session_new(opts, err, sizeof err);
 	/* --resume: the session rebuilt before any client can reach it */

@@ -16,6 +16,9 @@
  *
  * Sessions: initialize makes one, named by Mcp-Session-Id (128 random
  * bits) in its answer and required after (400 without, 404 unknown).
+ * One idle for --http-idle (no request, no stream read, no call owed)
+ * ends as DELETE ends it; when HTTP_SESSIONS are open, initialize is
+ * 503.  --http systemd serves the socket systemd passed (sdfd.h).
  * Each is a client of the one hub (session.h), as attach clients are:
  * they share one Python namespace, their calls queue in one order.
  * Requests of the 2026-07-28 revision need no session: each call is a
