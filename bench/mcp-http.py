@@ -81,9 +81,9 @@ class Http:
     def __init__(self):
         self.c = HttpCoil("--workdir", WORK)
         if self.c.port is None:
-            self.c.close()
-            raise NA("coil --http did not start: "
-                     + self.c.stderr_text().strip()[-120:])
+            rc = self.c.close()
+            raise NA("coil --http did not start: " + (
+                self.c.stderr_text().strip()[-120:] or f"exit {rc}"))
         self.c.initialize()
         self.conn = http.client.HTTPConnection("127.0.0.1", self.c.port)
         self.id = 100
