@@ -374,7 +374,9 @@ class Jupyter:
         r = self.request("execute_request", {
             "code": CODE, "silent": False, "store_history": True,
             "user_expressions": {}, "allow_stdin": False,
-            "stop_on_error": True})
+            "stop_on_error": True}, timeout=60)
+        if r is None:
+            raise RuntimeError("the kernel did not answer in 60 s")
         if r["content"].get("status") != "ok":
             raise RuntimeError("the cell failed: %r" % r["content"])
 
@@ -523,6 +525,9 @@ def table(path):
 
 
 def main():
+    # bench/run's deadline ends this with SIGTERM: the finally blocks
+    # still stop the coils and jupyter_server with its kernel.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     if len(sys.argv) == 1:
         path = os.path.join(WORK, "results.jsonl")
         with open(path, "w") as f:
