@@ -16,6 +16,7 @@ xvfb xterm x11-apps netpbm xauth kitty
 python3 tmux clang libclang-rt-14-dev
 python3-ipykernel python3-jupyter-client python3-numpy python3-matplotlib
 python3-pandas python3-nbformat python3-ipython
+python3-jupyter-server
 python3-sympy python-sympy-doc jupyter-nbconvert
 python3-jsonschema python3-venv libmicrohttpd-dev curl
 debhelper fakeroot lintian bash-completion systemd"
