@@ -35,6 +35,7 @@ static options_set_fn opt_mode, opt_dir, opt_string, opt_path, opt_listen,
 
 const char *const ckpt_policy_names[CKPT_NPOLICY] = {
 	[CKPT_POLICY_IDLE] = "idle", [CKPT_POLICY_EVERY] = "every",
+	[CKPT_POLICY_LAZY] = "lazy",
 };
 
 const struct options_entry options_table[] = {
@@ -108,7 +109,7 @@ const struct options_entry options_table[] = {
 	  1, MAX_SIZE, "drop the oldest checkpoints when they hold more",
 	  OPT_HOLD },
 	{ "checkpoint-policy", 0, "WHEN", opt_policy, NO_FIELD, 0, 0,
-	  "when to checkpoint: idle (default) or every", OPT_SESSION },
+	  "when to checkpoint: idle (default), every, lazy", OPT_SESSION },
 	{ "max-sessions", 0, "N", opt_count, FIELD(max_sessions), 1, 4096,
 	  "branches open at once (default --memory / 256M)",
 	  OPT_HOLD },
@@ -425,8 +426,8 @@ opt_policy(struct coil_opts *o, const struct options_entry *e,
 			o->checkpoint_policy = (enum ckpt_policy)i;
 			return 0;
 		}
-	return err_set(err, errlen, "unknown checkpoint policy '%s' (idle or "
-	    "every)", arg);
+	return err_set(err, errlen, "unknown checkpoint policy '%s' (idle, "
+	    "every or lazy)", arg);
 }
 
 /* safe: the cells a restore lost that did nothing outside the
@@ -648,6 +649,10 @@ options_settle(struct coil_opts *o, char *err, size_t errlen)
 	    o->mode != MODE_MCP)
 		return err_set(err, errlen, "--http and --http-token-file "
 		    "serve MCP over HTTP: use them with --mcp");
+	if (o->checkpoint_policy == CKPT_POLICY_LAZY && o->no_redo)
+		return err_set(err, errlen, "--checkpoint-policy lazy leaves "
+		    "cheap cells to be run again after a crash, which --redo "
+		    "none forbids: give one or the other");
 	if (o->http_idle >= 0 && o->http == NULL)
 		return err_set(err, errlen, "--http-idle ends idle MCP sessions "
 		    "over HTTP: use it with --mcp --http");

@@ -14,7 +14,9 @@ enum coil_mode { MODE_AUTO, MODE_PLAIN, MODE_AGENT, MODE_MCP };
 
 /* When the automatic checkpoints are taken (session-ckpt.c says how):
  * when the session goes quiet, or after every cell that ran code. */
-enum ckpt_policy { CKPT_POLICY_IDLE, CKPT_POLICY_EVERY, CKPT_NPOLICY };
+enum ckpt_policy {
+	CKPT_POLICY_IDLE, CKPT_POLICY_EVERY, CKPT_POLICY_LAZY, CKPT_NPOLICY
+};
 extern const char *const ckpt_policy_names[CKPT_NPOLICY];
 
 /* A cell's timeout when neither --timeout nor the request gives one. */

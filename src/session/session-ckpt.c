@@ -115,6 +115,14 @@ session_order_ckpt(struct session *s, enum link_ckpt kind, int cell)
  * 0 and a crash before any checkpoint start a new interpreter, as they
  * do under --checkpoints 0: slower, and just as pristine.
  *
+ * "lazy" is "idle" for a fleet: many sessions on one machine, each
+ * pausing between cells, where the checkpoint after each pause costs
+ * the machine several times the cell (bench/scale.py: 1,000 sessions of
+ * trivial cells, the p99 ten times over).  Cheap cells that may be run
+ * again (session-redo.c's rule) are left to the redo: none is kept
+ * until one that may not has run, the work since passes the idle ratio,
+ * or half the redo's ring is used (session_ckpt_needless).
+ *
  * "every" orders one after each such cell, before its answer.  Atomic
  * cells and snapshots fork their own before they run, whatever the
  * policy.  What a restore lost is the supervisor's own record (the
@@ -135,6 +143,8 @@ session_ckpt_kept(struct session *s)
 	s->ckpt_wanted = false;
 	s->ckpt_due = 0;
 	s->ckpt_work_ms = 0;
+	s->ckpt_unkept = 0;
+	s->ckpt_unredoable = false;
 }
 
 /* The exec r ran code and was answered: keep the state now or later. */
@@ -145,6 +155,7 @@ session_ckpt_after(struct session *s, const struct sreq *r)
 
 	s->ckpt_work_ms += (double)(now_ns() - r->t0) / 1e6;
 	s->ckpt_ran_ms = now_ms();
+	s->ckpt_unkept++;
 	if (s->opts->checkpoint_policy == CKPT_POLICY_EVERY ||
 	    (s->ckpt_work_ms >= CKPT_WORK_MS && s->ckpt_work_ms >= long_ms)) {
 		session_order_ckpt(s, LINK_CK_AUTO, r->cell);
@@ -160,6 +171,21 @@ session_ckpt_quiet(const struct session *s)
 {
 	return s->run == NULL && s->queue == NULL && life_ready(&s->life) &&
 	    !link_ckpt_owed(&s->ctl) && !s->done && !s->failed;
+}
+
+/* lazy: the cells since the state was last kept are cheap, each may be
+ * run again, and the redo's ring still holds them all, with room: a
+ * crash would lose nothing a redo cannot give back, so no fork for them
+ * yet. */
+static bool
+session_ckpt_needless(const struct session *s)
+{
+	double cost = s->ckpt_cost_ms > 0 ? s->ckpt_cost_ms :
+	    CKPT_COST_GUESS_MS;
+
+	return s->opts->checkpoint_policy == CKPT_POLICY_LAZY &&
+	    !s->ckpt_unredoable && s->ckpt_unkept < REDO_KEEP_CELLS / 2 &&
+	    s->ckpt_work_ms < CKPT_IDLE_RATIO * cost;
 }
 
 /* Each turn of the loop: the pristine checkpoint once the session is
@@ -178,7 +204,7 @@ session_ckpt_tick(struct session *s)
 	}
 	if (!s->ckpt_wanted)
 		return;
-	if (!session_ckpt_quiet(s)) {
+	if (!session_ckpt_quiet(s) || session_ckpt_needless(s)) {
 		s->ckpt_due = 0;
 		return;
 	}
@@ -207,7 +233,8 @@ session_ckpt_deadline(const struct session *s)
 {
 	if (s->life.pristine_owed && session_ckpt_quiet(s))
 		return 0;
-	if (!s->ckpt_wanted || !session_ckpt_quiet(s))
+	if (!s->ckpt_wanted || !session_ckpt_quiet(s) ||
+	    session_ckpt_needless(s))
 		return -1;
 	return s->ckpt_due;
 }

@@ -265,6 +265,10 @@ struct session {
 	bool ckpt_wanted;
 	int64_t ckpt_due;
 	double ckpt_work_ms;
+	/* Since then (the lazy policy): how many cells ran, and whether
+	 * one of them may not be run twice (session-redo.c says). */
+	int ckpt_unkept;
+	bool ckpt_unredoable;
 	int64_t ckpt_ran_ms;	/* when the last of those cells ended */
 	uint64_t ckpt_ordered_ns;
 	double ckpt_cost_ms;

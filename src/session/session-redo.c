@@ -102,9 +102,12 @@ session_redo_keep(struct session *s, const struct sreq *r,
 		need += k->len[i];
 	redo_why_not(r, resp, k->why_not, sizeof k->why_not);
 	k->b.len = 0;
-	if (need > REDO_REC_MAX) {
+	if (need > REDO_REC_MAX)
 		snprintf(k->why_not, sizeof k->why_not, "its request and "
 		    "answer, %zu bytes, were too large to keep", need);
+	if (k->why_not[0] != '\0')
+		s->ckpt_unredoable = true;	/* the lazy policy keeps it */
+	if (need > REDO_REC_MAX) {
 		if (k->b.cap > REDO_REC_MAX)
 			buf_free(&k->b);
 		return;
