@@ -281,7 +281,8 @@ opt_given(const struct coil_opts *o, const char *name)
  * --from makes a replay the start of a live session (the front end the
  * other options choose takes it over), unless --check asks for the two
  * continuations compared, which needs --then; a replay without --from
- * is a front end of its own, as before.
+ * is a front end of its own, as before.  --resume rebuilds a session
+ * from a transcript and serves it: not a replay, nor an attach.
  */
 int
 options_replay_check(const struct coil_opts *o, char *err, size_t errlen)
@@ -289,6 +290,13 @@ options_replay_check(const struct coil_opts *o, char *err, size_t errlen)
 	bool from = opt_given(o, "from");
 	const char *mode = o->mode == MODE_MCP ? "mcp" : "agent";
 
+	if (o->resume_all && o->resume == NULL)
+		return err_set(err, errlen, "--resume-all runs every cell of "
+		    "a resumed transcript again: use it with --resume FILE");
+	if (o->resume != NULL && (o->replay != NULL || o->attach != NULL))
+		return err_set(err, errlen, "--resume FILE rebuilds a session "
+		    "and serves it live: it goes with neither --replay nor "
+		    "--attach");
 	if (from && o->replay == NULL)
 		return err_set(err, errlen, "--from N picks up a replay at its "
 		    "Nth cell: use it with --replay FILE");

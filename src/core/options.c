@@ -667,13 +667,6 @@ options_settle(struct coil_opts *o, char *err, size_t errlen)
 		    "without libmicrohttpd; install libmicrohttpd-dev and "
 		    "build coil again");
 #endif
-	if (o->resume_all && o->resume == NULL)
-		return err_set(err, errlen, "--resume-all runs every cell of "
-		    "a resumed transcript again: use it with --resume FILE");
-	if (o->resume != NULL && (o->replay != NULL || o->attach != NULL))
-		return err_set(err, errlen, "--resume FILE rebuilds a session "
-		    "and serves it live: it goes with neither --replay nor "
-		    "--attach");
 	if (o->replay == NULL && (o->check || (o->nignore > 0 &&
 	    o->resume == NULL) || o->code_key != NULL || o->tool != NULL))
 		return err_set(err, errlen, "--check, --ignore, --code-key and "
