@@ -144,6 +144,7 @@ session_ckpt_kept(struct session *s)
 	s->ckpt_due = 0;
 	s->ckpt_work_ms = 0;
 	s->ckpt_unkept = 0;
+	s->ckpt_cpu_ms = 0;
 	s->ckpt_unredoable = false;
 }
 
@@ -173,7 +174,8 @@ session_ckpt_quiet(const struct session *s)
 	    !link_ckpt_owed(&s->ctl) && !s->done && !s->failed;
 }
 
-/* lazy: the cells since the state was last kept are cheap, each may be
+/* lazy: the cells since the state was last kept are cheap (their CPU
+ * under CKPT_IDLE_RATIO forks: a redo's cost), each may be
  * run again, and the redo's ring still holds them all, with room: a
  * crash would lose nothing a redo cannot give back, so no fork for them
  * yet. */
@@ -185,7 +187,7 @@ session_ckpt_needless(const struct session *s)
 
 	return s->opts->checkpoint_policy == CKPT_POLICY_LAZY &&
 	    !s->ckpt_unredoable && s->ckpt_unkept < REDO_KEEP_CELLS / 2 &&
-	    s->ckpt_work_ms < CKPT_IDLE_RATIO * cost;
+	    s->ckpt_cpu_ms < CKPT_IDLE_RATIO * cost;
 }
 
 /* Each turn of the loop: the pristine checkpoint once the session is

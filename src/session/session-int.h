@@ -265,9 +265,12 @@ struct session {
 	bool ckpt_wanted;
 	int64_t ckpt_due;
 	double ckpt_work_ms;
-	/* Since then (the lazy policy): how many cells ran, and whether
-	 * one of them may not be run twice (session-redo.c says). */
+	/* Since then (the lazy policy): how many cells ran, their CPU
+	 * (what running them again would cost, which a loaded machine
+	 * does not inflate as it does their wall time), and whether one
+	 * of them may not be run twice (session-redo.c says). */
 	int ckpt_unkept;
+	double ckpt_cpu_ms;
 	bool ckpt_unredoable;
 	int64_t ckpt_ran_ms;	/* when the last of those cells ended */
 	uint64_t ckpt_ordered_ns;
