@@ -120,7 +120,7 @@ session_order_ckpt(struct session *s, enum link_ckpt kind, int cell)
  * the machine several times the cell (bench/scale.py: 1,000 sessions of
  * trivial cells, the p99 ten times over).  Cheap cells that may be run
  * again (session-redo.c's rule) are left to the redo: none is kept
- * until one that may not has run, the work since passes the idle ratio,
+ * until one that may not has run, their CPU passes the idle ratio,
  * or half the redo's ring is used (session_ckpt_needless).
  *
  * "every" orders one after each such cell, before its answer.  Atomic
