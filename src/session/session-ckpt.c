@@ -148,13 +148,18 @@ session_ckpt_kept(struct session *s)
 	s->ckpt_unredoable = false;
 }
 
-/* The exec r ran code and was answered: keep the state now or later. */
+/* The exec r ran code and was answered resp: keep the state now or
+ * later. */
 void
-session_ckpt_after(struct session *s, const struct sreq *r)
+session_ckpt_after(struct session *s, const struct sreq *r,
+    const struct response *resp)
 {
 	double long_ms = CKPT_WORK_RATIO * s->ckpt_cost_ms;
+	double wall_ms = (double)(now_ns() - r->t0) / 1e6;
 
-	s->ckpt_work_ms += (double)(now_ns() - r->t0) / 1e6;
+	s->ckpt_work_ms += wall_ms;
+	/* lazy's measure; the wall time when the CPU was not measured */
+	s->ckpt_cpu_ms += resp->has & RESP_COST ? resp->cpu_ms : wall_ms;
 	s->ckpt_ran_ms = now_ms();
 	s->ckpt_unkept++;
 	if (s->opts->checkpoint_policy == CKPT_POLICY_EVERY ||

@@ -450,7 +450,8 @@ void session_redo_free(struct session *s);
 
 /* session-ckpt.c: checkpoints */
 void session_order_ckpt(struct session *s, enum link_ckpt kind, int cell);
-void session_ckpt_after(struct session *s, const struct sreq *r);
+void session_ckpt_after(struct session *s, const struct sreq *r,
+    const struct response *resp);
 void session_ckpt_kept(struct session *s);
 void session_ckpt_tick(struct session *s);
 int64_t session_ckpt_deadline(const struct session *s);

@@ -217,11 +217,8 @@ session_exec_replied(struct session *s, struct sreq *r,
 	/* The state after the cell, now or once the session is quiet (the
 	 * policy, session-ckpt.c); an order now comes before anyone can see
 	 * the answer and send more. */
-	if (ran)	/* the lazy policy's measure (unmeasured: the wall time) */
-		s->ckpt_cpu_ms += resp->has & RESP_COST ? resp->cpu_ms :
-		    (double)(now_ns() - r->t0) / 1e6;
 	if (ran && s->opts->checkpoints > 0)
-		session_ckpt_after(s, r);
+		session_ckpt_after(s, r, resp);
 	if (r->pre != NULL && r->pre->kind == CKPT_ATOMIC &&
 	    s->current != r->pre) {
 		/* r is no longer s->run: on_drop cannot forget it for us. */
